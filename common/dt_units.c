@@ -1,0 +1,195 @@
+/* Unit-string parsers and formatters shared by the platform loader, the trace reader and the reports. */
+#include "dt_units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Splits "  12.5 GB/s " into a number and a trimmed unit suffix. Returns 0 or -1 when no number leads. */
+static int split_number(const char *text, double *value, char *unit, size_t unit_size)
+{
+  const char *p = text;
+  while (isspace((unsigned char)*p))
+    p++;
+  if (*p == '\0' || *p == '-' || *p == '+')
+    return -1;
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(p, &end);
+  if (end == p || errno == ERANGE || !isfinite(v) || v < 0)
+    return -1;
+  /* strtod accepts "inf", "nan" and hex: only plain decimal numbers are quantities here */
+  for (const char *q = p; q < end; q++)
+    if (!(isdigit((unsigned char)*q) || *q == '.' || *q == 'e' || *q == 'E' || *q == '-' || *q == '+'))
+      return -1;
+  while (isspace((unsigned char)*end))
+    end++;
+  size_t n = strlen(end);
+  while (n > 0 && isspace((unsigned char)end[n - 1]))
+    n--;
+  if (n >= unit_size)
+    n = unit_size - 1;
+  memcpy(unit, end, n);
+  unit[n] = '\0';
+  *value = v;
+  return 0;
+}
+
+/* Reads an optional prefix at the start of unit; returns its multiplier and advances *rest. */
+static double take_prefix(const char *unit, const char **rest, int allow_binary)
+{
+  static const struct {
+    const char *p;
+    double mult;
+  } binary[] = {{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+                {"Pi", 1125899906842624.0}};
+  static const struct {
+    char p;
+    double mult;
+  } si[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}, {'P', 1e15}, {'E', 1e18}};
+  if (allow_binary)
+    for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++)
+      if (strncmp(unit, binary[i].p, 2) == 0) {
+        *rest = unit + 2;
+        return binary[i].mult;
+      }
+  for (size_t i = 0; i < sizeof si / sizeof si[0]; i++)
+    if (unit[0] == si[i].p && unit[1] != '\0') {
+      *rest = unit + 1;
+      return si[i].mult;
+    }
+  *rest = unit;
+  return 1.0;
+}
+
+int dt_parse_bandwidth(const char *text, double *out, char *why, size_t why_size)
+{
+  double v;
+  char unit[32];
+  const char *expect = "expected a bandwidth with a unit such as '450GB/s', '400Gb/s', '400Gbps' or '25GiB/s'";
+  if (!text || split_number(text, &v, unit, sizeof unit) != 0) {
+    snprintf(why, why_size, "%s, found '%s'", expect, text ? text : "");
+    return -1;
+  }
+  if (unit[0] == '\0') {
+    snprintf(why, why_size, "%s, found the bare number '%s'", expect, text);
+    return -1;
+  }
+  const char *rest;
+  double mult = take_prefix(unit, &rest, 1);
+  double per = 0;
+  if (strcmp(rest, "B/s") == 0 || strcmp(rest, "Bps") == 0)
+    per = 1.0;
+  else if (strcmp(rest, "b/s") == 0 || strcmp(rest, "bps") == 0 || strcmp(rest, "bit/s") == 0)
+    per = 1.0 / 8.0;
+  if (per == 0) {
+    snprintf(why, why_size, "%s, found unit '%s'", expect, unit);
+    return -1;
+  }
+  *out = v * mult * per;
+  return 0;
+}
+
+int dt_parse_time(const char *text, double *out, char *why, size_t why_size)
+{
+  double v;
+  char unit[32];
+  const char *expect = "expected a time with a unit such as '500ns', '1.2us', '0.003ms' or '2s'";
+  if (!text || split_number(text, &v, unit, sizeof unit) != 0) {
+    snprintf(why, why_size, "%s, found '%s'", expect, text ? text : "");
+    return -1;
+  }
+  if (unit[0] == '\0') {
+    snprintf(why, why_size, "%s, found the bare number '%s'", expect, text);
+    return -1;
+  }
+  static const struct {
+    const char *u;
+    double mult;
+  } units[] = {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"\xC2\xB5s", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (strcmp(unit, units[i].u) == 0) {
+      *out = v * units[i].mult;
+      return 0;
+    }
+  snprintf(why, why_size, "%s, found unit '%s'", expect, unit);
+  return -1;
+}
+
+int dt_parse_flop_rate(const char *text, double *out, char *why, size_t why_size)
+{
+  double v;
+  char unit[32];
+  const char *expect = "expected a compute rate with a unit such as '989TFLOPS' or '312TFLOP/s'";
+  if (!text || split_number(text, &v, unit, sizeof unit) != 0) {
+    snprintf(why, why_size, "%s, found '%s'", expect, text ? text : "");
+    return -1;
+  }
+  if (unit[0] == '\0') {
+    snprintf(why, why_size, "%s, found the bare number '%s'", expect, text);
+    return -1;
+  }
+  const char *rest;
+  double mult = take_prefix(unit, &rest, 0);
+  if (strcmp(rest, "FLOPS") != 0 && strcmp(rest, "FLOP/s") != 0 && strcmp(rest, "flops") != 0) {
+    snprintf(why, why_size, "%s, found unit '%s'", expect, unit);
+    return -1;
+  }
+  *out = v * mult;
+  return 0;
+}
+
+int dt_parse_bytes(const char *text, uint64_t *out, char *why, size_t why_size)
+{
+  if (!text || !*text) {
+    snprintf(why, why_size, "expected a byte count (a non-negative integer), found nothing");
+    return -1;
+  }
+  for (const char *p = text; *p; p++)
+    if (!isdigit((unsigned char)*p)) {
+      snprintf(why, why_size, "expected a byte count (a non-negative integer), found '%s'", text);
+      return -1;
+    }
+  errno = 0;
+  unsigned long long v = strtoull(text, NULL, 10);
+  if (errno == ERANGE) {
+    snprintf(why, why_size, "byte count '%s' is out of range", text);
+    return -1;
+  }
+  *out = (uint64_t)v;
+  return 0;
+}
+
+const char *dt_format_time(double s, char *buf, size_t size)
+{
+  double a = fabs(s);
+  if (a == 0)
+    snprintf(buf, size, "0 s");
+  else if (a < 1e-6)
+    snprintf(buf, size, "%.3g ns", s * 1e9);
+  else if (a < 1e-3)
+    snprintf(buf, size, "%.4g us", s * 1e6);
+  else if (a < 1.0)
+    snprintf(buf, size, "%.4g ms", s * 1e3);
+  else
+    snprintf(buf, size, "%.4g s", s);
+  return buf;
+}
+
+const char *dt_format_bytes(double b, char *buf, size_t size)
+{
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  size_t i = 0;
+  while (b >= 1024.0 && i + 1 < sizeof units / sizeof units[0]) {
+    b /= 1024.0;
+    i++;
+  }
+  if (i == 0)
+    snprintf(buf, size, "%.0f B", b);
+  else
+    snprintf(buf, size, "%.4g %s", b, units[i]);
+  return buf;
+}

@@ -1,0 +1,33 @@
+/* Unit strings at the edges: "450GB/s", "400Gb/s", "1.2us", "989TFLOPS" into bytes/s, seconds, FLOP/s.
+ * SI prefixes (k M G T P) are powers of 10, binary prefixes (Ki Mi Gi Ti) powers of 2 (DESIGN.md §3).
+ * A bare number where a unit is required is an error. */
+#ifndef DT_UNITS_H
+#define DT_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Each parser converts text into *out and returns 0, or returns -1 and writes into why (size why_size)
+ * what was expected, e.g. "expected a bandwidth with a unit such as '450GB/s' or '400Gb/s', found '12'".
+ * The whole string must be consumed (surrounding spaces allowed). The value must be finite and >= 0. */
+
+/* Bandwidth in bytes per second. Units: B/s, Bps (bytes) and b/s, bit/s, bps, Gbps-style (bits; /8),
+ * with optional prefixes k,K,M,G,T,P or Ki,Mi,Gi,Ti. "400Gb/s" = 5e10 B/s; "25GiB/s" = 25*2^30 B/s. */
+int dt_parse_bandwidth(const char *text, double *out_bytes_per_s, char *why, size_t why_size);
+
+/* Time in seconds. Units: s, ms, us (or µs), ns, ps. "1.2us" = 1.2e-6 s. */
+int dt_parse_time(const char *text, double *out_seconds, char *why, size_t why_size);
+
+/* Compute rate in FLOP per second: FLOPS or FLOP/s with prefixes (k M G T P E). "989TFLOPS" = 9.89e14. */
+int dt_parse_flop_rate(const char *text, double *out_flop_per_s, char *why, size_t why_size);
+
+/* Byte count: a plain non-negative integer (no unit, no sign), e.g. "8388608". Used for trace `bytes=`. */
+int dt_parse_bytes(const char *text, uint64_t *out_bytes, char *why, size_t why_size);
+
+/* Formats seconds with a readable unit ("1.25 ms", "830 us", "2.5 s") into buf. Returns buf. */
+const char *dt_format_time(double seconds, char *buf, size_t size);
+
+/* Formats a byte count with binary units ("306.7 MiB", "512 B") into buf. Returns buf. */
+const char *dt_format_bytes(double bytes, char *buf, size_t size);
+
+#endif

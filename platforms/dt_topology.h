@@ -1,0 +1,54 @@
+/* The platform as links and routes: every GPU port, NIC and fabric cable as a split-duplex link, and the
+ * route between two GPUs with the semantics of DESIGN.md §3 (NVLink only inside a node; GPU -> NIC ->
+ * cables -> NIC -> GPU between nodes, destination-mod-k uplink choice). Pure C, no SimGrid: the SimGrid
+ * builder in replay/ and the replay's latency terms both read routes from here. */
+#ifndef DT_TOPOLOGY_H
+#define DT_TOPOLOGY_H
+
+#include "dt_platform.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { DT_LINK_GPU = 0, DT_LINK_NIC, DT_LINK_CABLE } dt_link_kind;
+
+/* One split-duplex link. bandwidth and latency already include the platform's model factors. */
+typedef struct dt_link {
+  dt_link_kind kind;
+  double bandwidth; /* bytes/s per direction */
+  double latency;   /* s */
+} dt_link;
+
+/* One hop of a route: a link and the direction it is crossed in (0 = up/out of the source side,
+ * 1 = down/towards the destination side; SimGrid's SPLITDUPLEX UP and DOWN). */
+typedef struct dt_hop {
+  uint32_t link;
+  uint8_t dir;
+} dt_hop;
+
+#define DT_ROUTE_MAX_HOPS 16
+
+typedef struct dt_topology dt_topology;
+
+/* Builds the link table for a validated platform. Link numbering: GPU ports first (index = global GPU,
+ * node * gpus_per_node + local gpu), then NICs (global NIC index), then cables. Intra-node route latency is
+ * split in two halves over the source's and destination's GPU links. Returns DT_OK and *out (free with
+ * dt_topology_free) or DT_ERR when the fabric does not fit (see dt_platform_fabric_shape). */
+int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err);
+void dt_topology_free(dt_topology *t);
+
+size_t dt_topology_link_count(const dt_topology *t);
+const dt_link *dt_topology_link(const dt_topology *t, size_t index);
+/* Human-readable link name such as "gpu3", "nic1.2" (node 1, NIC 2), "cable:nic5-leaf0",
+ * "cable:leaf0-spine3". Writes into buf, returns buf. */
+const char *dt_topology_link_name(const dt_topology *t, size_t index, char *buf, size_t size);
+
+/* Route from global GPU src to global GPU dst (src != dst). Fills hops (room for DT_ROUTE_MAX_HOPS) and
+ * returns the hop count; *latency (may be NULL) gets the sum of link latencies (the route's alpha),
+ * *bandwidth (may be NULL) the smallest link bandwidth on it. Returns -1 if src or dst is out of range. */
+int dt_topology_route(const dt_topology *t, int src, int dst, dt_hop *hops, double *latency, double *bandwidth);
+
+const dt_platform *dt_topology_platform(const dt_topology *t);
+const dt_fabric_shape *dt_topology_shape(const dt_topology *t);
+
+#endif

@@ -1,0 +1,23 @@
+/* The one C++ piece: builds the SimGrid platform for a dt_topology (DESIGN.md §2-§3), behind a C call. */
+#ifndef DT_SG_PLATFORM_H
+#define DT_SG_PLATFORM_H
+
+#include "../common/dt_error.h"
+#include "../platforms/dt_topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Must run after simgrid_init() and before any actor is created. Sets the network model that makes flows
+ * match the alpha-beta closed forms (network/model:CM02, network/crosstraffic:0, network/TCP-gamma:0),
+ * then creates one host per global GPU, named "gpu<global index>", and links/routes realising exactly
+ * dt_topology_route() for every pair (same links, directions, latencies, bandwidths). Hosts get data NULL.
+ * Returns DT_OK, or DT_ERR with err set if SimGrid rejects the platform. Call once per process. */
+int dt_sg_platform_build(const dt_topology *t, dt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

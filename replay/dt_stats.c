@@ -1,0 +1,75 @@
+/* Replay statistics helpers: nccl-tests bandwidth conventions and interval unions. */
+#include "dt_stats.h"
+
+#include <stdlib.h>
+
+double dt_busbw_factor(dt_op_kind kind, size_t n)
+{
+  if (n == 0)
+    return 0;
+  double nn = (double)n;
+  switch (kind) {
+  case DT_OP_ALLREDUCE:
+  case DT_OP_OTHER: /* replayed as an all-reduce */
+    return 2.0 * (nn - 1) / nn;
+  case DT_OP_ALLGATHER:
+  case DT_OP_REDUCESCATTER:
+  case DT_OP_ALLTOALL:
+    return (nn - 1) / nn;
+  case DT_OP_BROADCAST:
+  case DT_OP_REDUCE:
+  case DT_OP_SEND:
+    return 1.0;
+  default:
+    return 0;
+  }
+}
+
+double dt_kind_algbw(const dt_kind_stats *k)
+{
+  return k->time_s > 0 ? k->nccl_bytes / k->time_s : 0;
+}
+
+double dt_kind_busbw(const dt_kind_stats *k)
+{
+  return k->time_s > 0 ? k->bus_bytes / k->time_s : 0;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+  const double *x = a, *y = b;
+  return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+double dt_interval_union(double (*iv)[2], size_t n)
+{
+  if (n == 0)
+    return 0;
+  qsort(iv, n, sizeof iv[0], cmp_start);
+  double total = 0, cur_s = iv[0][0], cur_e = iv[0][1];
+  for (size_t i = 1; i < n; i++) {
+    if (iv[i][0] > cur_e) {
+      total += cur_e - cur_s;
+      cur_s = iv[i][0];
+      cur_e = iv[i][1];
+    } else if (iv[i][1] > cur_e) {
+      cur_e = iv[i][1];
+    }
+  }
+  return total + (cur_e - cur_s);
+}
+
+void dt_stats_free(dt_stats *s)
+{
+  if (!s)
+    return;
+  free(s->per_rank);
+  free(s->iterations_s);
+  for (size_t i = 0; i < s->nnotes; i++)
+    free(s->notes[i]);
+  free(s->notes);
+  for (size_t i = 0; i < s->ndeadlock; i++)
+    free(s->deadlock[i]);
+  free(s->deadlock);
+  free(s);
+}

@@ -1,0 +1,199 @@
+/* The trace model's builder: ranks, streams, ops, groups, files, meta and notes. Validation (matching
+ * collectives and send/recv pairs) lives in dt_validate.c. */
+#include "dt_trace.h"
+
+#include "../common/dt_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[DT_OP_COUNT] = {
+    [DT_OP_COMPUTE] = "compute",     [DT_OP_ALLREDUCE] = "allreduce", [DT_OP_REDUCESCATTER] = "reducescatter",
+    [DT_OP_BROADCAST] = "broadcast", [DT_OP_REDUCE] = "reduce",       [DT_OP_ALLGATHER] = "allgather",
+    [DT_OP_ALLTOALL] = "alltoall",   [DT_OP_BARRIER] = "barrier",     [DT_OP_SEND] = "send",
+    [DT_OP_RECV] = "recv",           [DT_OP_MARK] = "mark",           [DT_OP_DELAY] = "delay",
+    [DT_OP_OTHER] = "other",
+};
+
+const char *dt_op_kind_name(dt_op_kind kind)
+{
+  return (unsigned)kind < DT_OP_COUNT ? kind_names[kind] : NULL;
+}
+
+int dt_op_kind_from_name(const char *name, dt_op_kind *kind)
+{
+  for (int i = 0; i < DT_OP_COUNT; i++)
+    if (strcmp(name, kind_names[i]) == 0) {
+      *kind = (dt_op_kind)i;
+      return DT_OK;
+    }
+  return DT_ERR;
+}
+
+int dt_op_is_collective(dt_op_kind kind)
+{
+  switch (kind) {
+  case DT_OP_ALLREDUCE:
+  case DT_OP_REDUCESCATTER:
+  case DT_OP_BROADCAST:
+  case DT_OP_REDUCE:
+  case DT_OP_ALLGATHER:
+  case DT_OP_ALLTOALL:
+  case DT_OP_BARRIER:
+  case DT_OP_OTHER:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+dt_trace *dt_trace_new(int32_t nranks)
+{
+  dt_trace *t = dt_xcalloc(1, sizeof *t);
+  t->nranks = nranks;
+  t->ranks = dt_xcalloc(nranks > 0 ? (size_t)nranks : 1, sizeof *t->ranks);
+  dt_trace_add_file(t, "");
+  return t;
+}
+
+void dt_trace_free(dt_trace *t)
+{
+  if (!t)
+    return;
+  for (int32_t r = 0; r < t->nranks; r++) {
+    dt_rank *rk = &t->ranks[r];
+    for (size_t s = 0; s < rk->nstreams; s++) {
+      dt_stream *st = &rk->streams[s];
+      for (size_t i = 0; i < st->nops; i++) {
+        free(st->ops[i].deps);
+        free(st->ops[i].splits);
+        free(st->ops[i].name);
+        free(st->ops[i].dtype);
+      }
+      free(st->ops);
+    }
+    free(rk->streams);
+  }
+  free(t->ranks);
+  for (size_t g = 0; g < t->ngroups; g++) {
+    free(t->groups[g].name);
+    free(t->groups[g].ranks);
+  }
+  free(t->groups);
+  for (size_t i = 0; i < t->nfiles; i++)
+    free(t->files[i]);
+  free(t->files);
+  for (size_t i = 0; i < t->nmeta; i++) {
+    free(t->meta_keys[i]);
+    free(t->meta_values[i]);
+  }
+  free(t->meta_keys);
+  free(t->meta_values);
+  for (size_t i = 0; i < t->nnotes; i++)
+    free(t->notes[i]);
+  free(t->notes);
+  free(t);
+}
+
+uint32_t dt_trace_add_file(dt_trace *t, const char *path)
+{
+  for (size_t i = 0; i < t->nfiles; i++)
+    if (strcmp(t->files[i], path) == 0)
+      return (uint32_t)i;
+  t->files = dt_grow(t->files, &t->files_cap, t->nfiles, sizeof *t->files);
+  t->files[t->nfiles] = dt_xstrdup(path);
+  return (uint32_t)t->nfiles++;
+}
+
+int dt_trace_add_group(dt_trace *t, const char *name, const int32_t *ranks, size_t n, uint32_t file, uint32_t line,
+                       dt_error *err)
+{
+  const char *fname = file < t->nfiles ? t->files[file] : "";
+  if (dt_trace_find_group(t, name) >= 0)
+    return dt_error_set(err, fname, line, 0, "group '%s' is declared twice", name);
+  if (n == 0)
+    return dt_error_set(err, fname, line, 0, "group '%s' has no ranks", name);
+  for (size_t i = 0; i < n; i++) {
+    if (ranks[i] < 0 || ranks[i] >= t->nranks)
+      return dt_error_set(err, fname, line, 0, "group '%s' lists rank %d, outside 0-%d", name, (int)ranks[i],
+                          (int)t->nranks - 1);
+    for (size_t j = 0; j < i; j++)
+      if (ranks[j] == ranks[i])
+        return dt_error_set(err, fname, line, 0, "group '%s' lists rank %d twice", name, (int)ranks[i]);
+  }
+  t->groups = dt_grow(t->groups, &t->groups_cap, t->ngroups, sizeof *t->groups);
+  dt_group *g = &t->groups[t->ngroups];
+  g->name = dt_xstrdup(name);
+  g->nranks = n;
+  g->ranks = dt_xmalloc(n * sizeof *g->ranks);
+  memcpy(g->ranks, ranks, n * sizeof *g->ranks);
+  g->file = file;
+  g->line = line;
+  return (int)t->ngroups++;
+}
+
+int dt_trace_find_group(const dt_trace *t, const char *name)
+{
+  for (size_t g = 0; g < t->ngroups; g++)
+    if (strcmp(t->groups[g].name, name) == 0)
+      return (int)g;
+  return -1;
+}
+
+int dt_trace_stream(dt_trace *t, int32_t rank, int32_t stream_id, int create)
+{
+  dt_rank *rk = &t->ranks[rank];
+  for (size_t s = 0; s < rk->nstreams; s++)
+    if (rk->streams[s].id == stream_id)
+      return (int)s;
+  if (!create)
+    return -1;
+  rk->streams = dt_grow(rk->streams, &rk->cap, rk->nstreams, sizeof *rk->streams);
+  rk->streams[rk->nstreams].id = stream_id;
+  return (int)rk->nstreams++;
+}
+
+dt_op *dt_trace_append(dt_trace *t, int32_t rank, int32_t stream_id)
+{
+  dt_stream *st = &t->ranks[rank].streams[dt_trace_stream(t, rank, stream_id, 1)];
+  st->ops = dt_grow(st->ops, &st->cap, st->nops, sizeof *st->ops);
+  dt_op *op = &st->ops[st->nops++];
+  memset(op, 0, sizeof *op);
+  op->group = -1;
+  op->peer = -1;
+  op->batch = -1;
+  op->match = -1;
+  return op;
+}
+
+void dt_trace_add_meta(dt_trace *t, const char *key, const char *value)
+{
+  size_t cap = t->meta_cap;
+  t->meta_keys = dt_grow(t->meta_keys, &cap, t->nmeta, sizeof *t->meta_keys);
+  t->meta_values = dt_grow(t->meta_values, &t->meta_cap, t->nmeta, sizeof *t->meta_values);
+  t->meta_keys[t->nmeta] = dt_xstrdup(key);
+  t->meta_values[t->nmeta] = dt_xstrdup(value);
+  t->nmeta++;
+}
+
+void dt_trace_add_note(dt_trace *t, const char *fmt, ...)
+{
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  t->notes = dt_grow(t->notes, &t->notes_cap, t->nnotes, sizeof *t->notes);
+  t->notes[t->nnotes++] = dt_xstrdup(buf);
+}
+
+size_t dt_trace_op_count(const dt_trace *t)
+{
+  size_t n = 0;
+  for (int32_t r = 0; r < t->nranks; r++)
+    for (size_t s = 0; s < t->ranks[r].nstreams; s++)
+      n += t->ranks[r].streams[s].nops;
+  return n;
+}

@@ -1,0 +1,142 @@
+/* The trace model (DESIGN.md §4): per global rank, a set of streams of ops; communicators (groups) list
+ * their global ranks. Built by the native reader, the importers and (later) the generator through the
+ * dt_trace_* builder calls, then validated once (dt_trace_validate) before replay. After validation the
+ * struct is read-only; consumers may read the fields directly. */
+#ifndef DT_TRACE_H
+#define DT_TRACE_H
+
+#include "../common/dt_error.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+  DT_OP_COMPUTE = 0,
+  DT_OP_ALLREDUCE,
+  DT_OP_REDUCESCATTER,
+  DT_OP_BROADCAST,
+  DT_OP_REDUCE,
+  DT_OP_ALLGATHER,
+  DT_OP_ALLTOALL,
+  DT_OP_BARRIER,
+  DT_OP_SEND,
+  DT_OP_RECV,
+  DT_OP_MARK,
+  DT_OP_DELAY,
+  DT_OP_OTHER,
+  DT_OP_COUNT
+} dt_op_kind;
+
+/* Native op name ("allreduce", "send", ...) of a kind; NULL for an out-of-range value. */
+const char *dt_op_kind_name(dt_op_kind kind);
+/* Kind of a native op name; returns DT_OK or DT_ERR for an unknown name. */
+int dt_op_kind_from_name(const char *name, dt_op_kind *kind);
+/* Whether a kind is a collective (runs on a group, matched by issue order): allreduce, reducescatter,
+ * broadcast, reduce, allgather, alltoall, barrier, other. */
+int dt_op_is_collective(dt_op_kind kind);
+
+/* An `after=` edge: wait for op `index` (0-based position within that stream) of stream `stream`
+ * (the stream's position in the rank's streams[] array, not its sN number) of the same rank. */
+typedef struct dt_dep {
+  int32_t stream;
+  int32_t index;
+} dt_dep;
+
+typedef struct dt_op {
+  dt_op_kind kind;
+  int32_t group;     /* index in trace->groups for collectives, else -1 */
+  int32_t peer;      /* global peer rank for send/recv, else -1 */
+  int32_t root;      /* group-local root for broadcast/reduce (default 0) */
+  int64_t tag;       /* send/recv tag (default 0) */
+  uint64_t bytes;    /* per-rank input bytes (DESIGN.md §4 conventions per op) */
+  double dur;        /* s: compute `dur=` / delay; 0 when compute is given in flop */
+  double flop;       /* FLOP: compute `flop=` (0 when dur= is used) */
+  int64_t batch;     /* `batch=` id, -1 when none */
+  uint32_t ndeps;
+  dt_dep *deps;      /* owned, ndeps entries */
+  uint32_t nsplits;
+  uint64_t *splits;  /* alltoall `splits=`: bytes to each member in group order, owned; NULL when absent */
+  char *name;        /* `name=`, owned, may be NULL */
+  char *dtype;       /* `dtype=`, owned, may be NULL */
+  uint32_t file;     /* index in trace->files of the file it came from */
+  uint32_t line;     /* 1-based line in that file (0 when generated) */
+  int64_t match;     /* set by dt_trace_validate: collective instance id (0-based, global) for collectives,
+                        send/recv pair id for send and recv, -1 otherwise */
+} dt_op;
+
+typedef struct dt_stream {
+  int32_t id;        /* the N of `sN` */
+  size_t nops, cap;
+  dt_op *ops;
+} dt_stream;
+
+typedef struct dt_rank {
+  size_t nstreams, cap;
+  dt_stream *streams; /* in order of first appearance */
+} dt_rank;
+
+typedef struct dt_group {
+  char *name;
+  size_t nranks;
+  int32_t *ranks;     /* global ranks in group order (group-local rank i = ranks[i]) */
+  uint32_t file, line; /* where it was declared (0 line when generated) */
+} dt_group;
+
+typedef struct dt_trace {
+  int32_t nranks;
+  size_t ngroups, groups_cap;
+  dt_group *groups;
+  dt_rank *ranks;     /* nranks entries */
+  size_t nfiles, files_cap;
+  char **files;       /* source files, for error positions; files[0] exists ("" when built in memory) */
+  size_t nmeta, meta_cap;
+  char **meta_keys, **meta_values; /* `meta key=value` lines, in order */
+  size_t nnotes, notes_cap;
+  char **notes;       /* assumptions and warnings for the report's `notes` */
+  double captured_step_s; /* captured step time (meta `captured_step_time`), 0 when unknown */
+  int64_t ninstances; /* collective instances, set by dt_trace_validate */
+  int64_t npairs;     /* send/recv pairs, set by dt_trace_validate */
+} dt_trace;
+
+/* New empty trace with nranks ranks (no streams, no groups); files[0] = "". Free with dt_trace_free. */
+dt_trace *dt_trace_new(int32_t nranks);
+/* Frees a trace and everything it owns; NULL is a no-op. */
+void dt_trace_free(dt_trace *t);
+
+/* Registers a source file path and returns its index (the same index for the same path). */
+uint32_t dt_trace_add_file(dt_trace *t, const char *path);
+
+/* Adds a group with its global ranks (copied). Returns the group index, or DT_ERR with err set
+ * (position file/line given) when the name exists already, the list is empty, a rank is out of range or
+ * repeated. */
+int dt_trace_add_group(dt_trace *t, const char *name, const int32_t *ranks, size_t n, uint32_t file, uint32_t line,
+                       dt_error *err);
+/* Index of the group named name, or -1. */
+int dt_trace_find_group(const dt_trace *t, const char *name);
+
+/* Stream position of stream id `sN` in rank's streams, creating it when create is non-zero; -1 when
+ * absent and not created. */
+int dt_trace_stream(dt_trace *t, int32_t rank, int32_t stream_id, int create);
+
+/* Appends a new op to stream id stream_id of rank (creating the stream) and returns it, zeroed with the
+ * defaults group = -1, peer = -1, batch = -1, match = -1. The pointer is valid until the next append to the
+ * same stream. rank must be in range. */
+dt_op *dt_trace_append(dt_trace *t, int32_t rank, int32_t stream_id);
+
+/* Appends a `meta key=value` pair (copied). */
+void dt_trace_add_meta(dt_trace *t, const char *key, const char *value);
+/* Appends a note (printf-style) for the report. */
+void dt_trace_add_note(dt_trace *t, const char *fmt, ...) DT_PRINTF(2, 3);
+
+/* Validates the whole trace before replay (DESIGN.md §4): groups and peers exist, every `after=` edge
+ * points at an existing op, collectives match by issue order per group (op, bytes, root, splits must agree
+ * on every member), sends and recvs pair in order per (src, dst, tag) with equal bytes, batches are
+ * consecutive. Fills op->match, t->ninstances and t->npairs. A group used from two streams of one rank
+ * adds a warning note. On a mismatch returns DT_ERR with err naming both ranks, both ops and their
+ * file:line positions. */
+int dt_trace_validate(dt_trace *t, dt_error *err);
+
+/* Total ops over all ranks and streams. */
+size_t dt_trace_op_count(const dt_trace *t);
+
+#endif
