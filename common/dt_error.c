@@ -40,7 +40,15 @@ int dt_error_prefix(dt_error *err, const char *fmt, ...)
   va_end(ap);
   char old[sizeof err->msg];
   memcpy(old, err->msg, sizeof old);
-  snprintf(err->msg, sizeof err->msg, "%s%s", head, old);
+  size_t hl = strlen(head);
+  if (hl >= sizeof err->msg)
+    hl = sizeof err->msg - 1;
+  memcpy(err->msg, head, hl);
+  size_t ol = strlen(old);
+  if (ol > sizeof err->msg - 1 - hl)
+    ol = sizeof err->msg - 1 - hl;
+  memcpy(err->msg + hl, old, ol);
+  err->msg[hl + ol] = '\0';
   return DT_ERR;
 }
 
