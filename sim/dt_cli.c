@@ -1,0 +1,366 @@
+/* The dtsim command line: a table of subcommands, option parsing with getopt_long, and one place that maps
+ * results to exit codes (0 success, 1 simulation finished with a problem, 2 bad input or usage). */
+#include "dt_cli.h"
+
+#include "../common/dt_units.h"
+#include "../common/dt_util.h"
+#include "../platforms/dt_platform.h"
+#include "../replay/dt_replay.h"
+#include "../traces/dt_trace_io.h"
+#include "dt_report.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_OK = 0, EXIT_PROBLEM = 1, EXIT_USAGE = 2 };
+
+typedef struct cmd {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  const char *summary;
+  const char *usage;
+} cmd;
+
+static int cmd_run(int argc, char **argv);
+static int cmd_import(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+
+static const char run_usage[] =
+    "usage: dtsim run [options] PLATFORM.yaml TRACE...\n"
+    "\n"
+    "Replays a trace (native .dtt, one file or per-rank files, or a PyTorch profiler / Kineto .json[.gz]\n"
+    "capture) on a platform and reports the iteration time and where communication goes.\n"
+    "\n"
+    "  --json                 print only the JSON report on stdout (notes also go to stderr)\n"
+    "  --fidelity flow|step   collective model: one aggregated flow per neighbour (default) or every\n"
+    "                         algorithm step (all-reduce, all-gather, reduce-scatter)\n"
+    "  --placement FILE       rank-to-GPU map, lines 'rank node gpu' (default rank r on node r/G, GPU r%G)\n"
+    "  --format F             input format: auto (default), native, kineto\n"
+    "  --expand N             expand a single-rank capture to N ranks (default: the capture's world size)\n"
+    "  --rank R               rank of a capture that does not say\n"
+    "  --dep-window TIME      Kineto: cross-stream happens-before window (default 5us)\n"
+    "  --gaps keep|drop       Kineto: keep idle stream gaps as delay ops (default keep)\n";
+
+static const char import_usage[] =
+    "usage: dtsim import [options] FILE... -o OUT\n"
+    "\n"
+    "Converts a capture to the native trace format. OUT ending with '/' writes one file per rank.\n"
+    "\n"
+    "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout\n"
+    "  --format F, --expand N, --rank R, --dep-window TIME, --gaps keep|drop   as for 'dtsim run'\n";
+
+static const cmd commands[] = {
+    {"run", cmd_run, "replay a trace on a platform and report iteration time and communication", run_usage},
+    {"import", cmd_import, "convert a capture (Kineto JSON) to the native trace format", import_usage},
+    {"help", cmd_help, "show help for dtsim or a subcommand", "usage: dtsim help [COMMAND]\n"},
+    {"version", cmd_version, "print the version", "usage: dtsim version\n"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void print_error(const dt_error *err)
+{
+  char buf[2048];
+  fprintf(stderr, "dtsim: error: %s\n", dt_error_format(err, buf, sizeof buf));
+}
+
+static int usage_error(const char *cmdname, const char *fmt, const char *arg)
+{
+  fprintf(stderr, "dtsim %s: ", cmdname);
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nrun 'dtsim help %s' for usage\n", cmdname);
+  return EXIT_USAGE;
+}
+
+/* Options shared by run and import for reading captures. Returns 1 if handled, 0 if not, -1 on error. */
+static int import_option(int opt, const char *cmdname, dt_import_opts *io)
+{
+  char why[256];
+  switch (opt) {
+  case 'F':
+    if (strcmp(optarg, "auto") && strcmp(optarg, "native") && strcmp(optarg, "kineto")) {
+      usage_error(cmdname, "unknown format '%s' (expected auto, native or kineto)", optarg);
+      return -1;
+    }
+    io->format = optarg;
+    return 1;
+  case 'E': {
+    char *end;
+    long v = strtol(optarg, &end, 10);
+    if (*end || v < 1 || v > 100000000) {
+      usage_error(cmdname, "--expand expects a positive rank count, found '%s'", optarg);
+      return -1;
+    }
+    io->expand = (int32_t)v;
+    return 1;
+  }
+  case 'R': {
+    char *end;
+    long v = strtol(optarg, &end, 10);
+    if (*end || v < 0 || v > 100000000) {
+      usage_error(cmdname, "--rank expects a rank number, found '%s'", optarg);
+      return -1;
+    }
+    io->rank = (int32_t)v;
+    return 1;
+  }
+  case 'W':
+    if (dt_parse_time(optarg, &io->dep_window_s, why, sizeof why) != 0) {
+      usage_error(cmdname, "--dep-window: %s", why);
+      return -1;
+    }
+    return 1;
+  case 'G':
+    if (strcmp(optarg, "keep") == 0)
+      io->keep_gaps = 1;
+    else if (strcmp(optarg, "drop") == 0)
+      io->keep_gaps = 0;
+    else {
+      usage_error(cmdname, "--gaps expects keep or drop, found '%s'", optarg);
+      return -1;
+    }
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+#define IMPORT_LONG_OPTIONS                                                                                    \
+  {"format", required_argument, NULL, 'F'}, {"expand", required_argument, NULL, 'E'},                          \
+      {"rank", required_argument, NULL, 'R'}, {"dep-window", required_argument, NULL, 'W'},                    \
+      {"gaps", required_argument, NULL, 'G'}
+
+/* Joins the trace paths into one label for the report header. */
+static char *trace_label(char **paths, int n)
+{
+  size_t len = 1;
+  for (int i = 0; i < n; i++)
+    len += strlen(paths[i]) + 2;
+  char *s = dt_xmalloc(len + 32);
+  s[0] = '\0';
+  int shown = n > 3 ? 2 : n;
+  for (int i = 0; i < shown; i++) {
+    if (i)
+      strcat(s, ", ");
+    strcat(s, paths[i]);
+  }
+  if (shown < n)
+    sprintf(s + strlen(s), " and %d more files", n - shown);
+  return s;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+  static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                           {"fidelity", required_argument, NULL, 'f'},
+                                           {"placement", required_argument, NULL, 'p'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           IMPORT_LONG_OPTIONS,
+                                           {NULL, 0, NULL, 0}};
+  int json = 0;
+  const char *placement_path = NULL;
+  dt_import_opts io;
+  dt_import_opts_init(&io);
+  dt_replay_opts ro;
+  dt_replay_opts_init(&ro);
+  int opt;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    int handled = import_option(opt, "run", &io);
+    if (handled < 0)
+      return EXIT_USAGE;
+    if (handled)
+      continue;
+    switch (opt) {
+    case 'j':
+      json = 1;
+      break;
+    case 'f':
+      if (strcmp(optarg, "flow") == 0)
+        ro.fidelity = DT_FIDELITY_FLOW;
+      else if (strcmp(optarg, "step") == 0)
+        ro.fidelity = DT_FIDELITY_STEP;
+      else
+        return usage_error("run", "--fidelity expects flow or step, found '%s'", optarg);
+      break;
+    case 'p':
+      placement_path = optarg;
+      break;
+    case 'h':
+      fputs(run_usage, stdout);
+      return EXIT_OK;
+    default:
+      return usage_error("run", "%s", "unknown option");
+    }
+  }
+  if (argc - optind < 2)
+    return usage_error("run", "%s", "expected a platform file and at least one trace file");
+
+  int rc = EXIT_USAGE;
+  dt_error err;
+  dt_error_clear(&err);
+  dt_platform *p = NULL;
+  dt_trace *t = NULL;
+  dt_stats *s = NULL;
+  int32_t *placement = NULL;
+  char *label = NULL;
+  if (dt_platform_load(argv[optind], &p, &err) != DT_OK)
+    goto fail;
+  if (dt_trace_load((const char *const *)&argv[optind + 1], (size_t)(argc - optind - 1), &io, &t, &err) != DT_OK)
+    goto fail;
+  if (placement_path) {
+    if (dt_placement_load(placement_path, p, t->nranks, &placement, &err) != DT_OK)
+      goto fail;
+    ro.placement = placement;
+  }
+  if (dt_replay_run(p, t, &ro, &s, &err) != DT_OK)
+    goto fail;
+
+  label = trace_label(&argv[optind + 1], argc - optind - 1);
+  dt_report_input in = {p, t, s, label, ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow"};
+  if (json) {
+    for (size_t i = 0; i < dt_report_note_count(&in); i++)
+      fprintf(stderr, "dtsim: note: %s\n", dt_report_note(&in, i));
+    if (dt_report_json(stdout, &in, &err) != DT_OK)
+      goto fail;
+  } else {
+    dt_report_text(stdout, &in);
+  }
+  if (s->ndeadlock > 0) {
+    fprintf(stderr, "dtsim: deadlock: %zu op%s never completed (first: %s)\n", s->ndeadlock,
+            s->ndeadlock == 1 ? "" : "s", s->deadlock[0]);
+    rc = EXIT_PROBLEM;
+  } else {
+    rc = EXIT_OK;
+  }
+  goto cleanup;
+fail:
+  print_error(&err);
+  rc = EXIT_USAGE;
+cleanup:
+  free(label);
+  free(placement);
+  dt_stats_free(s);
+  dt_trace_free(t);
+  dt_platform_free(p);
+  return rc;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+  static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           IMPORT_LONG_OPTIONS,
+                                           {NULL, 0, NULL, 0}};
+  const char *out = NULL;
+  dt_import_opts io;
+  dt_import_opts_init(&io);
+  int opt;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    int handled = import_option(opt, "import", &io);
+    if (handled < 0)
+      return EXIT_USAGE;
+    if (handled)
+      continue;
+    switch (opt) {
+    case 'o':
+      out = optarg;
+      break;
+    case 'h':
+      fputs(import_usage, stdout);
+      return EXIT_OK;
+    default:
+      return usage_error("import", "%s", "unknown option");
+    }
+  }
+  if (!out)
+    return usage_error("import", "%s", "expected -o OUT");
+  if (argc - optind < 1)
+    return usage_error("import", "%s", "expected at least one input file");
+  dt_error err;
+  dt_error_clear(&err);
+  dt_trace *t = NULL;
+  int rc = EXIT_OK;
+  if (dt_trace_load((const char *const *)&argv[optind], (size_t)(argc - optind), &io, &t, &err) != DT_OK ||
+      dt_trace_write_native(t, out, &err) != DT_OK) {
+    print_error(&err);
+    rc = EXIT_USAGE;
+  } else {
+    for (size_t i = 0; i < t->nnotes; i++)
+      fprintf(stderr, "dtsim: note: %s\n", t->notes[i]);
+    if (strcmp(out, "-") != 0)
+      fprintf(stderr, "dtsim: wrote %s: %d ranks, %zu ops, %lld collective instances, %lld send/recv pairs\n", out,
+              (int)t->nranks, dt_trace_op_count(t), (long long)t->ninstances, (long long)t->npairs);
+  }
+  dt_trace_free(t);
+  return rc;
+}
+
+static void print_overview(FILE *f)
+{
+  fprintf(f, "dtsim %s: replays distributed-training communication traces on simulated GPU clusters (SimGrid)\n\n",
+          DTSIM_VERSION);
+  fprintf(f, "usage: dtsim COMMAND [options] [args]\n\ncommands:\n");
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\nexample: dtsim run platforms/dgx-a100.yaml traces/samples/allreduce_bcast_2ranks_rank0.json.gz\n"
+             "run 'dtsim help COMMAND' for a command's options\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+  if (argc < 2) {
+    print_overview(stdout);
+    return EXIT_OK;
+  }
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp(argv[1], commands[i].name) == 0) {
+      fputs(commands[i].usage, stdout);
+      return EXIT_OK;
+    }
+  fprintf(stderr, "dtsim: no command '%s'; run 'dtsim help' for the list\n", argv[1]);
+  return EXIT_USAGE;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  printf("dtsim %s\n", DTSIM_VERSION);
+  return EXIT_OK;
+}
+
+int dt_cli_main(int argc, char **argv)
+{
+  if (argc < 2) {
+    print_overview(stderr);
+    return EXIT_USAGE;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
+    name = "version";
+  else if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+    name = "help";
+  for (size_t i = 0; i < NCOMMANDS; i++) {
+    if (strcmp(name, commands[i].name) != 0)
+      continue;
+    int rc = commands[i].fn(argc - 1, argv + 1);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      fprintf(stderr, "dtsim: error: cannot write to standard output\n");
+      return EXIT_USAGE;
+    }
+    return rc;
+  }
+  const char *names[NCOMMANDS];
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    names[i] = commands[i].name;
+  const char *near = dt_nearest_word(name, names, NCOMMANDS);
+  if (near)
+    fprintf(stderr, "dtsim: unknown command '%s' (did you mean '%s'?)\n", name, near);
+  else
+    fprintf(stderr, "dtsim: unknown command '%s'; run 'dtsim help' for the list\n", name);
+  return EXIT_USAGE;
+}

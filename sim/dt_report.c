@@ -1,0 +1,255 @@
+/* Text and JSON reports of one replay. JSON is generated with yajl so that quoting and escaping are a
+ * well-kept library's job; numbers are formatted here so that output is byte-identical across runs. */
+#include "dt_report.h"
+
+#include "../common/dt_units.h"
+#include "../common/dt_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+size_t dt_report_note_count(const dt_report_input *in)
+{
+  return in->trace->nnotes + in->stats->nnotes;
+}
+
+const char *dt_report_note(const dt_report_input *in, size_t i)
+{
+  return i < in->trace->nnotes ? in->trace->notes[i] : in->stats->notes[i - in->trace->nnotes];
+}
+
+static int reported_kind(dt_op_kind k)
+{
+  return dt_op_is_collective(k) || k == DT_OP_SEND;
+}
+
+/* ---- JSON ---- */
+
+static void json_str(yajl_gen g, const char *s)
+{
+  yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+static void json_double(yajl_gen g, double v)
+{
+  char buf[64];
+  if (!isfinite(v))
+    v = 0;
+  if (v == 0)
+    v = 0; /* no negative zero */
+  snprintf(buf, sizeof buf, "%.17g", v);
+  yajl_gen_number(g, buf, strlen(buf));
+}
+
+static void json_uint(yajl_gen g, uint64_t v)
+{
+  char buf[32];
+  snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+  yajl_gen_number(g, buf, strlen(buf));
+}
+
+static void json_key_double(yajl_gen g, const char *k, double v)
+{
+  json_str(g, k);
+  json_double(g, v);
+}
+
+int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
+{
+  const dt_stats *s = in->stats;
+  yajl_gen g = yajl_gen_alloc(NULL);
+  if (!g)
+    return dt_error_set(err, NULL, 0, 0, "cannot allocate the JSON generator");
+  yajl_gen_config(g, yajl_gen_validate_utf8, 0);
+  yajl_gen_map_open(g);
+  json_str(g, "schema");
+  json_uint(g, 1);
+  json_key_double(g, "makespan_s", s->makespan_s);
+  json_str(g, "ranks");
+  json_uint(g, (uint64_t)s->nranks);
+  json_str(g, "iterations_s");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < s->niterations; i++)
+    json_double(g, s->iterations_s[i]);
+  yajl_gen_array_close(g);
+  json_str(g, "per_rank");
+  yajl_gen_array_open(g);
+  for (int32_t r = 0; r < s->nranks; r++) {
+    const dt_rank_stats *rs = &s->per_rank[r];
+    yajl_gen_map_open(g);
+    json_str(g, "rank");
+    json_uint(g, (uint64_t)r);
+    json_key_double(g, "compute_s", rs->compute_s);
+    json_key_double(g, "comm_s", rs->comm_s);
+    json_key_double(g, "exposed_comm_s", rs->exposed_comm_s);
+    json_key_double(g, "wait_s", rs->wait_s);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
+  json_str(g, "by_kind");
+  yajl_gen_map_open(g);
+  for (int k = 0; k < DT_OP_COUNT; k++) {
+    const dt_kind_stats *ks = &s->by_kind[k];
+    if (!reported_kind((dt_op_kind)k) || ks->count == 0)
+      continue;
+    json_str(g, dt_op_kind_name((dt_op_kind)k));
+    yajl_gen_map_open(g);
+    json_str(g, "count");
+    json_uint(g, ks->count);
+    json_str(g, "bytes");
+    json_uint(g, ks->bytes);
+    json_key_double(g, "time_s", ks->time_s);
+    json_key_double(g, "algbw_GBps", dt_kind_algbw(ks) / 1e9);
+    json_key_double(g, "busbw_GBps", dt_kind_busbw(ks) / 1e9);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_map_close(g);
+  json_str(g, "notes");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < dt_report_note_count(in); i++)
+    json_str(g, dt_report_note(in, i));
+  yajl_gen_array_close(g);
+  if (s->ndeadlock > 0) {
+    json_str(g, "deadlock");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < s->ndeadlock; i++)
+      json_str(g, s->deadlock[i]);
+    yajl_gen_array_close(g);
+  }
+  yajl_gen_map_close(g);
+  const unsigned char *buf;
+  size_t len;
+  int rc = DT_OK;
+  if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok)
+    rc = dt_error_set(err, NULL, 0, 0, "the JSON generator failed");
+  else if (fwrite(buf, 1, len, f) != len || fputc('\n', f) == EOF)
+    rc = dt_error_set(err, NULL, 0, 0, "cannot write the JSON report");
+  yajl_gen_free(g);
+  return rc;
+}
+
+/* ---- text ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* min, median, max of one per-rank field, selected by byte offset in dt_rank_stats */
+static void field_summary(const dt_stats *s, size_t offset, double out[3])
+{
+  double *v = dt_xmalloc((size_t)s->nranks * sizeof *v);
+  for (int32_t r = 0; r < s->nranks; r++)
+    v[r] = *(const double *)((const char *)&s->per_rank[r] + offset);
+  qsort(v, (size_t)s->nranks, sizeof *v, cmp_double);
+  out[0] = v[0];
+  out[1] = s->nranks % 2 ? v[s->nranks / 2] : (v[s->nranks / 2 - 1] + v[s->nranks / 2]) / 2;
+  out[2] = v[s->nranks - 1];
+  free(v);
+}
+
+static const dt_stats *sort_stats; /* qsort has no context argument; set only inside dt_report_text */
+static int cmp_rank_end_desc(const void *a, const void *b)
+{
+  double x = sort_stats->per_rank[*(const int32_t *)a].end_s, y = sort_stats->per_rank[*(const int32_t *)b].end_s;
+  if (x != y)
+    return (x < y) - (x > y);
+  return (*(const int32_t *)a > *(const int32_t *)b) - (*(const int32_t *)a < *(const int32_t *)b);
+}
+
+void dt_report_text(FILE *f, const dt_report_input *in)
+{
+  const dt_stats *s = in->stats;
+  const dt_platform *p = in->platform;
+  char b1[64], b2[64], b3[64], b4[64];
+  fprintf(f, "dtsim %s: %s on %s (%d node%s x %d %s)\n", DTSIM_VERSION, in->trace_label, p->name, p->nodes,
+          p->nodes == 1 ? "" : "s", p->gpus_per_node, p->gpu_model);
+  fprintf(f, "ranks %d, fidelity %s\n\n", (int)s->nranks, in->fidelity);
+  fprintf(f, "makespan           %s\n", dt_format_time(s->makespan_s, b1, sizeof b1));
+  if (s->niterations > 0) {
+    double sum = 0;
+    for (size_t i = 0; i < s->niterations; i++)
+      sum += s->iterations_s[i];
+    fprintf(f, "iterations         %zu, mean %s", s->niterations,
+            dt_format_time(sum / (double)s->niterations, b1, sizeof b1));
+    if (s->niterations <= 8) {
+      fprintf(f, " (");
+      for (size_t i = 0; i < s->niterations; i++)
+        fprintf(f, "%s%s", i ? ", " : "", dt_format_time(s->iterations_s[i], b1, sizeof b1));
+      fprintf(f, ")");
+    }
+    fprintf(f, "\n");
+    if (in->trace->captured_step_s > 0) {
+      double sim = sum / (double)s->niterations;
+      fprintf(f, "captured step      %s   simulated %s   (%+.1f %%)\n",
+              dt_format_time(in->trace->captured_step_s, b1, sizeof b1), dt_format_time(sim, b2, sizeof b2),
+              100.0 * (sim - in->trace->captured_step_s) / in->trace->captured_step_s);
+    }
+  }
+
+  fprintf(f, "\nper rank           compute      comm         exposed comm wait\n");
+  if (s->nranks <= 16) {
+    for (int32_t r = 0; r < s->nranks; r++) {
+      const dt_rank_stats *rs = &s->per_rank[r];
+      fprintf(f, "  rank %-11d %-12s %-12s %-12s %s\n", (int)r, dt_format_time(rs->compute_s, b1, sizeof b1),
+              dt_format_time(rs->comm_s, b2, sizeof b2), dt_format_time(rs->exposed_comm_s, b3, sizeof b3),
+              dt_format_time(rs->wait_s, b4, sizeof b4));
+    }
+  } else if (s->nranks > 0) {
+    double c[3], m[3], e[3], w[3];
+    field_summary(s, offsetof(dt_rank_stats, compute_s), c);
+    field_summary(s, offsetof(dt_rank_stats, comm_s), m);
+    field_summary(s, offsetof(dt_rank_stats, exposed_comm_s), e);
+    field_summary(s, offsetof(dt_rank_stats, wait_s), w);
+    static const char *label[3] = {"min", "median", "max"};
+    for (int i = 0; i < 3; i++)
+      fprintf(f, "  %-16s %-12s %-12s %-12s %s\n", label[i], dt_format_time(c[i], b1, sizeof b1),
+              dt_format_time(m[i], b2, sizeof b2), dt_format_time(e[i], b3, sizeof b3),
+              dt_format_time(w[i], b4, sizeof b4));
+    int32_t *order = dt_xmalloc((size_t)s->nranks * sizeof *order);
+    for (int32_t r = 0; r < s->nranks; r++)
+      order[r] = r;
+    sort_stats = s;
+    qsort(order, (size_t)s->nranks, sizeof *order, cmp_rank_end_desc);
+    sort_stats = NULL;
+    fprintf(f, "  slowest ranks (last op end):");
+    for (int32_t i = 0; i < s->nranks && i < 5; i++)
+      fprintf(f, "%s rank %d at %s", i ? "," : "", (int)order[i],
+              dt_format_time(s->per_rank[order[i]].end_s, b1, sizeof b1));
+    fprintf(f, "\n");
+    free(order);
+  }
+
+  fprintf(f, "\nby op kind         count      bytes          time         algbw GB/s  busbw GB/s\n");
+  int any = 0;
+  for (int k = 0; k < DT_OP_COUNT; k++) {
+    const dt_kind_stats *ks = &s->by_kind[k];
+    if (!reported_kind((dt_op_kind)k) || ks->count == 0)
+      continue;
+    any = 1;
+    fprintf(f, "  %-16s %-10llu %-14s %-12s %-11.2f %.2f\n", dt_op_kind_name((dt_op_kind)k),
+            (unsigned long long)ks->count, dt_format_bytes((double)ks->bytes, b1, sizeof b1),
+            dt_format_time(ks->time_s, b2, sizeof b2), dt_kind_algbw(ks) / 1e9, dt_kind_busbw(ks) / 1e9);
+  }
+  if (!any)
+    fprintf(f, "  (no communication)\n");
+  fprintf(f, "  algbw = size / time; busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, reducescatter,\n"
+             "  alltoall), 1 (broadcast, reduce, send): nccl-tests conventions, GB/s = 1e9 bytes/s\n");
+
+  size_t nn = dt_report_note_count(in);
+  if (nn > 0) {
+    fprintf(f, "\nnotes\n");
+    for (size_t i = 0; i < nn; i++)
+      fprintf(f, "  - %s\n", dt_report_note(in, i));
+  }
+  if (s->ndeadlock > 0) {
+    fprintf(f, "\ndeadlock: %zu op%s never completed\n", s->ndeadlock, s->ndeadlock == 1 ? "" : "s");
+    for (size_t i = 0; i < s->ndeadlock && i < 50; i++)
+      fprintf(f, "  %s\n", s->deadlock[i]);
+    if (s->ndeadlock > 50)
+      fprintf(f, "  ... and %zu more\n", s->ndeadlock - 50);
+  }
+}
