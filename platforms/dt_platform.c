@@ -1,0 +1,120 @@
+/* The platform value once loaded: its life (free), the GPU-to-NIC rule, and the shape of the switch fabric
+ * that is actually built (DESIGN.md §3). The YAML loader that fills a dt_platform is dt_platform_yaml.c;
+ * the link and route table built on this shape is dt_topology.c. */
+#include "dt_platform.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void dt_platform_free(dt_platform *p)
+{
+  if (!p)
+    return;
+  free(p->name);
+  free(p->source);
+  free(p->gpu_model);
+  free(p);
+}
+
+int dt_platform_gpu_count(const dt_platform *p)
+{
+  return p ? p->nodes * p->gpus_per_node : 0;
+}
+
+int dt_platform_nic_of_gpu(const dt_platform *p, int local_gpu)
+{
+  if (!p || p->nics_per_node <= 0 || p->gpus_per_node <= 0)
+    return 0;
+  /* GPU g uses NIC floor(g * per_node / gpus_per_node): with per_node dividing gpus_per_node this gives
+   * each NIC gpus_per_node/per_node consecutive GPUs (8 GPUs, 2 NICs: GPUs 0-3 on NIC 0, 4-7 on NIC 1). */
+  return (int)((long)local_gpu * p->nics_per_node / p->gpus_per_node);
+}
+
+static long ceil_div(long a, long b)
+{
+  return (a + b - 1) / b;
+}
+
+int dt_platform_fabric_shape(const dt_platform *p, dt_fabric_shape *s, dt_error *err)
+{
+  memset(s, 0, sizeof *s);
+  if (!p || p->nodes <= 1 || p->topology == DT_NET_NONE)
+    return DT_OK;
+  long nics = (long)p->nodes * p->nics_per_node;
+  s->nics = (int)nics;
+
+  if (p->topology == DT_NET_SINGLE_SWITCH) {
+    s->down_ports = s->nics;
+    s->leaves = 1;
+    s->leaves_per_rail = 1;
+    s->capacity = nics;
+    return DT_OK;
+  }
+
+  /* Fat-tree: the leaf splits its radix R into k down-ports for every up-port (k:1 oversubscription). */
+  long r = p->radix, k = p->oversubscription;
+  if (r < 2 || k < 1)
+    return dt_error_set(err, NULL, 0, 0, "fat-tree needs a radix of at least 2 and an oversubscription of at least 1");
+  if (r % (k + 1) != 0)
+    return dt_error_set(err, NULL, 0, 0,
+                        "radix %ld with oversubscription %ld does not split into whole ports: down-ports "
+                        "radix*k/(k+1) = %ld*%ld/%ld and up-ports radix/(k+1) = %ld/%ld must be integers",
+                        r, k, r, k, k + 1, r, k + 1);
+  if (p->levels != 2 && p->levels != 3)
+    return dt_error_set(err, NULL, 0, 0, "fat-tree levels must be 2 or 3, found %d", p->levels);
+  if (p->levels == 3 && r % 2 != 0)
+    return dt_error_set(err, NULL, 0, 0, "a 3-level fat-tree needs an even radix, found %ld", r);
+  long d = r * k / (k + 1), u = r / (k + 1);
+  s->down_ports = (int)d;
+  s->up_ports = (int)u;
+
+  long rails = p->wiring == DT_WIRING_RAIL ? p->nics_per_node : 1;
+  long leaves_per_rail, leaves;
+  if (p->wiring == DT_WIRING_RAIL) {
+    /* NIC i of every node goes to the leaves of rail i: a rail holds `nodes` NICs */
+    leaves_per_rail = ceil_div(p->nodes, d);
+    leaves = rails * leaves_per_rail;
+  } else {
+    leaves = ceil_div(nics, d);
+    leaves_per_rail = leaves;
+  }
+
+  /* The largest number of leaves the upper levels can connect: a 2-level spine has R ports, one per leaf;
+   * a 3-level tree has at most R pods (a core has one port per pod) of R/2 leaves. */
+  long max_leaves;
+  if (p->levels == 2) {
+    max_leaves = r;
+    s->spines = (int)u;
+  } else {
+    long half = r / 2;
+    max_leaves = r * half;
+    s->aggs_per_pod = (int)u;
+    s->pods = (int)ceil_div(leaves, half);
+  }
+  /* With rail wiring every rail gets the same number of leaves, so a rail may use max_leaves/rails. */
+  s->capacity = (max_leaves / rails) * d * rails;
+  if (nics > s->capacity)
+    return dt_error_set(err, NULL, 0, 0,
+                        "a %d-level fat-tree of radix %ld with oversubscription %ld:1 and %s wiring holds at most "
+                        "%ld NICs, the platform has %ld",
+                        p->levels, r, k, p->wiring == DT_WIRING_RAIL ? "rail" : "node", s->capacity, nics);
+  s->leaves = (int)leaves;
+  s->leaves_per_rail = (int)leaves_per_rail;
+  if (p->levels == 3)
+    s->spines = s->pods > 1 ? (int)(u * (r / 2)) : 0;
+  return DT_OK;
+}
+
+int dt_platform_leaf_of_nic(const dt_platform *p, const dt_fabric_shape *s, int global_nic)
+{
+  if (!p || !s || global_nic < 0 || global_nic >= s->nics || s->down_ports <= 0)
+    return -1;
+  if (p->topology == DT_NET_SINGLE_SWITCH)
+    return 0;
+  if (p->wiring == DT_WIRING_RAIL) {
+    int rail = global_nic % p->nics_per_node;
+    int node = global_nic / p->nics_per_node;
+    return rail * s->leaves_per_rail + node / s->down_ports;
+  }
+  return global_nic / s->down_ports;
+}
