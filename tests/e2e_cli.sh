@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# End-to-end tests of the dtsim binary on shipped files. Expected values come from closed forms with the
+# constants of tests/data/node8.yaml (alpha = 2us, B = 100 GB/s per GPU per direction) and from the hand
+# counts of the capture in traces/samples/README.md, never from an earlier run.
+# usage: tests/e2e_cli.sh path/to/dtsim   (run from the repository root)
+set -u
+DTSIM=${1:?usage: e2e_cli.sh DTSIM}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+# relative difference of two numbers within tolerance
+close() { awk -v a="$1" -v b="$2" -v tol="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; s = (b < 0 ? -b : b); exit !(d <= tol * s) }'; }
+
+# --- version and help
+check "version" '"$DTSIM" --version | grep -q "^dtsim [0-9]"'
+check "help lists run" '"$DTSIM" help | grep -q "run "'
+"$DTSIM" frobnicate >/dev/null 2>"$tmp/err"; rc=$?
+check "unknown command exits 2" '[ $rc -eq 2 ] && grep -q "unknown command" "$tmp/err"'
+"$DTSIM" run >/dev/null 2>&1; rc=$?
+check "run without arguments exits 2" '[ $rc -eq 2 ]'
+
+# --- closed form: ring all-reduce on one node, 2(n-1)a + 2(n-1)/n S/B
+for fid in flow step; do
+  "$DTSIM" run --json --fidelity $fid tests/data/node8.yaml tests/data/allreduce8.dtt >"$tmp/ar.json" 2>"$tmp/ar.err"; rc=$?
+  check "allreduce8 $fid exits 0" '[ $rc -eq 0 ]'
+  want=$(awk 'BEGIN { n = 8; a = 2e-6; B = 100e9; S = 67108864; printf "%.12g", 2*(n-1)*a + 2*(n-1)/n*S/B }')
+  got=$(jq -r .makespan_s "$tmp/ar.json")
+  check "allreduce8 $fid makespan $got = closed form $want" 'close "$got" "$want" 1e-6'
+  got=$(jq -r .by_kind.allreduce.time_s "$tmp/ar.json")
+  check "allreduce8 $fid instance time = closed form" 'close "$got" "$want" 1e-6'
+  busbw=$(jq -r .by_kind.allreduce.busbw_GBps "$tmp/ar.json")
+  wantbw=$(awk -v t="$want" 'BEGIN { printf "%.12g", 67108864 / t * 2 * 7 / 8 / 1e9 }')
+  check "allreduce8 $fid busbw = S/t * 2(n-1)/n" 'close "$busbw" "$wantbw" 1e-6'
+  check "allreduce8 $fid count 1, bytes per rank" '[ "$(jq -r .by_kind.allreduce.count "$tmp/ar.json")" = 1 ] && [ "$(jq -r .by_kind.allreduce.bytes "$tmp/ar.json")" = 67108864 ]'
+done
+
+# --- batched exchange completes at alpha + S/B; unbatched deadlocks (exit 1, JSON still printed)
+"$DTSIM" run --json tests/data/node8.yaml tests/data/exchange.dtt >"$tmp/ex.json" 2>/dev/null; rc=$?
+want=$(awk 'BEGIN { printf "%.12g", 2e-6 + 1048576 / 100e9 }')
+check "batched exchange exits 0 and takes a + S/B" '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/ex.json")" "$want" 1e-6'
+check "send pair counted once" '[ "$(jq -r .by_kind.send.count "$tmp/ex.json")" = 2 ]'
+timeout 60 "$DTSIM" run --json tests/data/node8.yaml tests/data/deadlock.dtt >"$tmp/dl.json" 2>"$tmp/dl.err"; rc=$?
+check "unbatched exchange is a deadlock: exit 1" '[ $rc -eq 1 ]'
+check "deadlock JSON lists the blocked ops" '[ "$(jq -r ".deadlock | length" "$tmp/dl.json")" -ge 2 ]'
+
+# --- bad input: exit 2 with a position, quickly
+timeout 20 "$DTSIM" run tests/data/node8.yaml tests/data/mismatch.dtt >/dev/null 2>"$tmp/mm.err"; rc=$?
+check "mismatched send/recv exits 2" '[ $rc -eq 2 ]'
+check "mismatch names both lines" 'grep -q "mismatch.dtt:5" "$tmp/mm.err" && grep -q "mismatch.dtt:7" "$tmp/mm.err"'
+"$DTSIM" run tests/data/bad-key.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/bk.err"; rc=$?
+check "unknown platform key exits 2 with line:col and hint" '[ $rc -eq 2 ] && grep -q "bad-key.yaml:8:3" "$tmp/bk.err" && grep -q "bandwidth" "$tmp/bk.err"'
+"$DTSIM" run tests/data/node8.yaml /nonexistent.dtt >/dev/null 2>"$tmp/ne.err"; rc=$?
+check "missing trace file exits 2" '[ $rc -eq 2 ] && grep -q "nonexistent.dtt" "$tmp/ne.err"'
+
+# --- the shipped real capture: 15 all-reduce (306,684,384 bytes) and 6 broadcast (638,712 bytes) on rank 0,
+# expanded to the capture's 2 ranks (traces/samples/README.md)
+sample=traces/samples/allreduce_bcast_2ranks_rank0.json.gz
+"$DTSIM" run --json platforms/dgx-a100.yaml "$sample" >"$tmp/k1.json" 2>"$tmp/k1.err"; rc=$?
+check "capture runs: exit 0" '[ $rc -eq 0 ]'
+check "capture: 2 ranks" '[ "$(jq -r .ranks "$tmp/k1.json")" = 2 ]'
+check "capture: 15 all-reduce, 306684384 bytes" '[ "$(jq -r .by_kind.allreduce.count "$tmp/k1.json")" = 15 ] && [ "$(jq -r .by_kind.allreduce.bytes "$tmp/k1.json")" = 306684384 ]'
+check "capture: 6 broadcast, 638712 bytes" '[ "$(jq -r .by_kind.broadcast.count "$tmp/k1.json")" = 6 ] && [ "$(jq -r .by_kind.broadcast.bytes "$tmp/k1.json")" = 638712 ]'
+check "capture: stdout is only JSON" 'jq -e . "$tmp/k1.json" >/dev/null'
+check "capture: expansion assumption in notes" '[ "$(jq -r ".notes | length" "$tmp/k1.json")" -ge 1 ]'
+"$DTSIM" run --json platforms/dgx-a100.yaml "$sample" >"$tmp/k2.json" 2>/dev/null
+check "capture: byte-identical output for the same input" 'cmp -s "$tmp/k1.json" "$tmp/k2.json"'
+"$DTSIM" run platforms/dgx-a100.yaml "$sample" >"$tmp/k.txt" 2>&1; rc=$?
+check "capture text report shows captured step beside simulated" '[ $rc -eq 0 ] && grep -q "captured step" "$tmp/k.txt"'
+
+# --- import then run the native file gives the same prediction
+"$DTSIM" import "$sample" -o "$tmp/k.dtt" 2>/dev/null; rc=$?
+check "import writes a native trace" '[ $rc -eq 0 ] && head -1 "$tmp/k.dtt" | grep -q "^dtsim_trace 1"'
+"$DTSIM" run --json platforms/dgx-a100.yaml "$tmp/k.dtt" >"$tmp/k3.json" 2>/dev/null
+check "imported trace replays to the same makespan" '[ "$(jq -r .makespan_s "$tmp/k3.json")" = "$(jq -r .makespan_s "$tmp/k1.json")" ]'
+mkdir -p "$tmp/per"
+"$DTSIM" import "$sample" -o "$tmp/per/" 2>/dev/null; rc=$?
+check "import to a directory writes per-rank files" '[ $rc -eq 0 ] && [ "$(ls "$tmp/per" | wc -l)" -eq 2 ]'
+"$DTSIM" run --json platforms/dgx-a100.yaml "$tmp"/per/*.dtt >"$tmp/k4.json" 2>/dev/null
+check "per-rank files replay to the same makespan" '[ "$(jq -r .makespan_s "$tmp/k4.json")" = "$(jq -r .makespan_s "$tmp/k1.json")" ]'
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
