@@ -3,7 +3,7 @@
 # not root. Usage: scripts/deps.sh
 set -euo pipefail
 packages=(cmake make gcc g++ pkg-config libsimgrid-dev libyaml-dev check zlib1g-dev libyajl-dev
-          libprotobuf-c-dev protobuf-c-compiler jq)
+          libprotobuf-c-dev protobuf-c-compiler jq time)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Times dtsim on the benchmark scenarios and prints wall time and peak memory for each (GNU time).
+# Not a test: numbers depend on the machine. usage: bench/run.sh [path/to/dtsim]   (from the repo root)
+set -euo pipefail
+DTSIM=${1:-build/dtsim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# a ring all-reduce of 256 MiB over N ranks, one line per rank
+gen_allreduce() {
+  awk -v n="$1" 'BEGIN { print "dtsim_trace 1"; print "ranks " n; print "group world 0-" n - 1;
+    for (r = 0; r < n; r++) { print "rank " r; print "s0 allreduce group=world bytes=268435456" } }'
+}
+gen_allreduce 1024 >"$tmp/allreduce1024.dtt"
+
+measure() {
+  local label=$1
+  shift
+  /usr/bin/time -f "%e %M" -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" || { echo "$label: failed"; cat "$tmp/err"; return 1; }
+  read -r wall rss <"$tmp/time"
+  printf "%-44s wall %6.2f s   peak RSS %7.1f MiB   %s\n" "$label" "$wall" "$(awk -v k="$rss" 'BEGIN{print k/1024}')" \
+    "$(jq -r '"makespan " + (.makespan_s|tostring) + " s"' "$tmp/out" 2>/dev/null || true)"
+}
+
+measure "shipped capture on dgx-a100" "$DTSIM" run --json platforms/dgx-a100.yaml \
+  traces/samples/allreduce_bcast_2ranks_rank0.json.gz
+measure "1,024-GPU ring all-reduce 256 MiB, flow" "$DTSIM" run --json bench/h100-128node.yaml "$tmp/allreduce1024.dtt"
+measure "1,024-GPU ring all-reduce 256 MiB, step" "$DTSIM" run --json --fidelity step bench/h100-128node.yaml \
+  "$tmp/allreduce1024.dtt"
