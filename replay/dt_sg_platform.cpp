@@ -1,0 +1,117 @@
+/* The only C++ file of dtsim: turns a dt_topology into a SimGrid 3.32 platform (DESIGN.md §2-§3).
+ * One netzone of our own holds every host and split-duplex link; its route lookup asks dt_topology for the
+ * hops, so SimGrid routes are exactly dt_topology_route() with nothing stored per pair.
+ * docs/simgrid-mapping.md explains the choice. */
+/* The C headers have no extern "C" guards of their own: include them as C before our header. */
+extern "C" {
+#include "../common/dt_error.h"
+#include "../platforms/dt_platform.h"
+#include "../platforms/dt_topology.h"
+}
+#include "dt_sg_platform.h"
+
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace sgr = simgrid::kernel::routing;
+using LinkImpl = simgrid::kernel::resource::StandardLinkImpl;
+
+/* A zone whose vertices are the GPUs (vertex id == global GPU index, hosts are added in order) and whose
+ * routes are computed on demand. The hops are pushed as the _UP or _DOWN member of each split-duplex link,
+ * and the latency is summed link by link in route order, as SimGrid's own zones do. */
+class DtZone final : public sgr::NetZoneImpl {
+public:
+  DtZone(const std::string& name, const dt_topology* topo) : NetZoneImpl(name), topo_(topo) {}
+
+  void set_links(std::vector<LinkImpl*> up, std::vector<LinkImpl*> down)
+  {
+    up_   = std::move(up);
+    down_ = std::move(down);
+  }
+
+  void get_local_route(const sgr::NetPoint* src, const sgr::NetPoint* dst, sgr::Route* into,
+                       double* latency) override
+  {
+    dt_hop hops[DT_ROUTE_MAX_HOPS];
+    int n = dt_topology_route(topo_, static_cast<int>(src->id()), static_cast<int>(dst->id()), hops, nullptr,
+                              nullptr);
+    if (n < 0)
+      throw std::out_of_range("dtsim zone: no route from '" + src->get_name() + "' to '" + dst->get_name() + "'");
+    for (int i = 0; i < n; i++) {
+      into->link_list_.push_back(hops[i].dir == 0 ? up_[hops[i].link] : down_[hops[i].link]);
+      if (latency)
+        *latency += dt_topology_link(topo_, hops[i].link)->latency;
+    }
+  }
+
+private:
+  const dt_topology* topo_;
+  std::vector<LinkImpl*> up_;   /* [link index] the _UP member */
+  std::vector<LinkImpl*> down_; /* [link index] the _DOWN member */
+};
+
+int build(const dt_topology* t, dt_error* err)
+{
+  namespace s4u = simgrid::s4u;
+  const dt_platform* p = dt_topology_platform(t);
+
+  if (s4u::Engine::get_instance()->get_netzone_root() != nullptr)
+    return dt_error_set(err, "", 0, 0, "the simgrid platform is already built (one platform per process)");
+  double speed = p->gpu_peak * p->gpu_efficiency;
+  if (!(speed > 0))
+    return dt_error_set(err, "", 0, 0, "gpu speed (peak x efficiency) must be positive, found %g", speed);
+
+  /* CM02 without cross-traffic or TCP window: a flow costs exactly sum(latency) + size / min(bandwidth),
+   * and a link's bandwidth is shared max-min among its flows (DESIGN.md §3). Must precede the first zone. */
+  s4u::Engine::set_config("network/model:CM02");
+  s4u::Engine::set_config("network/crosstraffic:0");
+  s4u::Engine::set_config("network/TCP-gamma:0");
+
+  /* The first zone created becomes the root and instantiates the models configured above. */
+  auto* zone = new DtZone("dtsim", t);
+  s4u::NetZone* iface = zone->get_iface();
+
+  int gpus = dt_platform_gpu_count(p);
+  for (int i = 0; i < gpus; i++) {
+    s4u::Host* host = iface->create_host("gpu" + std::to_string(i), speed);
+    if (host->get_netpoint()->id() != static_cast<unsigned long>(i))
+      return dt_error_set(err, "", 0, 0, "simgrid host 'gpu%d' got vertex %lu", i, host->get_netpoint()->id());
+  }
+
+  size_t count = dt_topology_link_count(t);
+  std::vector<LinkImpl*> up(count);
+  std::vector<LinkImpl*> down(count);
+  char name[128];
+  for (size_t i = 0; i < count; i++) {
+    const dt_link* l = dt_topology_link(t, i);
+    s4u::SplitDuplexLink* link = iface->create_split_duplex_link(dt_topology_link_name(t, i, name, sizeof name),
+                                                                 l->bandwidth);
+    link->set_latency(l->latency);
+    up[i]   = link->get_link_up()->get_impl();
+    down[i] = link->get_link_down()->get_impl();
+  }
+  zone->set_links(std::move(up), std::move(down));
+  iface->seal();
+  return DT_OK;
+}
+
+} // namespace
+
+extern "C" int dt_sg_platform_build(const dt_topology* t, dt_error* err)
+{
+  try {
+    return build(t, err);
+  } catch (const std::exception& e) {
+    return dt_error_set(err, "", 0, 0, "simgrid rejected the platform: %s", e.what());
+  }
+}
