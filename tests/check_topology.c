@@ -1,0 +1,354 @@
+/* Check suite for platforms/dt_topology.c: link tables and routes of hand-built platforms against hand-derived
+ * hop lists and the alpha formulas of DESIGN.md §3 (pure C, no SimGrid). */
+#include "platforms/dt_topology.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NIC_LAT 1.5e-6
+#define LINK_LAT 3e-7
+#define INTRA_LAT 1e-6
+
+static dt_platform base_platform(int nodes, int gpus_per_node, int nics_per_node)
+{
+  dt_platform p;
+  memset(&p, 0, sizeof p);
+  p.name = "test";
+  p.gpu_model = "H100";
+  p.gpu_peak = 989e12;
+  p.gpu_efficiency = 1.0;
+  p.nodes = nodes;
+  p.gpus_per_node = gpus_per_node;
+  p.intra_kind = DT_INTRA_NVSWITCH;
+  p.intra_bandwidth = 450e9;
+  p.intra_latency = INTRA_LAT;
+  p.nics_per_node = nics_per_node;
+  p.nic_bandwidth = 50e9;
+  p.nic_latency = NIC_LAT;
+  p.link_bandwidth = 100e9;
+  p.link_latency = LINK_LAT;
+  p.oversubscription = 1;
+  p.bandwidth_factor = 1.0;
+  p.latency_factor = 1.0;
+  if (nodes > 1)
+    p.topology = DT_NET_SINGLE_SWITCH;
+  return p;
+}
+
+static dt_platform fat_tree(int nodes, int gpus_per_node, int nics_per_node, int levels, int radix, int k,
+                            dt_wiring wiring)
+{
+  dt_platform p = base_platform(nodes, gpus_per_node, nics_per_node);
+  p.topology = DT_NET_FAT_TREE;
+  p.levels = levels;
+  p.radix = radix;
+  p.oversubscription = k;
+  p.wiring = wiring;
+  return p;
+}
+
+static dt_topology *build(const dt_platform *p)
+{
+  dt_topology *t = NULL;
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_msg(dt_topology_build(p, &t, &err) == DT_OK, "build: %s", err.msg);
+  ck_assert_ptr_nonnull(t);
+  return t;
+}
+
+static void assert_close(double got, double want, const char *what)
+{
+  ck_assert_msg(fabs(got - want) <= 1e-12 * fabs(want), "%s: got %.17g, want %.17g", what, got, want);
+}
+
+/* Asserts the route src -> dst is exactly the hops listed as "linkname up" / "linkname down", and returns its
+ * latency through *lat and bandwidth through *bw. */
+static void expect_route(const dt_topology *t, int src, int dst, double *lat, double *bw, int n, ...)
+{
+  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  int got = dt_topology_route(t, src, dst, hops, lat, bw);
+  ck_assert_msg(got == n, "gpu%d->gpu%d: %d hops, want %d", src, dst, got, n);
+  va_list ap;
+  va_start(ap, n);
+  for (int i = 0; i < n; i++) {
+    const char *want = va_arg(ap, const char *);
+    char name[128], full[160];
+    snprintf(full, sizeof full, "%s %s", dt_topology_link_name(t, hops[i].link, name, sizeof name),
+             hops[i].dir ? "down" : "up");
+    ck_assert_msg(strcmp(full, want) == 0, "gpu%d->gpu%d hop %d: '%s', want '%s'", src, dst, i, full, want);
+  }
+  va_end(ap);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every link has a distinct name (SimGrid link names must be unique). */
+static void assert_unique_names(const dt_topology *t)
+{
+  size_t n = dt_topology_link_count(t);
+  char **names = calloc(n, sizeof *names);
+  for (size_t i = 0; i < n; i++) {
+    char buf[128];
+    names[i] = strdup(dt_topology_link_name(t, i, buf, sizeof buf));
+  }
+  qsort(names, n, sizeof *names, cmp_str);
+  for (size_t i = 1; i < n; i++)
+    ck_assert_msg(strcmp(names[i - 1], names[i]) != 0, "duplicate link name '%s'", names[i]);
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+START_TEST(test_one_node)
+{
+  dt_platform p = base_platform(1, 8, 0);
+  dt_topology *t = build(&p);
+  ck_assert_uint_eq(dt_topology_link_count(t), 8);
+  double lat, bw;
+  expect_route(t, 0, 5, &lat, &bw, 2, "gpu0 up", "gpu5 down");
+  assert_close(lat, INTRA_LAT, "intra latency");
+  assert_close(bw, 450e9, "intra bandwidth");
+  assert_close(dt_topology_link(t, 3)->latency, INTRA_LAT / 2, "half the intra latency per GPU port");
+  ck_assert_int_eq(dt_topology_link(t, 3)->kind, DT_LINK_GPU);
+  /* loopback stays on the GPU's own port */
+  expect_route(t, 4, 4, &lat, &bw, 2, "gpu4 up", "gpu4 down");
+  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  ck_assert_int_eq(dt_topology_route(t, 0, 8, hops, NULL, NULL), -1);
+  ck_assert_int_eq(dt_topology_route(t, -1, 0, hops, NULL, NULL), -1);
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_single_switch)
+{
+  /* 4 nodes x 4 GPUs x 2 NICs: 16 GPU ports, 8 NICs, 8 NIC-to-switch cables */
+  dt_platform p = base_platform(4, 4, 2);
+  dt_topology *t = build(&p);
+  ck_assert_uint_eq(dt_topology_link_count(t), 16 + 8 + 8);
+  double lat, bw;
+  /* GPU 15 = node 3, GPU 3 -> NIC floor(3*2/4) = 1 -> global NIC 7 */
+  expect_route(t, 0, 15, &lat, &bw, 4, "nic0.0 up", "cable:nic0-switch up", "cable:nic7-switch down",
+               "nic3.1 down");
+  assert_close(lat, 2 * NIC_LAT + 2 * LINK_LAT, "single-switch alpha");
+  assert_close(bw, 50e9, "NIC-bound bandwidth");
+  expect_route(t, 1, 2, &lat, &bw, 2, "gpu1 up", "gpu2 down");
+  assert_unique_names(t);
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_two_level_node_wiring)
+{
+  /* radix 8, 1:1 -> 4 down, 4 up. 8 nodes x 2 NICs = 16 NICs -> 4 leaves, 4 spines, 16 leaf-spine cables */
+  dt_platform p = fat_tree(8, 8, 2, 2, 8, 1, DT_WIRING_NODE);
+  dt_topology *t = build(&p);
+  ck_assert_int_eq(dt_topology_shape(t)->leaves, 4);
+  ck_assert_uint_eq(dt_topology_link_count(t), 64 + 16 + 16 + 16);
+  double lat, bw;
+  /* same leaf: GPU 12 = node 1 GPU 4 -> NIC 1.1 = global 3, leaf 0 */
+  expect_route(t, 0, 12, &lat, &bw, 4, "nic0.0 up", "cable:nic0-leaf0 up", "cable:nic3-leaf0 down", "nic1.1 down");
+  assert_close(lat, 2 * NIC_LAT + 2 * LINK_LAT, "same-leaf alpha");
+  /* leaf-spine-leaf: GPU 63 -> NIC 7.1 = global 15 on leaf 3; spine = 15 mod 4 = 3 */
+  expect_route(t, 0, 63, &lat, &bw, 6, "nic0.0 up", "cable:nic0-leaf0 up", "cable:leaf0-spine3 up",
+               "cable:leaf3-spine3 down", "cable:nic15-leaf3 down", "nic7.1 down");
+  assert_close(lat, 2 * NIC_LAT + 4 * LINK_LAT, "leaf-spine-leaf alpha");
+  assert_close(bw, 50e9, "bottleneck bandwidth");
+  /* GPU 58 -> NIC 7.0 = global 14: spine 2; the way back 63 -> 0 takes spine 0 mod 4 = 0 */
+  expect_route(t, 0, 58, &lat, &bw, 6, "nic0.0 up", "cable:nic0-leaf0 up", "cable:leaf0-spine2 up",
+               "cable:leaf3-spine2 down", "cable:nic14-leaf3 down", "nic7.0 down");
+  expect_route(t, 63, 0, &lat, &bw, 6, "nic7.1 up", "cable:nic15-leaf3 up", "cable:leaf3-spine0 up",
+               "cable:leaf0-spine0 down", "cable:nic0-leaf0 down", "nic0.0 down");
+  /* the spine is the destination NIC mod u for every pair that crosses it */
+  for (int dst = 32; dst < 64; dst++) {
+    dt_hop hops[DT_ROUTE_MAX_HOPS];
+    int n = dt_topology_route(t, 0, dst, hops, NULL, NULL);
+    ck_assert_int_eq(n, 6);
+    int dst_nic = (dst / 8) * 2 + (dst % 8) / 4;
+    char name[64], want[64];
+    snprintf(want, sizeof want, "cable:leaf0-spine%d", dst_nic % 4);
+    ck_assert_str_eq(dt_topology_link_name(t, hops[2].link, name, sizeof name), want);
+  }
+  /* GPUs 0-3 share NIC 0.0; GPU 4 has NIC 0.1; no GPU port on an inter-node route */
+  dt_hop h0[DT_ROUTE_MAX_HOPS], h1[DT_ROUTE_MAX_HOPS], h4[DT_ROUTE_MAX_HOPS];
+  dt_topology_route(t, 0, 40, h0, NULL, NULL);
+  dt_topology_route(t, 3, 41, h1, NULL, NULL);
+  dt_topology_route(t, 4, 40, h4, NULL, NULL);
+  ck_assert_uint_eq(h0[0].link, h1[0].link);
+  ck_assert_int_eq(h0[0].dir, h1[0].dir);
+  ck_assert_uint_ne(h0[0].link, h4[0].link);
+  ck_assert_int_eq(dt_topology_link(t, h0[0].link)->kind, DT_LINK_NIC);
+  ck_assert_int_eq(dt_topology_link(t, h0[1].link)->kind, DT_LINK_CABLE);
+  assert_unique_names(t);
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_two_level_rail_wiring)
+{
+  /* radix 8, 1:1; 8 nodes x 4 NICs, rail wiring: 4 rails x 2 leaves; NIC n = node*4 + i sits on leaf
+   * i*2 + node/4 */
+  dt_platform p = fat_tree(8, 8, 4, 2, 8, 1, DT_WIRING_RAIL);
+  dt_topology *t = build(&p);
+  ck_assert_int_eq(dt_topology_shape(t)->leaves, 8);
+  ck_assert_uint_eq(dt_topology_link_count(t), 64 + 32 + 32 + 8 * 4);
+  double lat, bw;
+  /* rail 0, nodes 0 and 1: same leaf */
+  expect_route(t, 0, 8, &lat, &bw, 4, "nic0.0 up", "cable:nic0-leaf0 up", "cable:nic4-leaf0 down", "nic1.0 down");
+  assert_close(lat, 2 * NIC_LAT + 2 * LINK_LAT, "same-leaf alpha");
+  /* rail 0, node 4: leaf 1; spine 16 mod 4 = 0 */
+  expect_route(t, 0, 32, &lat, &bw, 6, "nic0.0 up", "cable:nic0-leaf0 up", "cable:leaf0-spine0 up",
+               "cable:leaf1-spine0 down", "cable:nic16-leaf1 down", "nic4.0 down");
+  assert_close(lat, 2 * NIC_LAT + 4 * LINK_LAT, "leaf-spine-leaf alpha");
+  /* across rails: GPU 10 = node 1 GPU 2 -> NIC 1.1 = global 5 on leaf 2; spine 5 mod 4 = 1 */
+  expect_route(t, 0, 10, &lat, &bw, 6, "nic0.0 up", "cable:nic0-leaf0 up", "cable:leaf0-spine1 up",
+               "cable:leaf2-spine1 down", "cable:nic5-leaf2 down", "nic1.1 down");
+  expect_route(t, 0, 2, &lat, &bw, 2, "gpu0 up", "gpu2 down");
+  assert_unique_names(t);
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_oversubscribed)
+{
+  /* radix 6, 2:1 -> 4 down, 2 up; 8 single-GPU nodes: 2 leaves, 2 spines, 4 leaf-spine cables.
+   * Factors scale every link. */
+  dt_platform p = fat_tree(8, 1, 1, 2, 6, 2, DT_WIRING_NODE);
+  p.bandwidth_factor = 0.5;
+  p.latency_factor = 2.0;
+  dt_topology *t = build(&p);
+  ck_assert_int_eq(dt_topology_shape(t)->spines, 2);
+  ck_assert_uint_eq(dt_topology_link_count(t), 8 + 8 + 8 + 4);
+  double lat, bw;
+  expect_route(t, 0, 4, &lat, &bw, 6, "nic0.0 up", "cable:nic0-leaf0 up", "cable:leaf0-spine0 up",
+               "cable:leaf1-spine0 down", "cable:nic4-leaf1 down", "nic4.0 down");
+  assert_close(lat, 2.0 * (2 * NIC_LAT + 4 * LINK_LAT), "scaled alpha");
+  assert_close(bw, 0.5 * 50e9, "scaled bandwidth");
+  expect_route(t, 1, 5, &lat, &bw, 6, "nic1.0 up", "cable:nic1-leaf0 up", "cable:leaf0-spine1 up",
+               "cable:leaf1-spine1 down", "cable:nic5-leaf1 down", "nic5.0 down");
+  assert_close(dt_topology_link(t, 0)->latency, 2.0 * INTRA_LAT / 2, "scaled GPU port latency");
+  assert_close(dt_topology_link(t, 0)->bandwidth, 0.5 * 450e9, "scaled GPU port bandwidth");
+  assert_close(dt_topology_link(t, 27)->bandwidth, 0.5 * 100e9, "scaled cable bandwidth");
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_three_level)
+{
+  /* radix 4, 1:1 -> 2 down, 2 up; pods of R/2 = 2 leaves and 2 aggregation switches; 12 single-NIC nodes ->
+   * 6 leaves, 3 pods, 4 cores. Cables: 12 NIC, 6*2 leaf-agg, 3 pods * 2 aggs * 2 uplinks agg-core */
+  dt_platform p = fat_tree(12, 2, 1, 3, 4, 1, DT_WIRING_NODE);
+  dt_topology *t = build(&p);
+  ck_assert_int_eq(dt_topology_shape(t)->pods, 3);
+  ck_assert_uint_eq(dt_topology_link_count(t), 24 + 12 + 12 + 12 + 12);
+  double lat, bw;
+  /* same leaf: NIC 0 and NIC 1 */
+  expect_route(t, 0, 2, &lat, &bw, 4, "nic0.0 up", "cable:nic0-leaf0 up", "cable:nic1-leaf0 down", "nic1.0 down");
+  assert_close(lat, 2 * NIC_LAT + 2 * LINK_LAT, "same-leaf alpha");
+  /* same pod: NIC 2 on leaf 1; agg 2 mod 2 = 0 */
+  expect_route(t, 0, 4, &lat, &bw, 6, "nic0.0 up", "cable:nic0-leaf0 up", "cable:leaf0-agg0 up",
+               "cable:leaf1-agg0 down", "cable:nic2-leaf1 down", "nic2.0 down");
+  assert_close(lat, 2 * NIC_LAT + 4 * LINK_LAT, "same-pod alpha");
+  /* across pods: NIC 11 on leaf 5, pod 2; agg j = 11 mod 2 = 1, core uplink (11/2) mod 2 = 1: core 1*2+1 = 3,
+   * reached from agg 0*2+1 = 1 and back down to agg 2*2+1 = 5 */
+  expect_route(t, 0, 23, &lat, &bw, 8, "nic0.0 up", "cable:nic0-leaf0 up", "cable:leaf0-agg1 up",
+               "cable:agg1-core3 up", "cable:agg5-core3 down", "cable:leaf5-agg5 down", "cable:nic11-leaf5 down",
+               "nic11.0 down");
+  assert_close(lat, 2 * NIC_LAT + 6 * LINK_LAT, "cross-pod alpha");
+  /* from one source, destinations in other pods reach all 4 cores */
+  int core_used[4] = {0};
+  for (int dst = 8; dst < 24; dst += 2) {
+    dt_hop hops[DT_ROUTE_MAX_HOPS];
+    ck_assert_int_eq(dt_topology_route(t, 0, dst, hops, NULL, NULL), 8);
+    char name[64];
+    const char *s = strstr(dt_topology_link_name(t, hops[3].link, name, sizeof name), "core");
+    ck_assert_ptr_nonnull(s);
+    core_used[atoi(s + 4)]++;
+  }
+  for (int c = 0; c < 4; c++)
+    ck_assert_msg(core_used[c] == 2, "core %d carries %d of 8 destinations", c, core_used[c]);
+  assert_unique_names(t);
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_three_level_one_pod)
+{
+  /* 3 single-NIC nodes on radix 4: 2 leaves, one pod, no cores built */
+  dt_platform p = fat_tree(3, 1, 1, 3, 4, 1, DT_WIRING_NODE);
+  dt_topology *t = build(&p);
+  ck_assert_int_eq(dt_topology_shape(t)->spines, 0);
+  ck_assert_uint_eq(dt_topology_link_count(t), 3 + 3 + 3 + 2 * 2);
+  double lat, bw;
+  expect_route(t, 0, 2, &lat, &bw, 6, "nic0.0 up", "cable:nic0-leaf0 up", "cable:leaf0-agg0 up",
+               "cable:leaf1-agg0 down", "cable:nic2-leaf1 down", "nic2.0 down");
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_does_not_fit)
+{
+  /* radix 4, 2 levels: at most 4 leaves of 2 NICs */
+  dt_platform p = fat_tree(9, 1, 1, 2, 4, 1, DT_WIRING_NODE);
+  dt_topology *t = (dt_topology *)&p; /* must be reset to NULL */
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_topology_build(&p, &t, &err), DT_ERR);
+  ck_assert_ptr_null(t);
+  ck_assert_msg(strstr(err.msg, "at most 8 NICs") != NULL, "message: %s", err.msg);
+}
+END_TEST
+
+START_TEST(test_large_is_cheap)
+{
+  /* 1,024 nodes x 8 GPUs x 8 NICs on a 3-level radix-64 tree: a few arrays, routes without tables */
+  dt_platform p = fat_tree(1024, 8, 8, 3, 64, 1, DT_WIRING_NODE);
+  dt_topology *t = build(&p);
+  const dt_fabric_shape *s = dt_topology_shape(t);
+  ck_assert_int_eq(s->leaves, 256);
+  ck_assert_int_eq(s->pods, 8);
+  size_t want = 8192 + 8192 + 8192 + 256 * 32 + 8 * 32 * 32;
+  ck_assert_uint_eq(dt_topology_link_count(t), want);
+  double lat, bw;
+  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  ck_assert_int_eq(dt_topology_route(t, 0, 8191, hops, &lat, &bw), 8);
+  assert_close(lat, 2 * NIC_LAT + 6 * LINK_LAT, "cross-pod alpha");
+  dt_topology_free(t);
+  dt_topology_free(NULL);
+}
+END_TEST
+
+static Suite *topology_suite(void)
+{
+  Suite *s = suite_create("topology");
+  TCase *tc = tcase_create("routes");
+  tcase_add_test(tc, test_one_node);
+  tcase_add_test(tc, test_single_switch);
+  tcase_add_test(tc, test_two_level_node_wiring);
+  tcase_add_test(tc, test_two_level_rail_wiring);
+  tcase_add_test(tc, test_oversubscribed);
+  tcase_add_test(tc, test_three_level);
+  tcase_add_test(tc, test_three_level_one_pod);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("limits");
+  tcase_add_test(tc, test_does_not_fit);
+  tcase_add_test(tc, test_large_is_cheap);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(topology_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
