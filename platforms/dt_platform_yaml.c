@@ -1,18 +1,532 @@
-/* The platform YAML v1 loader (DESIGN.md §3). Placeholder until the libyaml loader lands. */
+/* The platform YAML loader, schema version 1 (DESIGN.md §3): libyaml's document API turns the text into a
+ * node tree, a table of known keys walks it (unknown and duplicate keys, types, units), then cross-key rules
+ * are checked. Every error carries the file and the 1-based line:col of the node at fault. */
 #include "dt_platform.h"
 
+#include "../common/dt_units.h"
+#include "../common/dt_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+typedef enum {
+  T_SECTION,   /* a mapping of further keys */
+  T_VERSION,   /* the schema version, 1 */
+  T_STRING,    /* non-empty text, stored as an owned char * */
+  T_COUNT,     /* whole number in [lo, hi], stored as int */
+  T_REAL,      /* plain number in (rlo, rhi], stored as double */
+  T_BANDWIDTH, /* "450GB/s", stored in bytes/s (> 0) */
+  T_TIME,      /* "1.2us", stored in seconds (>= 0) */
+  T_FLOPS,     /* "989TFLOPS", stored in FLOP/s (> 0) */
+  T_CHOICE     /* one word of a list; the first nsupported are implemented, the rest "not supported yet" */
+} value_type;
+
+/* Rows of the schema, in the order the tables below list them. */
+enum {
+  R_VERSION, R_NAME,
+  R_GPU, R_GPU_MODEL, R_GPU_PEAK, R_GPU_EFF,
+  R_NODES, R_GPN,
+  R_INTRA, R_INTRA_KIND, R_INTRA_BW, R_INTRA_LAT,
+  R_NICS, R_NICS_PER_NODE, R_NICS_BW, R_NICS_LAT,
+  R_NET, R_NET_TOPO, R_NET_LEVELS, R_NET_RADIX, R_NET_OVERSUB, R_NET_WIRING, R_NET_LBW, R_NET_LLAT,
+  R_MODEL, R_MODEL_BWF, R_MODEL_LATF,
+  R_COUNT
+};
+
+static const char *const intra_kinds[] = {"nvswitch", "nvlink-mesh", "pcie"};
+static const char *const topologies[] = {"single-switch", "fat-tree", "dragonfly"};
+static const char *const wirings[] = {"node", "rail"};
+
+typedef struct key_spec {
+  const char *key;
+  int parent;     /* row of the enclosing section, -1 at the top level */
+  value_type type;
+  int required;   /* required whenever its section is present (conditional rules are in validate()) */
+  size_t offset;  /* field of dt_platform (unused for sections and choices) */
+  long lo, hi;    /* T_COUNT range */
+  double rlo, rhi;/* T_REAL range: rlo < v <= rhi */
+  const char *const *choices;
+  size_t nchoices, nsupported;
+} key_spec;
+
+#define F(field) offsetof(dt_platform, field)
+#define NOFIELD 0
+#define CHOICES(list, supported) list, sizeof list / sizeof list[0], supported
+
+static const key_spec schema[R_COUNT] = {
+  [R_VERSION] = {"dtsim_platform", -1, T_VERSION, 1, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  [R_NAME] = {"name", -1, T_STRING, 1, F(name), 0, 0, 0, 0, NULL, 0, 0},
+  [R_GPU] = {"gpu", -1, T_SECTION, 1, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  [R_GPU_MODEL] = {"model", R_GPU, T_STRING, 1, F(gpu_model), 0, 0, 0, 0, NULL, 0, 0},
+  [R_GPU_PEAK] = {"peak", R_GPU, T_FLOPS, 1, F(gpu_peak), 0, 0, 0, 0, NULL, 0, 0},
+  [R_GPU_EFF] = {"efficiency", R_GPU, T_REAL, 0, F(gpu_efficiency), 0, 0, 0.0, 1.0, NULL, 0, 0},
+  [R_NODES] = {"nodes", -1, T_COUNT, 1, F(nodes), 1, 1000000, 0, 0, NULL, 0, 0},
+  [R_GPN] = {"gpus_per_node", -1, T_COUNT, 1, F(gpus_per_node), 1, 1024, 0, 0, NULL, 0, 0},
+  [R_INTRA] = {"intra_node", -1, T_SECTION, 1, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  [R_INTRA_KIND] = {"kind", R_INTRA, T_CHOICE, 1, NOFIELD, 0, 0, 0, 0, CHOICES(intra_kinds, 1)},
+  [R_INTRA_BW] = {"bandwidth", R_INTRA, T_BANDWIDTH, 1, F(intra_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
+  [R_INTRA_LAT] = {"latency", R_INTRA, T_TIME, 1, F(intra_latency), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NICS] = {"nics", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  [R_NICS_PER_NODE] = {"per_node", R_NICS, T_COUNT, 1, F(nics_per_node), 1, 1024, 0, 0, NULL, 0, 0},
+  [R_NICS_BW] = {"bandwidth", R_NICS, T_BANDWIDTH, 1, F(nic_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NICS_LAT] = {"latency", R_NICS, T_TIME, 1, F(nic_latency), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NET] = {"network", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  [R_NET_TOPO] = {"topology", R_NET, T_CHOICE, 1, NOFIELD, 0, 0, 0, 0, CHOICES(topologies, 2)},
+  [R_NET_LEVELS] = {"levels", R_NET, T_COUNT, 0, F(levels), 2, 3, 0, 0, NULL, 0, 0},
+  [R_NET_RADIX] = {"radix", R_NET, T_COUNT, 0, F(radix), 2, 65536, 0, 0, NULL, 0, 0},
+  [R_NET_OVERSUB] = {"oversubscription", R_NET, T_COUNT, 0, F(oversubscription), 1, 65535, 0, 0, NULL, 0, 0},
+  [R_NET_WIRING] = {"wiring", R_NET, T_CHOICE, 0, NOFIELD, 0, 0, 0, 0, CHOICES(wirings, 2)},
+  [R_NET_LBW] = {"link_bandwidth", R_NET, T_BANDWIDTH, 1, F(link_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NET_LLAT] = {"link_latency", R_NET, T_TIME, 1, F(link_latency), 0, 0, 0, 0, NULL, 0, 0},
+  [R_MODEL] = {"model", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  [R_MODEL_BWF] = {"bandwidth_factor", R_MODEL, T_REAL, 0, F(bandwidth_factor), 0, 0, 0.0, HUGE_VAL, NULL, 0, 0},
+  [R_MODEL_LATF] = {"latency_factor", R_MODEL, T_REAL, 0, F(latency_factor), 0, 0, 0.0, HUGE_VAL, NULL, 0, 0},
+};
+
+/* State of one load: the document, where each key was seen, and the platform being filled. */
+typedef struct loader {
+  const char *file;
+  yaml_document_t *doc;
+  yaml_node_t *root;
+  yaml_node_t *key[R_COUNT]; /* the key node of each row seen, NULL when absent */
+  yaml_node_t *val[R_COUNT]; /* its value node */
+  int choice[R_COUNT];       /* index into the row's choices for T_CHOICE rows */
+  dt_platform *p;
+  dt_error *err;
+} loader;
+
+/* "nics.bandwidth" for a row, "nodes" at the top level. */
+static const char *path_of(int row, char *buf, size_t size)
+{
+  if (schema[row].parent < 0)
+    snprintf(buf, size, "%s", schema[row].key);
+  else
+    snprintf(buf, size, "%s.%s", schema[schema[row].parent].key, schema[row].key);
+  return buf;
+}
+
+/* Fills the error at a node's start (libyaml marks are 0-based). */
+static int fail_at(loader *L, const yaml_node_t *node, const char *fmt, ...) DT_PRINTF(3, 4);
+static int fail_at(loader *L, const yaml_node_t *node, const char *fmt, ...)
+{
+  char msg[sizeof L->err->msg];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  long line = node ? (long)node->start_mark.line + 1 : 0;
+  long col = node ? (long)node->start_mark.column + 1 : 0;
+  return dt_error_set(L->err, L->file, line, col, "%s", msg);
+}
+
+static const char *scalar_text(const yaml_node_t *n)
+{
+  return (const char *)n->data.scalar.value;
+}
+
+/* A plain empty, `~` or `null` scalar: YAML's null, i.e. a key given without a value. */
+static int is_null(const yaml_node_t *n)
+{
+  if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+    return 0;
+  const char *s = scalar_text(n);
+  return !*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
+}
+
+/* What a node holds, for "found ..." in messages. */
+static const char *describe(const yaml_node_t *n, char *buf, size_t size)
+{
+  if (n->type == YAML_MAPPING_NODE)
+    snprintf(buf, size, "a mapping");
+  else if (n->type == YAML_SEQUENCE_NODE)
+    snprintf(buf, size, "a sequence");
+  else if (is_null(n))
+    snprintf(buf, size, "nothing");
+  else if (!*scalar_text(n))
+    snprintf(buf, size, "an empty string");
+  else
+    snprintf(buf, size, "'%.200s'", scalar_text(n));
+  return buf;
+}
+
+/* Whole decimal number with an optional leading '+' or '-'; -1 when the text is not one. */
+static int parse_long(const char *s, long *out)
+{
+  const char *p = s;
+  if (*p == '+' || *p == '-')
+    p++;
+  if (!isdigit((unsigned char)*p))
+    return -1;
+  for (const char *q = p; *q; q++)
+    if (!isdigit((unsigned char)*q))
+      return -1;
+  errno = 0;
+  long v = strtol(s, NULL, 10);
+  if (errno == ERANGE)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* Plain decimal number (no inf, nan or hex); -1 when the text is not one. */
+static int parse_real(const char *s, double *out)
+{
+  if (!*s)
+    return -1;
+  for (const char *q = s; *q; q++)
+    if (!(isdigit((unsigned char)*q) || *q == '.' || *q == 'e' || *q == 'E' || *q == '-' || *q == '+'))
+      return -1;
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || *end || errno == ERANGE || !isfinite(v))
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* Converts the value of one non-section row into the platform. */
+static int convert(loader *L, int row, yaml_node_t *v)
+{
+  const key_spec *k = &schema[row];
+  char path[128], found[256], why[512];
+  path_of(row, path, sizeof path);
+  describe(v, found, sizeof found);
+  char *field = (char *)L->p + k->offset;
+  static const char *const what[] = {
+      [T_SECTION] = "a mapping", [T_VERSION] = "the schema version 1", [T_STRING] = "a name",
+      [T_COUNT] = "a whole number", [T_REAL] = "a number", [T_BANDWIDTH] = "a bandwidth such as '450GB/s'",
+      [T_TIME] = "a time such as '1.2us'", [T_FLOPS] = "a compute rate such as '989TFLOPS'",
+      [T_CHOICE] = "one of"};
+
+  if (v->type != YAML_SCALAR_NODE || is_null(v) || !*scalar_text(v)) {
+    if (k->type == T_CHOICE) {
+      char list[256] = "";
+      for (size_t i = 0; i < k->nsupported; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s'%s'", i ? ", " : "", k->choices[i]);
+      return fail_at(L, v, "expected one of %s for '%s', found %s", list, path, found);
+    }
+    return fail_at(L, v, "expected %s for '%s', found %s", what[k->type], path, found);
+  }
+  const char *text = scalar_text(v);
+
+  switch (k->type) {
+  case T_VERSION: {
+    long n;
+    if (parse_long(text, &n) != 0)
+      return fail_at(L, v, "expected the schema version 1 for '%s', found %s", path, found);
+    if (n != 1)
+      return fail_at(L, v, "unsupported '%s' version %s (this dtsim reads version 1)", path, found);
+    return DT_OK;
+  }
+  case T_STRING:
+    *(char **)field = dt_xstrdup(text);
+    return DT_OK;
+  case T_COUNT: {
+    long n;
+    if (parse_long(text, &n) != 0)
+      return fail_at(L, v, "expected a whole number for '%s', found %s", path, found);
+    if (n < k->lo || n > k->hi) {
+      if (k->hi - k->lo == 1)
+        return fail_at(L, v, "expected %ld or %ld for '%s', found %s", k->lo, k->hi, path, found);
+      if (n < k->lo && k->lo == 1)
+        return fail_at(L, v, "expected a positive whole number for '%s', found %s", path, found);
+      if (n < k->lo)
+        return fail_at(L, v, "expected a whole number of at least %ld for '%s', found %s", k->lo, path, found);
+      return fail_at(L, v, "expected a whole number of at most %ld for '%s', found %s", k->hi, path, found);
+    }
+    *(int *)field = (int)n;
+    return DT_OK;
+  }
+  case T_REAL: {
+    double x;
+    if (parse_real(text, &x) != 0)
+      return fail_at(L, v, "expected a plain number for '%s', found %s", path, found);
+    if (!(x > k->rlo && x <= k->rhi)) {
+      if (isinf(k->rhi))
+        return fail_at(L, v, "expected a number above %g for '%s', found %s", k->rlo, path, found);
+      return fail_at(L, v, "expected a number above %g and at most %g for '%s', found %s", k->rlo, k->rhi, path,
+                     found);
+    }
+    *(double *)field = x;
+    return DT_OK;
+  }
+  case T_BANDWIDTH:
+  case T_TIME:
+  case T_FLOPS: {
+    double x;
+    int rc = k->type == T_BANDWIDTH ? dt_parse_bandwidth(text, &x, why, sizeof why)
+             : k->type == T_TIME    ? dt_parse_time(text, &x, why, sizeof why)
+                                    : dt_parse_flop_rate(text, &x, why, sizeof why);
+    if (rc != 0)
+      return fail_at(L, v, "bad value for '%s': %s", path, why);
+    if (k->type != T_TIME && x <= 0)
+      return fail_at(L, v, "expected %s above zero for '%s', found %s", what[k->type], path, found);
+    *(double *)field = x;
+    return DT_OK;
+  }
+  case T_CHOICE: {
+    for (size_t i = 0; i < k->nchoices; i++)
+      if (strcmp(text, k->choices[i]) == 0) {
+        if (i >= k->nsupported) {
+          char list[256] = "";
+          for (size_t j = 0; j < k->nsupported; j++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s'%s'", j ? ", " : "", k->choices[j]);
+          return fail_at(L, v, "value '%s' for '%s' is not supported yet (supported: %s)", text, path, list);
+        }
+        L->choice[row] = (int)i;
+        return DT_OK;
+      }
+    const char *near = dt_nearest_word(text, k->choices, k->nchoices);
+    char list[256] = "";
+    for (size_t j = 0; j < k->nsupported; j++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s'%s'", j ? ", " : "", k->choices[j]);
+    if (near)
+      return fail_at(L, v, "unknown value %s for '%s' (did you mean '%s'?)", found, path, near);
+    return fail_at(L, v, "unknown value %s for '%s' (expected %s%s)", found, path, k->nsupported > 1 ? "one of " : "",
+                   list);
+  }
+  case T_SECTION:
+    break;
+  }
+  return DT_OK;
+}
+
+/* Walks one mapping whose keys are the rows with parent `section` (-1: the top level). */
+static int walk(loader *L, yaml_node_t *map, int section)
+{
+  char where[160];
+  if (section < 0)
+    snprintf(where, sizeof where, "at the top level");
+  else
+    snprintf(where, sizeof where, "in '%s'", schema[section].key);
+
+  for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
+    yaml_node_t *kn = yaml_document_get_node(L->doc, pair->key);
+    yaml_node_t *vn = yaml_document_get_node(L->doc, pair->value);
+    char found[256];
+    if (kn->type != YAML_SCALAR_NODE)
+      return fail_at(L, kn, "expected a key name %s, found %s", where, describe(kn, found, sizeof found));
+    const char *name = scalar_text(kn);
+
+    int row = -1;
+    const char *cands[R_COUNT];
+    size_t ncands = 0;
+    for (int r = 0; r < R_COUNT; r++)
+      if (schema[r].parent == section) {
+        cands[ncands++] = schema[r].key;
+        if (strcmp(schema[r].key, name) == 0)
+          row = r;
+      }
+    if (row < 0) {
+      const char *near = dt_nearest_word(name, cands, ncands);
+      if (near)
+        return fail_at(L, kn, "unknown key '%s' %s (did you mean '%s'?)", name, where, near);
+      return fail_at(L, kn, "unknown key '%s' %s", name, where);
+    }
+    if (L->key[row])
+      return fail_at(L, kn, "duplicate key '%s' %s (first given at line %ld)", name, where,
+                     (long)L->key[row]->start_mark.line + 1);
+    L->key[row] = kn;
+    L->val[row] = vn;
+
+    if (schema[row].type == T_SECTION) {
+      if (vn->type != YAML_MAPPING_NODE)
+        return fail_at(L, vn, "expected a mapping for '%s', found %s", name, describe(vn, found, sizeof found));
+      if (walk(L, vn, row) != DT_OK)
+        return DT_ERR;
+    } else if (convert(L, row, vn) != DT_OK) {
+      return DT_ERR;
+    }
+  }
+  return DT_OK;
+}
+
+static int require(loader *L, int row, const char *because)
+{
+  if (L->val[row])
+    return DT_OK;
+  int parent = schema[row].parent;
+  yaml_node_t *at = parent < 0 ? L->root : L->val[parent];
+  char in[160] = "";
+  if (parent >= 0)
+    snprintf(in, sizeof in, " in '%s'", schema[parent].key);
+  return fail_at(L, at, "missing required key '%s'%s%s", schema[row].key, in, because ? because : "");
+}
+
+/* Rules across keys, once every value is converted. */
+static int validate(loader *L)
+{
+  dt_platform *p = L->p;
+  for (int r = 0; r < R_COUNT; r++) {
+    int parent = schema[r].parent;
+    if (schema[r].required && (parent < 0 || L->val[parent]) && require(L, r, NULL) != DT_OK)
+      return DT_ERR;
+  }
+  if (p->nodes > 1) {
+    if (require(L, R_NICS, " (required when 'nodes' is more than 1)") != DT_OK ||
+        require(L, R_NET, " (required when 'nodes' is more than 1)") != DT_OK)
+      return DT_ERR;
+  }
+  if (L->val[R_NET] && require(L, R_NICS, " (required when 'network' is given)") != DT_OK)
+    return DT_ERR;
+
+  p->intra_kind = DT_INTRA_NVSWITCH;
+  if (L->val[R_NICS] && p->gpus_per_node % p->nics_per_node != 0)
+    return fail_at(L, L->val[R_NICS_PER_NODE], "'nics.per_node' (%d) does not divide 'gpus_per_node' (%d)",
+                   p->nics_per_node, p->gpus_per_node);
+
+  if (!L->val[R_NET])
+    return DT_OK;
+  p->topology = L->choice[R_NET_TOPO] == 0 ? DT_NET_SINGLE_SWITCH : DT_NET_FAT_TREE;
+  p->wiring = L->val[R_NET_WIRING] && L->choice[R_NET_WIRING] == 1 ? DT_WIRING_RAIL : DT_WIRING_NODE;
+
+  if (p->topology == DT_NET_SINGLE_SWITCH) {
+    static const int tree_only[] = {R_NET_LEVELS, R_NET_RADIX, R_NET_OVERSUB, R_NET_WIRING};
+    for (size_t i = 0; i < sizeof tree_only / sizeof tree_only[0]; i++)
+      if (L->key[tree_only[i]])
+        return fail_at(L, L->key[tree_only[i]], "key '%s' in 'network' applies only to topology 'fat-tree'",
+                       schema[tree_only[i]].key);
+    return DT_OK;
+  }
+
+  if (require(L, R_NET_LEVELS, " (required for topology 'fat-tree')") != DT_OK ||
+      require(L, R_NET_RADIX, " (required for topology 'fat-tree')") != DT_OK)
+    return DT_ERR;
+  long r = p->radix, k = p->oversubscription;
+  if (r % (k + 1) != 0)
+    return fail_at(L, L->val[R_NET_OVERSUB] ? L->val[R_NET_OVERSUB] : L->val[R_NET_RADIX],
+                   "'network.radix' %ld with 'network.oversubscription' %ld does not split into whole ports: "
+                   "down-ports radix*k/(k+1) = %ld*%ld/%ld and up-ports radix/(k+1) = %ld/%ld must be integers",
+                   r, k, r, k, k + 1, r, k + 1);
+  if (p->levels == 3 && r % 2 != 0)
+    return fail_at(L, L->val[R_NET_RADIX], "a 3-level fat-tree needs an even 'network.radix', found %ld", r);
+
+  dt_fabric_shape shape;
+  dt_error why;
+  dt_error_clear(&why);
+  if (dt_platform_fabric_shape(p, &shape, &why) != DT_OK)
+    return fail_at(L, L->val[R_NET], "%s", why.msg);
+  return DT_OK;
+}
+
+/* Describes a libyaml parser failure with its position. */
+static int yaml_failure(loader *L, const yaml_parser_t *parser)
+{
+  const char *problem = parser->problem ? parser->problem : "cannot read the text";
+  if (parser->error == YAML_READER_ERROR)
+    return dt_error_set(L->err, L->file, 0, 0, "not valid YAML: %s at byte %zu", problem, parser->problem_offset);
+  long line = (long)parser->problem_mark.line + 1, col = (long)parser->problem_mark.column + 1;
+  if (parser->context)
+    return dt_error_set(L->err, L->file, line, col, "not valid YAML: %s %s (line %ld)", problem, parser->context,
+                        (long)parser->context_mark.line + 1);
+  return dt_error_set(L->err, L->file, line, col, "not valid YAML: %s", problem);
+}
 
 int dt_platform_parse(const char *text, size_t len, const char *source_name, dt_platform **out, dt_error *err)
 {
-  (void)text;
-  (void)len;
-  if (out)
-    *out = NULL;
-  return dt_error_set(err, source_name, 0, 0, "the platform loader is not implemented yet");
+  int rc = DT_ERR;
+  yaml_parser_t parser;
+  yaml_document_t doc, extra;
+  int have_parser = 0, have_doc = 0, have_extra = 0;
+  loader L;
+  memset(&L, 0, sizeof L);
+  L.file = source_name ? source_name : "";
+  L.err = err;
+  L.doc = &doc;
+  dt_error_clear(err);
+  *out = NULL;
+
+  if (!yaml_parser_initialize(&parser)) {
+    dt_error_set(err, L.file, 0, 0, "cannot initialise the YAML parser");
+    goto cleanup;
+  }
+  have_parser = 1;
+  yaml_parser_set_input_string(&parser, (const unsigned char *)(text ? text : ""), text ? len : 0);
+  if (!yaml_parser_load(&parser, &doc)) {
+    yaml_failure(&L, &parser);
+    goto cleanup;
+  }
+  have_doc = 1;
+  L.root = yaml_document_get_root_node(&doc);
+  if (!L.root) {
+    dt_error_set(err, L.file, 0, 0, "the platform file is empty: expected a mapping starting with 'dtsim_platform: 1'");
+    goto cleanup;
+  }
+  if (L.root->type != YAML_MAPPING_NODE) {
+    char found[256];
+    fail_at(&L, L.root, "expected a mapping of platform keys at the top level, found %s",
+            describe(L.root, found, sizeof found));
+    goto cleanup;
+  }
+  if (!yaml_parser_load(&parser, &extra)) {
+    yaml_failure(&L, &parser);
+    goto cleanup;
+  }
+  have_extra = 1;
+  yaml_node_t *second = yaml_document_get_root_node(&extra);
+  if (second) {
+    dt_error_set(err, L.file, (long)second->start_mark.line + 1, (long)second->start_mark.column + 1,
+                 "expected one YAML document, found a second one");
+    goto cleanup;
+  }
+
+  L.p = dt_xcalloc(1, sizeof *L.p);
+  L.p->gpu_efficiency = 1.0;
+  L.p->oversubscription = 1;
+  L.p->wiring = DT_WIRING_NODE;
+  L.p->topology = DT_NET_NONE;
+  L.p->bandwidth_factor = 1.0;
+  L.p->latency_factor = 1.0;
+  if (walk(&L, L.root, -1) != DT_OK || validate(&L) != DT_OK)
+    goto cleanup;
+  L.p->source = dt_xstrdup(L.file);
+  *out = L.p;
+  L.p = NULL;
+  rc = DT_OK;
+
+cleanup:
+  dt_platform_free(L.p);
+  if (have_extra)
+    yaml_document_delete(&extra);
+  if (have_doc)
+    yaml_document_delete(&doc);
+  if (have_parser)
+    yaml_parser_delete(&parser);
+  return rc;
 }
 
 int dt_platform_load(const char *path, dt_platform **out, dt_error *err)
 {
-  return dt_platform_parse("", 0, path, out, err);
+  *out = NULL;
+  dt_error_clear(err);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return dt_error_set(err, NULL, 0, 0, "cannot open '%s': %s", path, strerror(errno));
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    buf = dt_grow(buf, &cap, len + 65536, 1);
+    size_t n = fread(buf + len, 1, cap - len, f);
+    len += n;
+    if (n == 0)
+      break;
+  }
+  int read_failed = ferror(f);
+  fclose(f);
+  if (read_failed) {
+    free(buf);
+    return dt_error_set(err, NULL, 0, 0, "cannot read '%s'", path);
+  }
+  int rc = dt_platform_parse(buf, len, path, out, err);
+  free(buf);
+  return rc;
 }

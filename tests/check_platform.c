@@ -1,0 +1,634 @@
+/* Unit tests for platforms/: the YAML v1 loader (values, defaults, every error class with its position) and
+ * the fabric shape rules of DESIGN.md §3. Expected values are hand-computed in the comments. */
+#include "platforms/dt_platform.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REL_EQ(a, b) ck_assert_msg(fabs((a) - (b)) <= 1e-12 * fabs(b), "%s = %.17g, expected %.17g", #a, (a), (b))
+
+/* A valid 4-node platform; line numbers matter: variants replace one line and errors name lines. */
+static const char *const base_lines[] = {
+    "dtsim_platform: 1",                                                /* 1 */
+    "name: t",                                                          /* 2 */
+    "gpu: {model: H100, peak: 989TFLOPS}",                              /* 3 */
+    "nodes: 4",                                                         /* 4 */
+    "gpus_per_node: 8",                                                 /* 5 */
+    "intra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1us}",   /* 6 */
+    "nics:",                                                            /* 7 */
+    "  per_node: 8",                                                    /* 8 */
+    "  bandwidth: 400Gb/s",                                             /* 9 */
+    "  latency: 1us",                                                   /* 10 */
+    "network:",                                                         /* 11 */
+    "  topology: fat-tree",                                             /* 12 */
+    "  levels: 2",                                                      /* 13 */
+    "  radix: 64",                                                      /* 14 */
+    "  link_bandwidth: 400Gb/s",                                        /* 15 */
+    "  link_latency: 300ns",                                            /* 16 */
+};
+#define BASE_N (sizeof base_lines / sizeof base_lines[0])
+
+static char text_buf[8192];
+
+/* The base text with line `line` (1-based) replaced by `repl` (NULL keeps it; "" leaves an empty line so that
+ * later lines keep their numbers). Pairs (line, repl) end with 0. */
+static const char *variant(int line, ...)
+{
+  const char *repl[BASE_N + 1] = {0};
+  va_list ap;
+  va_start(ap, line);
+  while (line > 0) {
+    repl[line - 1] = va_arg(ap, const char *);
+    line = va_arg(ap, int);
+  }
+  va_end(ap);
+  text_buf[0] = '\0';
+  for (size_t i = 0; i < BASE_N; i++) {
+    strcat(text_buf, repl[i] ? repl[i] : base_lines[i]);
+    strcat(text_buf, "\n");
+  }
+  return text_buf;
+}
+
+static dt_platform *parse_ok(const char *text)
+{
+  dt_platform *p = NULL;
+  dt_error e;
+  char buf[2048];
+  int rc = dt_platform_parse(text, strlen(text), "p.yaml", &p, &e);
+  ck_assert_msg(rc == DT_OK, "unexpected error: %s\n--- text:\n%s", dt_error_format(&e, buf, sizeof buf), text);
+  ck_assert_ptr_nonnull(p);
+  return p;
+}
+
+/* Asserts a parse error of file "p.yaml" at line:col (0:0 when the error has no position) whose message
+ * contains each of the NULL-terminated substrings. */
+static void parse_err(const char *text, long line, long col, ...)
+{
+  dt_platform *p = (dt_platform *)1;
+  dt_error e;
+  char buf[2048];
+  int rc = dt_platform_parse(text, strlen(text), "p.yaml", &p, &e);
+  ck_assert_msg(rc == DT_ERR, "expected an error\n--- text:\n%s", text);
+  ck_assert_ptr_null(p);
+  dt_error_format(&e, buf, sizeof buf);
+  ck_assert_str_eq(e.file, "p.yaml");
+  ck_assert_msg(e.line == line && e.col == col, "position %ld:%ld, expected %ld:%ld: %s", e.line, e.col, line, col,
+                buf);
+  va_list ap;
+  va_start(ap, col);
+  for (const char *s = va_arg(ap, const char *); s; s = va_arg(ap, const char *))
+    ck_assert_msg(strstr(e.msg, s) != NULL, "message lacks \"%s\": %s", s, buf);
+  va_end(ap);
+}
+
+START_TEST(test_every_key_value)
+{
+  const char *text = "dtsim_platform: 1\n"
+                     "name: dgx-h100-4node\n"
+                     "gpu:   {model: H100-SXM, peak: 989TFLOPS, efficiency: 0.45}\n"
+                     "nodes: 4\n"
+                     "gpus_per_node: 8\n"
+                     "intra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1.2us}\n"
+                     "nics: {per_node: 4, bandwidth: 400Gb/s, latency: 0.003ms}\n"
+                     "network:\n"
+                     "  topology: fat-tree\n"
+                     "  levels: 3\n"
+                     "  radix: 36\n"
+                     "  oversubscription: 2\n"
+                     "  wiring: rail\n"
+                     "  link_bandwidth: 25GiB/s\n"
+                     "  link_latency: 500ns\n"
+                     "model: {bandwidth_factor: 0.9, latency_factor: 1.25}\n";
+  dt_platform *p = parse_ok(text);
+  ck_assert_str_eq(p->name, "dgx-h100-4node");
+  ck_assert_str_eq(p->source, "p.yaml");
+  ck_assert_str_eq(p->gpu_model, "H100-SXM");
+  REL_EQ(p->gpu_peak, 9.89e14);
+  REL_EQ(p->gpu_efficiency, 0.45);
+  ck_assert_int_eq(p->nodes, 4);
+  ck_assert_int_eq(p->gpus_per_node, 8);
+  ck_assert_int_eq(p->intra_kind, DT_INTRA_NVSWITCH);
+  REL_EQ(p->intra_bandwidth, 4.5e11); /* 450 GB/s = 450e9 bytes/s */
+  REL_EQ(p->intra_latency, 1.2e-6);
+  ck_assert_int_eq(p->nics_per_node, 4);
+  REL_EQ(p->nic_bandwidth, 5e10); /* 400 Gb/s = 400e9 bits/s / 8 */
+  REL_EQ(p->nic_latency, 3e-6);   /* 0.003 ms */
+  ck_assert_int_eq(p->topology, DT_NET_FAT_TREE);
+  ck_assert_int_eq(p->levels, 3);
+  ck_assert_int_eq(p->radix, 36);
+  ck_assert_int_eq(p->oversubscription, 2);
+  ck_assert_int_eq(p->wiring, DT_WIRING_RAIL);
+  REL_EQ(p->link_bandwidth, 25.0 * 1073741824.0); /* 25 GiB/s = 25 * 2^30 */
+  REL_EQ(p->link_latency, 5e-7);
+  REL_EQ(p->bandwidth_factor, 0.9);
+  REL_EQ(p->latency_factor, 1.25);
+  ck_assert_int_eq(dt_platform_gpu_count(p), 32);
+  dt_platform_free(p);
+
+  /* the other spellings of DESIGN.md §3: 400Gbps, single-switch, wiring node */
+  p = parse_ok(variant(9, "  bandwidth: 400Gbps", 12, "  topology: single-switch", 13, "", 14, "", 0));
+  REL_EQ(p->nic_bandwidth, 5e10);
+  ck_assert_int_eq(p->topology, DT_NET_SINGLE_SWITCH);
+  dt_platform_free(p);
+  p = parse_ok(variant(14, "  radix: 64\n  wiring: node", 0));
+  ck_assert_int_eq(p->wiring, DT_WIRING_NODE);
+  ck_assert_int_eq(p->levels, 2);
+  dt_platform_free(p);
+}
+END_TEST
+
+START_TEST(test_defaults)
+{
+  /* one node: nics and network optional; efficiency, factors, oversubscription and wiring default */
+  const char *one = "dtsim_platform: 1\n"
+                    "name: box\n"
+                    "gpu: {model: A100, peak: 312TFLOPS}\n"
+                    "nodes: 1\n"
+                    "gpus_per_node: 8\n"
+                    "intra_node: {kind: nvswitch, bandwidth: 300GB/s, latency: 2us}\n";
+  dt_platform *p = parse_ok(one);
+  REL_EQ(p->gpu_efficiency, 1.0);
+  REL_EQ(p->bandwidth_factor, 1.0);
+  REL_EQ(p->latency_factor, 1.0);
+  ck_assert_int_eq(p->nics_per_node, 0);
+  ck_assert_int_eq(p->topology, DT_NET_NONE);
+  ck_assert_int_eq(p->oversubscription, 1);
+  ck_assert_int_eq(p->wiring, DT_WIRING_NODE);
+  ck_assert_int_eq(dt_platform_nic_of_gpu(p, 5), 0);
+  dt_fabric_shape s;
+  dt_error e;
+  ck_assert_int_eq(dt_platform_fabric_shape(p, &s, &e), DT_OK);
+  ck_assert_int_eq(s.nics, 0);
+  ck_assert_int_eq(s.leaves, 0);
+  ck_assert_int_eq(s.spines, 0);
+  dt_platform_free(p);
+
+  /* multi-node base has no oversubscription, wiring or model keys */
+  p = parse_ok(variant(0));
+  ck_assert_int_eq(p->oversubscription, 1);
+  ck_assert_int_eq(p->wiring, DT_WIRING_NODE);
+  REL_EQ(p->gpu_efficiency, 1.0);
+  REL_EQ(p->latency_factor, 1.0);
+  dt_platform_free(p);
+  dt_platform_free(NULL); /* no-op */
+}
+END_TEST
+
+START_TEST(test_shipped_files)
+{
+  dt_platform *p = NULL;
+  dt_error e;
+  char buf[2048];
+  dt_fabric_shape s;
+
+  ck_assert_msg(dt_platform_load("platforms/dgx-a100.yaml", &p, &e) == DT_OK, "%s",
+                dt_error_format(&e, buf, sizeof buf));
+  ck_assert_int_eq(p->nodes, 1);
+  ck_assert_int_eq(dt_platform_gpu_count(p), 8);
+  REL_EQ(p->intra_bandwidth, 3e11); /* NVLink3: 600 GB/s bidirectional */
+  REL_EQ(p->gpu_peak, 3.12e14);
+  ck_assert_int_eq(p->topology, DT_NET_NONE);
+  ck_assert_str_eq(p->source, "platforms/dgx-a100.yaml");
+  dt_platform_free(p);
+
+  ck_assert_msg(dt_platform_load("platforms/dgx-h100-4node.yaml", &p, &e) == DT_OK, "%s",
+                dt_error_format(&e, buf, sizeof buf));
+  ck_assert_int_eq(dt_platform_gpu_count(p), 32);
+  REL_EQ(p->intra_bandwidth, 4.5e11);
+  REL_EQ(p->nic_bandwidth, 5e10);
+  REL_EQ(p->link_latency, 3e-7);
+  ck_assert_int_eq(p->wiring, DT_WIRING_RAIL);
+  ck_assert_int_eq(dt_platform_fabric_shape(p, &s, &e), DT_OK);
+  /* radix 64, 1:1 -> d = u = 32; rail: ceil(4 nodes/32) = 1 leaf per rail, 8 rails -> 8 leaves, 32 spines */
+  ck_assert_int_eq(s.nics, 32);
+  ck_assert_int_eq(s.down_ports, 32);
+  ck_assert_int_eq(s.up_ports, 32);
+  ck_assert_int_eq(s.leaves_per_rail, 1);
+  ck_assert_int_eq(s.leaves, 8);
+  ck_assert_int_eq(s.spines, 32);
+  /* 64 leaves at most (a spine has 64 ports), 8 rails of 8 leaves of 32 NICs */
+  ck_assert_int_eq(s.capacity, 2048);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(p, &s, 2 * 8 + 5), 5); /* node 2, NIC 5: rail 5 */
+  dt_platform_free(p);
+
+  ck_assert_msg(dt_platform_load("platforms/fat-tree-oversub.yaml", &p, &e) == DT_OK, "%s",
+                dt_error_format(&e, buf, sizeof buf));
+  ck_assert_int_eq(dt_platform_gpu_count(p), 128);
+  REL_EQ(p->nic_bandwidth, 2.5e10); /* HDR 200 Gb/s */
+  ck_assert_int_eq(p->oversubscription, 3);
+  ck_assert_int_eq(dt_platform_fabric_shape(p, &s, &e), DT_OK);
+  /* radix 40, 3:1 -> d = 30, u = 10; 128 NICs -> ceil(128/30) = 5 leaves, 10 spines, at most 40*30 NICs */
+  ck_assert_int_eq(s.down_ports, 30);
+  ck_assert_int_eq(s.up_ports, 10);
+  ck_assert_int_eq(s.leaves, 5);
+  ck_assert_int_eq(s.spines, 10);
+  ck_assert_int_eq(s.capacity, 1200);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(p, &s, 127), 4);
+  dt_platform_free(p);
+}
+END_TEST
+
+START_TEST(test_unknown_key)
+{
+  parse_err(variant(9, "  bandwith: 400Gb/s", 0), 9, 3, "unknown key 'bandwith' in 'nics'",
+            "(did you mean 'bandwidth'?)", NULL);
+  parse_err(variant(4, "node: 4", 0), 4, 1, "unknown key 'node' at the top level", "(did you mean 'nodes'?)", NULL);
+  /* inside a flow mapping: "intra_node: {kind: nvswitch, " is 29 characters */
+  parse_err(variant(6, "intra_node: {kind: nvswitch, bandwdth: 450GB/s, latency: 1us}", 0), 6, 30,
+            "unknown key 'bandwdth' in 'intra_node'", "(did you mean 'bandwidth'?)", NULL);
+  parse_err(variant(14, "  radix: 64", 15, "  zzzzzzzzzzzz: 1", 0), 15, 3, "unknown key 'zzzzzzzzzzzz' in 'network'",
+            NULL);
+  dt_error e;
+  dt_platform *p;
+  const char *t = variant(15, "  qqqqqqqqqqqqqq: 1", 0);
+  ck_assert_int_eq(dt_platform_parse(t, strlen(t), "p.yaml", &p, &e), DT_ERR);
+  ck_assert_ptr_null(strstr(e.msg, "did you mean")); /* nothing near: no hint */
+}
+END_TEST
+
+START_TEST(test_bare_number)
+{
+  parse_err(variant(9, "  bandwidth: 400", 0), 9, 14, "'nics.bandwidth'", "bare number '400'", "unit", NULL);
+  parse_err(variant(16, "  link_latency: 300", 0), 16, 17, "'network.link_latency'", "bare number '300'", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989}", 0), 3, 26, "'gpu.peak'", "bare number '989'", NULL);
+}
+END_TEST
+
+START_TEST(test_bad_unit)
+{
+  parse_err(variant(9, "  bandwidth: 400GB", 0), 9, 14, "'nics.bandwidth'", "unit 'GB'", "450GB/s", NULL);
+  parse_err(variant(10, "  latency: 1 parsec", 0), 10, 12, "'nics.latency'", "unit 'parsec'", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TB/s}", 0), 3, 26, "'gpu.peak'", "unit 'TB/s'", NULL);
+  parse_err(variant(15, "  link_bandwidth: fast", 0), 15, 19, "'network.link_bandwidth'", "'fast'", NULL);
+  parse_err(variant(15, "  link_bandwidth: 0GB/s", 0), 15, 19, "'network.link_bandwidth'", "above zero", NULL);
+  parse_err(variant(16, "  link_latency: -3ns", 0), 16, 17, "'network.link_latency'", "'-3ns'", NULL);
+}
+END_TEST
+
+START_TEST(test_missing_key)
+{
+  /* block mapping: its position is its first key */
+  parse_err(variant(9, "", 0), 8, 3, "missing required key 'bandwidth' in 'nics'", NULL);
+  parse_err(variant(2, "", 0), 1, 1, "missing required key 'name'", NULL);
+  /* flow mapping: its position is the '{' (column 6 after "gpu: ") */
+  parse_err(variant(3, "gpu: {model: H100}", 0), 3, 6, "missing required key 'peak' in 'gpu'", NULL);
+  parse_err(variant(12, "", 0), 13, 3, "missing required key 'topology' in 'network'", NULL);
+  parse_err(variant(14, "", 0), 12, 3, "missing required key 'radix' in 'network'", "fat-tree", NULL);
+  parse_err(variant(13, "", 0), 12, 3, "missing required key 'levels' in 'network'", NULL);
+  /* nics and network are required when nodes > 1 */
+  parse_err(variant(7, "", 8, "", 9, "", 10, "", 0), 1, 1, "missing required key 'nics'", "'nodes' is more than 1",
+            NULL);
+  parse_err(variant(11, "", 12, "", 13, "", 14, "", 15, "", 16, "", 0), 1, 1, "missing required key 'network'",
+            NULL);
+  /* one node with a network but no NICs */
+  parse_err(variant(4, "nodes: 1", 7, "", 8, "", 9, "", 10, "", 0), 1, 1, "missing required key 'nics'",
+            "'network' is given", NULL);
+  parse_err(variant(6, "intra_node: {bandwidth: 450GB/s, latency: 1us}", 0), 6, 13,
+            "missing required key 'kind' in 'intra_node'", NULL);
+}
+END_TEST
+
+START_TEST(test_wrong_type)
+{
+  parse_err(variant(7, "nics: 8", 8, "", 9, "", 10, "", 0), 7, 7, "expected a mapping for 'nics'", "found '8'", NULL);
+  parse_err(variant(2, "name: {first: a}", 0), 2, 7, "'name'", "found a mapping", NULL);
+  parse_err(variant(2, "name:", 0), 2, 6, "'name'", "found nothing", NULL);
+  parse_err(variant(4, "nodes: 4.5", 0), 4, 8, "expected a whole number for 'nodes'", "found '4.5'", NULL);
+  parse_err(variant(4, "nodes: 0", 0), 4, 8, "expected a positive whole number for 'nodes'", "found '0'", NULL);
+  parse_err(variant(5, "gpus_per_node: -8", 0), 5, 16, "positive whole number for 'gpus_per_node'", "'-8'", NULL);
+  parse_err(variant(4, "nodes: [1, 2]", 0), 4, 8, "'nodes'", "found a sequence", NULL);
+  parse_err(variant(8, "  per_node: eight", 0), 8, 13, "whole number for 'nics.per_node'", "'eight'", NULL);
+  parse_err(variant(13, "  levels: 4", 0), 13, 11, "expected 2 or 3 for 'network.levels'", "found '4'", NULL);
+  parse_err(variant(14, "  radix: 1", 0), 14, 10, "at least 2 for 'network.radix'", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, efficiency: 1.5}", 0), 3, 49, "'gpu.efficiency'",
+            "at most 1", "'1.5'", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, efficiency: 45%}", 0), 3, 49,
+            "plain number for 'gpu.efficiency'", NULL);
+  parse_err(variant(16, "  link_latency: 300ns\nmodel: {bandwidth_factor: 0}", 0), 17, 27,
+            "'model.bandwidth_factor'", "above 0", NULL);
+  parse_err(variant(16, "  link_latency: 300ns\nmodel: 2", 0), 17, 8, "expected a mapping for 'model'", NULL);
+}
+END_TEST
+
+START_TEST(test_choices)
+{
+  parse_err(variant(6, "intra_node: {kind: pcie, bandwidth: 64GB/s, latency: 1us}", 0), 6, 20,
+            "value 'pcie' for 'intra_node.kind' is not supported yet", "'nvswitch'", NULL);
+  parse_err(variant(6, "intra_node: {kind: nvlink-mesh, bandwidth: 64GB/s, latency: 1us}", 0), 6, 20,
+            "not supported yet", NULL);
+  parse_err(variant(6, "intra_node: {kind: nvswich, bandwidth: 64GB/s, latency: 1us}", 0), 6, 20,
+            "unknown value 'nvswich' for 'intra_node.kind'", "(did you mean 'nvswitch'?)", NULL);
+  parse_err(variant(12, "  topology: dragonfly", 0), 12, 13, "value 'dragonfly' for 'network.topology' is not supported yet",
+            "'single-switch', 'fat-tree'", NULL);
+  parse_err(variant(12, "  topology: fat_tree", 0), 12, 13, "(did you mean 'fat-tree'?)", NULL);
+  parse_err(variant(14, "  radix: 64\n  wiring: rails", 0), 15, 11, "unknown value 'rails' for 'network.wiring'",
+            "(did you mean 'rail'?)", NULL);
+  /* fat-tree-only keys with a single switch */
+  parse_err(variant(12, "  topology: single-switch", 13, "", 0), 14, 3,
+            "key 'radix' in 'network' applies only to topology 'fat-tree'", NULL);
+}
+END_TEST
+
+START_TEST(test_nics_divide)
+{
+  parse_err(variant(8, "  per_node: 3", 0), 8, 13, "'nics.per_node' (3) does not divide 'gpus_per_node' (8)", NULL);
+  parse_err(variant(8, "  per_node: 16", 0), 8, 13, "(16) does not divide", NULL);
+  dt_platform *p = parse_ok(variant(8, "  per_node: 2", 0));
+  ck_assert_int_eq(p->nics_per_node, 2);
+  dt_platform_free(p);
+}
+END_TEST
+
+START_TEST(test_split_not_whole)
+{
+  /* radix 64, k = 2: 64*2/3 and 64/3 are not whole; the error points at the oversubscription value */
+  parse_err(variant(14, "  radix: 64\n  oversubscription: 2", 0), 15, 21, "'network.radix' 64",
+            "'network.oversubscription' 2", "does not split into whole ports", NULL);
+  /* radix 10, k = 1 is whole (5 + 5) but a 3-level tree needs an even radix: 9 is odd */
+  parse_err(variant(13, "  levels: 3", 14, "  radix: 9\n  oversubscription: 2", 0), 14, 10, "even 'network.radix'",
+            NULL);
+  dt_platform *p = parse_ok(variant(14, "  radix: 36\n  oversubscription: 2", 0)); /* 24 + 12 */
+  dt_platform_free(p);
+}
+END_TEST
+
+START_TEST(test_tree_too_small)
+{
+  /* 4 nodes x 8 NICs = 32; radix 4, 1:1 -> d = 2, at most 4 leaves: 8 NICs. Points at the 'network' mapping. */
+  parse_err(variant(14, "  radix: 4", 0), 12, 3, "holds at most 8 NICs, the platform has 32", NULL);
+  /* rail wiring, radix 8: d = 4, 8 leaves max shared by 8 rails -> 1 leaf per rail -> 4 nodes: 32 NICs fit,
+   * 5 nodes (40 NICs) do not */
+  dt_platform *p = parse_ok(variant(14, "  radix: 8\n  wiring: rail", 0));
+  dt_platform_free(p);
+  parse_err(variant(4, "nodes: 5", 14, "  radix: 8\n  wiring: rail", 0), 12, 3,
+            "holds at most 32 NICs, the platform has 40", "rail", NULL);
+  /* 3 levels, radix 4: d = 2, pods of 2 leaves, 4 pods -> 8 leaves -> 16 NICs < 32 */
+  parse_err(variant(13, "  levels: 3", 14, "  radix: 4", 0), 12, 3, "3-level", "holds at most 16 NICs, the platform has 32",
+            NULL);
+}
+END_TEST
+
+START_TEST(test_version)
+{
+  parse_err(variant(1, "dtsim_platform: 2", 0), 1, 17, "unsupported 'dtsim_platform' version '2'", "version 1", NULL);
+  parse_err(variant(1, "dtsim_platform: one", 0), 1, 17, "schema version 1 for 'dtsim_platform'", "'one'", NULL);
+  parse_err(variant(1, "", 0), 2, 1, "missing required key 'dtsim_platform'", NULL);
+}
+END_TEST
+
+START_TEST(test_duplicate_key)
+{
+  parse_err(variant(5, "nodes: 8", 0), 5, 1, "duplicate key 'nodes' at the top level", "line 4", NULL);
+  parse_err(variant(10, "  latency: 1us\n  per_node: 4", 0), 11, 3, "duplicate key 'per_node' in 'nics'", "line 8",
+            NULL);
+}
+END_TEST
+
+START_TEST(test_not_yaml)
+{
+  parse_err("", 0, 0, "empty", NULL);
+  parse_err("# nothing but a comment\n", 0, 0, "empty", NULL);
+  parse_err("hello world\n", 1, 1, "expected a mapping", "top level", "'hello world'", NULL);
+  parse_err("- a\n- b\n", 1, 1, "expected a mapping", "found a sequence", NULL);
+  /* unterminated flow sequence: libyaml reports where it gave up */
+  dt_error e;
+  dt_platform *p;
+  const char *t = "dtsim_platform: 1\nname: [a, b\nnodes: 4\n";
+  ck_assert_int_eq(dt_platform_parse(t, strlen(t), "p.yaml", &p, &e), DT_ERR);
+  ck_assert_ptr_null(p);
+  ck_assert_msg(strstr(e.msg, "not valid YAML") != NULL, "%s", e.msg);
+  ck_assert_int_gt(e.line, 1);
+  const char *two = "dtsim_platform: 1\n---\nname: x\n";
+  parse_err(two, 3, 1, "one YAML document", NULL);
+}
+END_TEST
+
+START_TEST(test_open_fail)
+{
+  dt_platform *p = (dt_platform *)1;
+  dt_error e;
+  ck_assert_int_eq(dt_platform_load("platforms/no-such-platform.yaml", &p, &e), DT_ERR);
+  ck_assert_ptr_null(p);
+  ck_assert_msg(strstr(e.msg, "cannot open 'platforms/no-such-platform.yaml'") != NULL, "%s", e.msg);
+  ck_assert_msg(strstr(e.msg, "No such file") != NULL, "%s", e.msg);
+}
+END_TEST
+
+/* A platform value for the shape tests, without going through YAML. */
+static dt_platform tree(int nodes, int nics, int levels, int radix, int k, dt_wiring wiring)
+{
+  dt_platform p;
+  memset(&p, 0, sizeof p);
+  p.nodes = nodes;
+  p.gpus_per_node = 8;
+  p.nics_per_node = nics;
+  p.topology = DT_NET_FAT_TREE;
+  p.levels = levels;
+  p.radix = radix;
+  p.oversubscription = k;
+  p.wiring = wiring;
+  return p;
+}
+
+START_TEST(test_shape_node_wiring)
+{
+  /* 4 nodes x 8 NICs = 32 NICs, radix 16, 1:1: d = u = 8; ceil(32/8) = 4 leaves, 8 spines; 16*8 = 128 fit */
+  dt_platform p = tree(4, 8, 2, 16, 1, DT_WIRING_NODE);
+  dt_fabric_shape s;
+  dt_error e;
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_OK);
+  ck_assert_int_eq(s.nics, 32);
+  ck_assert_int_eq(s.down_ports, 8);
+  ck_assert_int_eq(s.up_ports, 8);
+  ck_assert_int_eq(s.leaves, 4);
+  ck_assert_int_eq(s.leaves_per_rail, 4);
+  ck_assert_int_eq(s.spines, 8);
+  ck_assert_int_eq(s.pods, 0);
+  ck_assert_int_eq(s.aggs_per_pod, 0);
+  ck_assert_int_eq(s.capacity, 128);
+  /* consecutive ports: NICs 0-7 (node 0) on leaf 0, 8-15 on leaf 1, ..., 31 on leaf 3 */
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 0), 0);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 7), 0);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 8), 1);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 31), 3);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 32), -1);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, -1), -1);
+  /* NICs that do not fill the last leaf: 5 nodes x 2 NICs = 10 on d = 8 -> 2 leaves (8 + 2) */
+  p = tree(5, 2, 2, 16, 1, DT_WIRING_NODE);
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_OK);
+  ck_assert_int_eq(s.leaves, 2);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 7), 0);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 8), 1); /* node 4, NIC 0 */
+}
+END_TEST
+
+START_TEST(test_shape_rail_wiring)
+{
+  /* 20 nodes x 4 NICs, radix 16 1:1: d = 8; ceil(20/8) = 3 leaves per rail, 4 rails -> 12 leaves <= 16 */
+  dt_platform p = tree(20, 4, 2, 16, 1, DT_WIRING_RAIL);
+  dt_fabric_shape s;
+  dt_error e;
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_OK);
+  ck_assert_int_eq(s.nics, 80);
+  ck_assert_int_eq(s.leaves_per_rail, 3);
+  ck_assert_int_eq(s.leaves, 12);
+  ck_assert_int_eq(s.spines, 8);
+  /* 16 leaves / 4 rails = 4 per rail, each 8 NICs, 4 rails: 128 */
+  ck_assert_int_eq(s.capacity, 128);
+  /* rail-major numbering: NIC i of node n -> leaf i*3 + n/8 */
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 0), 0);          /* node 0, rail 0 */
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 1), 3);          /* node 0, rail 1 */
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 17 * 4 + 2), 8); /* node 17, rail 2: 2*3 + 2 */
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 8 * 4 + 3), 10); /* node 8, rail 3: 3*3 + 1 */
+  /* 33 nodes: 5 leaves per rail -> 20 leaves > 16: does not fit */
+  p = tree(33, 4, 2, 16, 1, DT_WIRING_RAIL);
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_ERR);
+  ck_assert_msg(strstr(e.msg, "holds at most 128 NICs, the platform has 132") != NULL, "%s", e.msg);
+}
+END_TEST
+
+START_TEST(test_shape_three_levels)
+{
+  /* radix 8, 1:1: d = u = 4, pods of 8/2 = 4 leaves, 4 aggregation switches per pod, at most 8 pods:
+   * capacity 8 * 4 * 4 = 128. 12 nodes x 4 NICs = 48 NICs -> 12 leaves -> 3 pods, cores u*R/2 = 16 */
+  dt_platform p = tree(12, 4, 3, 8, 1, DT_WIRING_NODE);
+  dt_fabric_shape s;
+  dt_error e;
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_OK);
+  ck_assert_int_eq(s.leaves, 12);
+  ck_assert_int_eq(s.pods, 3);
+  ck_assert_int_eq(s.aggs_per_pod, 4);
+  ck_assert_int_eq(s.spines, 16);
+  ck_assert_int_eq(s.capacity, 128);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 47), 11);
+  /* one pod used: no cores */
+  p = tree(4, 4, 3, 8, 1, DT_WIRING_NODE);
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_OK);
+  ck_assert_int_eq(s.leaves, 4);
+  ck_assert_int_eq(s.pods, 1);
+  ck_assert_int_eq(s.spines, 0);
+  /* 33 nodes x 4 = 132 > 128 */
+  p = tree(33, 4, 3, 8, 1, DT_WIRING_NODE);
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_ERR);
+  ck_assert_msg(strstr(e.msg, "holds at most 128 NICs, the platform has 132") != NULL, "%s", e.msg);
+  /* 3 levels, rail wiring, radix 8 1:1: 8 nodes x 2 rails -> ceil(8/4) = 2 leaves per rail, 4 leaves, 1 pod */
+  p = tree(8, 2, 3, 8, 1, DT_WIRING_RAIL);
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_OK);
+  ck_assert_int_eq(s.leaves, 4);
+  ck_assert_int_eq(s.pods, 1);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 7 * 2 + 1), 3); /* node 7, rail 1: 1*2 + 7/4 */
+}
+END_TEST
+
+START_TEST(test_shape_oversubscribed)
+{
+  /* radix 40, 3:1: d = 30, u = 10; 16 nodes x 8 NICs = 128 -> 5 leaves, 10 spines; 40 leaves * 30 = 1200 */
+  dt_platform p = tree(16, 8, 2, 40, 3, DT_WIRING_NODE);
+  dt_fabric_shape s;
+  dt_error e;
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_OK);
+  ck_assert_int_eq(s.down_ports, 30);
+  ck_assert_int_eq(s.up_ports, 10);
+  ck_assert_int_eq(s.leaves, 5);
+  ck_assert_int_eq(s.spines, 10);
+  ck_assert_int_eq(s.capacity, 1200);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 29), 0);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, 30), 1);
+  /* radix 36, 2:1: d = 24, u = 12 */
+  p = tree(16, 8, 2, 36, 2, DT_WIRING_NODE);
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_OK);
+  ck_assert_int_eq(s.down_ports, 24);
+  ck_assert_int_eq(s.up_ports, 12);
+  ck_assert_int_eq(s.leaves, 6); /* ceil(128/24) */
+  /* radix 64, 2:1: 64/3 is not whole */
+  p = tree(16, 8, 2, 64, 2, DT_WIRING_NODE);
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_ERR);
+  ck_assert_msg(strstr(e.msg, "does not split into whole ports") != NULL, "%s", e.msg);
+}
+END_TEST
+
+START_TEST(test_shape_single_switch)
+{
+  dt_platform p = tree(4, 2, 0, 0, 1, DT_WIRING_NODE);
+  p.topology = DT_NET_SINGLE_SWITCH;
+  dt_fabric_shape s;
+  dt_error e;
+  ck_assert_int_eq(dt_platform_fabric_shape(&p, &s, &e), DT_OK);
+  ck_assert_int_eq(s.nics, 8);
+  ck_assert_int_eq(s.down_ports, 8);
+  ck_assert_int_eq(s.up_ports, 0);
+  ck_assert_int_eq(s.leaves, 1);
+  ck_assert_int_eq(s.spines, 0);
+  for (int n = 0; n < 8; n++)
+    ck_assert_int_eq(dt_platform_leaf_of_nic(&p, &s, n), 0);
+}
+END_TEST
+
+START_TEST(test_nic_of_gpu)
+{
+  dt_platform p = tree(2, 2, 2, 16, 1, DT_WIRING_NODE);
+  /* 8 GPUs, 2 NICs: floor(g*2/8): GPUs 0-3 -> NIC 0, 4-7 -> NIC 1 */
+  ck_assert_int_eq(dt_platform_nic_of_gpu(&p, 0), 0);
+  ck_assert_int_eq(dt_platform_nic_of_gpu(&p, 3), 0);
+  ck_assert_int_eq(dt_platform_nic_of_gpu(&p, 4), 1);
+  ck_assert_int_eq(dt_platform_nic_of_gpu(&p, 7), 1);
+  p.nics_per_node = 8;
+  for (int g = 0; g < 8; g++)
+    ck_assert_int_eq(dt_platform_nic_of_gpu(&p, g), g);
+  p.nics_per_node = 0;
+  ck_assert_int_eq(dt_platform_nic_of_gpu(&p, 6), 0);
+  ck_assert_int_eq(dt_platform_gpu_count(&p), 16);
+}
+END_TEST
+
+static Suite *platform_suite(void)
+{
+  Suite *s = suite_create("platform");
+  struct {
+    const char *name;
+    const TTest *test;
+  } cases[] = {
+      {"every_key_value", test_every_key_value},
+      {"defaults", test_defaults},
+      {"shipped_files", test_shipped_files},
+      {"unknown_key", test_unknown_key},
+      {"bare_number", test_bare_number},
+      {"bad_unit", test_bad_unit},
+      {"missing_key", test_missing_key},
+      {"wrong_type", test_wrong_type},
+      {"choices", test_choices},
+      {"nics_divide", test_nics_divide},
+      {"split_not_whole", test_split_not_whole},
+      {"tree_too_small", test_tree_too_small},
+      {"version", test_version},
+      {"duplicate_key", test_duplicate_key},
+      {"not_yaml", test_not_yaml},
+      {"open_fail", test_open_fail},
+      {"shape_node_wiring", test_shape_node_wiring},
+      {"shape_rail_wiring", test_shape_rail_wiring},
+      {"shape_three_levels", test_shape_three_levels},
+      {"shape_oversubscribed", test_shape_oversubscribed},
+      {"shape_single_switch", test_shape_single_switch},
+      {"nic_of_gpu", test_nic_of_gpu},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    TCase *tc = tcase_create(cases[i].name);
+    tcase_add_test(tc, cases[i].test);
+    suite_add_tcase(s, tc);
+  }
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(platform_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
