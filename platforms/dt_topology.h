@@ -31,21 +31,32 @@ typedef struct dt_hop {
 typedef struct dt_topology dt_topology;
 
 /* Builds the link table for a validated platform. Link numbering: GPU ports first (index = global GPU,
- * node * gpus_per_node + local gpu), then NICs (global NIC index), then cables. Intra-node route latency is
- * split in two halves over the source's and destination's GPU links. Returns DT_OK and *out (free with
- * dt_topology_free) or DT_ERR when the fabric does not fit (see dt_platform_fabric_shape). */
+ * node * gpus_per_node + local gpu), then NICs (global NIC index), then cables: one NIC-to-leaf (or
+ * NIC-to-switch) cable per NIC in NIC order, then leaf-spine cables (leaf * spines + spine) for 2 levels, or
+ * leaf-agg cables (leaf * u + j) and agg-core cables ((pod * u + j) * R/2 + m, only with more than one pod)
+ * for 3 levels. A single-node platform has no NIC and no cable. Intra-node route latency is split in two
+ * halves over the source's and destination's GPU links. p is borrowed: it must outlive the topology.
+ * Returns DT_OK and *out (free with dt_topology_free; NULL is a no-op) or DT_ERR, *out NULL, when the
+ * fabric does not fit (see dt_platform_fabric_shape). */
 int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err);
 void dt_topology_free(dt_topology *t);
 
 size_t dt_topology_link_count(const dt_topology *t);
 const dt_link *dt_topology_link(const dt_topology *t, size_t index);
-/* Human-readable link name such as "gpu3", "nic1.2" (node 1, NIC 2), "cable:nic5-leaf0",
- * "cable:leaf0-spine3". Writes into buf, returns buf. */
+/* Unique human-readable link name: "gpu3", "nic1.2" (node 1, NIC 2), "cable:nic5-leaf0" (global NIC 5),
+ * "cable:nic5-switch" (single switch), "cable:leaf0-spine3", "cable:leaf0-agg1" and "cable:agg1-core3"
+ * (aggregation switch pod * u + j, core j * R/2 + m). Writes into buf, returns buf. The SimGrid links are
+ * this name + "_UP" / "_DOWN". */
 const char *dt_topology_link_name(const dt_topology *t, size_t index, char *buf, size_t size);
 
-/* Route from global GPU src to global GPU dst (src != dst). Fills hops (room for DT_ROUTE_MAX_HOPS) and
- * returns the hop count; *latency (may be NULL) gets the sum of link latencies (the route's alpha),
- * *bandwidth (may be NULL) the smallest link bandwidth on it. Returns -1 if src or dst is out of range. */
+/* Route from global GPU src to global GPU dst, computed in O(1) (nothing is stored per pair). Same node:
+ * src GPU port UP, dst GPU port DOWN (src == dst gives the loopback over the GPU's own port). Other node:
+ * src NIC UP, cables (UP to the top switch, DOWN from it), dst NIC DOWN, no GPU port. Going up, a leaf takes
+ * uplink (dst NIC mod u); in a 3-level tree the aggregation switch then takes core uplink
+ * ((dst NIC / u) mod R/2), the next digit of the destination (D-mod-k), so that all cores carry traffic.
+ * Fills hops (room for DT_ROUTE_MAX_HOPS) and returns the hop count (2, 4, 6 or 8); *latency (may be NULL)
+ * gets the sum of link latencies in hop order (the route's alpha), *bandwidth (may be NULL) the smallest
+ * link bandwidth on it. Returns -1 if src or dst is out of range. */
 int dt_topology_route(const dt_topology *t, int src, int dst, dt_hop *hops, double *latency, double *bandwidth);
 
 const dt_platform *dt_topology_platform(const dt_topology *t);

@@ -131,6 +131,11 @@ START_TEST(test_routes_one_node)
   assert_close(sg_host_get_route_latency(host(0), host(5)), 1e-6, 1e-12, "intra latency");
   assert_close(sg_host_get_route_bandwidth(host(0), host(5)), 450e9, 1e-12, "intra bandwidth");
   assert_close(sg_host_get_speed(host(3)), 989e12 * 0.5, 1e-12, "host speed");
+  dt_error err;
+  ck_assert_int_eq(dt_sg_platform_build(t, &err), DT_ERR); /* once per process */
+  ck_assert_msg(strstr(err.msg, "already built") != NULL, "message: %s", err.msg);
+  compare_route(t, 2, 2); /* loopback over the GPU's own port */
+  assert_close(sg_host_get_route_latency(host(2), host(2)), 1e-6, 1e-12, "loopback latency");
   dt_topology_free(t);
 }
 END_TEST
@@ -259,6 +264,27 @@ START_TEST(test_flow_shared_nic)
 }
 END_TEST
 
+START_TEST(test_flow_unequal_latency_shares)
+{
+  /* CM02 shares a link among flows in inverse proportion to their route latency (RTT-weighted max-min;
+   * docs/simgrid-mapping.md). GPUs 0 and 1 share NIC 0.0: flow 0 stays on leaf 0 (alpha L0 = 2 nic + 2 cables),
+   * flow 1 crosses a spine (L1 = 2 nic + 4 cables). Flow 0 runs alone from L0 to L1, then both run with rates
+   * B * (1/Li) / (1/L0 + 1/L1) until flow 0 ends; flow 1 then has the NIC alone. */
+  dt_platform p = fat_tree(8, 8, 2, 2, 8, 1, DT_WIRING_NODE);
+  dt_topology *t = build_sg(&p);
+  start_flow(0, 0, 8);
+  start_flow(1, 1, 63);
+  simgrid_run();
+  double b = 50e9, l0 = 2 * 1.5e-6 + 2 * 3e-7, l1 = 2 * 1.5e-6 + 4 * 3e-7;
+  double r0 = b * (1 / l0) / (1 / l0 + 1 / l1), r1 = b - r0;
+  double t0 = l1 + (flow_bytes - b * (l1 - l0)) / r0;
+  double t1 = t0 + (flow_bytes - r1 * (t0 - l1)) / b;
+  assert_close(flow_end[0], t0, 1e-8, "shorter-latency flow");
+  assert_close(flow_end[1], t1, 1e-8, "longer-latency flow");
+  dt_topology_free(t);
+}
+END_TEST
+
 START_TEST(test_flow_oversubscribed_spine)
 {
   /* 2:1 leaf (radix 6: 4 down, 2 up), 1 GPU and 1 NIC per node, nodes 0-3 on leaf 0, 4-7 on leaf 1. The
@@ -335,6 +361,7 @@ static Suite *sg_platform_suite(void)
   tc = tcase_create("flows");
   tcase_add_test(tc, test_flow_alpha_beta);
   tcase_add_test(tc, test_flow_shared_nic);
+  tcase_add_test(tc, test_flow_unequal_latency_shares);
   tcase_add_test(tc, test_flow_oversubscribed_spine);
   suite_add_tcase(s, tc);
   tc = tcase_create("scale");
