@@ -426,7 +426,7 @@ static int yaml_failure(loader *L, const yaml_parser_t *parser)
     return dt_error_set(L->err, L->file, 0, 0, "not valid YAML: %s at byte %zu", problem, parser->problem_offset);
   long line = (long)parser->problem_mark.line + 1, col = (long)parser->problem_mark.column + 1;
   if (parser->context)
-    return dt_error_set(L->err, L->file, line, col, "not valid YAML: %s %s (line %ld)", problem, parser->context,
+    return dt_error_set(L->err, L->file, line, col, "not valid YAML: %s (%s at line %ld)", problem, parser->context,
                         (long)parser->context_mark.line + 1);
   return dt_error_set(L->err, L->file, line, col, "not valid YAML: %s", problem);
 }

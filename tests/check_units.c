@@ -1,0 +1,204 @@
+/* Unit tests for common/dt_units.c: bandwidth, time, compute-rate and byte-count parsing (SI and binary
+ * prefixes, bits and bytes, bad inputs) and the readable formatters. Expected values are hand conversions. */
+#include "common/dt_units.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REL_EQ(a, b) ck_assert_msg(fabs((a) - (b)) <= 1e-12 * fabs(b), "%s = %.17g, expected %.17g", #a, (a), (b))
+
+static double bw(const char *text)
+{
+  double v = -1;
+  char why[256] = "";
+  ck_assert_msg(dt_parse_bandwidth(text, &v, why, sizeof why) == 0, "'%s': %s", text, why);
+  return v;
+}
+
+static double tm(const char *text)
+{
+  double v = -1;
+  char why[256] = "";
+  ck_assert_msg(dt_parse_time(text, &v, why, sizeof why) == 0, "'%s': %s", text, why);
+  return v;
+}
+
+static double fl(const char *text)
+{
+  double v = -1;
+  char why[256] = "";
+  ck_assert_msg(dt_parse_flop_rate(text, &v, why, sizeof why) == 0, "'%s': %s", text, why);
+  return v;
+}
+
+typedef int (*parse_fn)(const char *, double *, char *, size_t);
+
+/* Asserts that text is rejected, that the output is untouched, and that the reason contains `hint`. */
+static void rejects(parse_fn f, const char *text, const char *hint)
+{
+  double v = 42.0;
+  char why[256] = "";
+  ck_assert_msg(f(text, &v, why, sizeof why) == -1, "'%s' was accepted (%g)", text ? text : "(null)", v);
+  ck_assert_msg(v == 42.0, "'%s' wrote the output on failure", text ? text : "(null)");
+  ck_assert_msg(strstr(why, hint) != NULL, "'%s': reason lacks \"%s\": %s", text ? text : "(null)", hint, why);
+}
+
+START_TEST(test_bandwidth_bytes_and_bits)
+{
+  REL_EQ(bw("450GB/s"), 4.5e11);
+  REL_EQ(bw("450GBps"), 4.5e11);
+  REL_EQ(bw("1B/s"), 1.0);
+  REL_EQ(bw("400Gb/s"), 5e10); /* 400e9 bits / 8 */
+  REL_EQ(bw("400Gbps"), 5e10);
+  REL_EQ(bw("400Gbit/s"), 5e10);
+  REL_EQ(bw("200Gb/s"), 2.5e10);
+  REL_EQ(bw("100Mb/s"), 1.25e7);
+  REL_EQ(bw("10kB/s"), 1e4);
+  REL_EQ(bw("10KB/s"), 1e4);
+  REL_EQ(bw("1.5TB/s"), 1.5e12);
+  REL_EQ(bw("2PB/s"), 2e15);
+  REL_EQ(bw("0.5 GB/s"), 5e8);    /* space between number and unit */
+  REL_EQ(bw("  25GB/s  "), 2.5e10); /* surrounding spaces */
+  REL_EQ(bw("0GB/s"), 0.0);
+  REL_EQ(bw("1e2GB/s"), 1e11);
+}
+END_TEST
+
+START_TEST(test_bandwidth_binary_prefixes)
+{
+  REL_EQ(bw("25GiB/s"), 25.0 * 1073741824.0);
+  REL_EQ(bw("1KiB/s"), 1024.0);
+  REL_EQ(bw("3MiB/s"), 3.0 * 1048576.0);
+  REL_EQ(bw("2TiB/s"), 2.0 * 1099511627776.0);
+  REL_EQ(bw("8Gib/s"), 1073741824.0); /* 8 * 2^30 bits = 2^30 bytes */
+}
+END_TEST
+
+START_TEST(test_bandwidth_bad)
+{
+  rejects(dt_parse_bandwidth, "400", "bare number '400'");
+  rejects(dt_parse_bandwidth, "400GB", "unit 'GB'");
+  rejects(dt_parse_bandwidth, "400Gs", "unit 'Gs'");
+  rejects(dt_parse_bandwidth, "fast", "'fast'");
+  rejects(dt_parse_bandwidth, "", "expected a bandwidth");
+  rejects(dt_parse_bandwidth, NULL, "expected a bandwidth");
+  rejects(dt_parse_bandwidth, "-5GB/s", "'-5GB/s'");
+  rejects(dt_parse_bandwidth, "+5GB/s", "'+5GB/s'");
+  rejects(dt_parse_bandwidth, "infGB/s", "'infGB/s'");
+  rejects(dt_parse_bandwidth, "nanGB/s", "'nanGB/s'");
+  rejects(dt_parse_bandwidth, "0x10GB/s", "'0x10GB/s'");
+  rejects(dt_parse_bandwidth, "1e999GB/s", "'1e999GB/s'");
+  rejects(dt_parse_bandwidth, "5 GB/s extra", "unit 'GB/s extra'");
+  rejects(dt_parse_bandwidth, "1.2us", "unit 'us'");
+}
+END_TEST
+
+START_TEST(test_time)
+{
+  REL_EQ(tm("1.2us"), 1.2e-6);
+  REL_EQ(tm("500ns"), 5e-7);
+  REL_EQ(tm("0.003ms"), 3e-6);
+  REL_EQ(tm("2s"), 2.0);
+  REL_EQ(tm("7ps"), 7e-12);
+  REL_EQ(tm("1.25 ms"), 1.25e-3);
+  REL_EQ(tm("3\xC2\xB5s"), 3e-6); /* the micro sign, U+00B5 in UTF-8 */
+  REL_EQ(tm("0s"), 0.0);
+  rejects(dt_parse_time, "300", "bare number '300'");
+  rejects(dt_parse_time, "1 parsec", "unit 'parsec'");
+  rejects(dt_parse_time, "1min", "unit 'min'");
+  rejects(dt_parse_time, "1Ms", "unit 'Ms'");
+  rejects(dt_parse_time, "-3ns", "'-3ns'");
+  rejects(dt_parse_time, "us", "'us'");
+}
+END_TEST
+
+START_TEST(test_flop_rate)
+{
+  REL_EQ(fl("989TFLOPS"), 9.89e14);
+  REL_EQ(fl("312TFLOP/s"), 3.12e14);
+  REL_EQ(fl("1.5PFLOPS"), 1.5e15);
+  REL_EQ(fl("2EFLOPS"), 2e18);
+  REL_EQ(fl("19.5 TFLOPS"), 1.95e13);
+  REL_EQ(fl("10GFLOPS"), 1e10);
+  REL_EQ(fl("1FLOPS"), 1.0);
+  rejects(dt_parse_flop_rate, "989", "bare number '989'");
+  rejects(dt_parse_flop_rate, "989TB/s", "unit 'TB/s'");
+  rejects(dt_parse_flop_rate, "1TiFLOPS", "unit 'TiFLOPS'"); /* binary prefixes are for bytes only */
+  rejects(dt_parse_flop_rate, "lots", "'lots'");
+}
+END_TEST
+
+START_TEST(test_bytes)
+{
+  uint64_t v = 0;
+  char why[256];
+  ck_assert_int_eq(dt_parse_bytes("8388608", &v, why, sizeof why), 0);
+  ck_assert_uint_eq(v, 8388608u);
+  ck_assert_int_eq(dt_parse_bytes("0", &v, why, sizeof why), 0);
+  ck_assert_uint_eq(v, 0u);
+  ck_assert_int_eq(dt_parse_bytes("18446744073709551615", &v, why, sizeof why), 0); /* 2^64 - 1 */
+  ck_assert_uint_eq(v, UINT64_MAX);
+  v = 7;
+  ck_assert_int_eq(dt_parse_bytes("18446744073709551616", &v, why, sizeof why), -1); /* 2^64 */
+  ck_assert_ptr_nonnull(strstr(why, "out of range"));
+  ck_assert_int_eq(dt_parse_bytes("-1", &v, why, sizeof why), -1);
+  ck_assert_ptr_nonnull(strstr(why, "'-1'"));
+  ck_assert_int_eq(dt_parse_bytes("8MiB", &v, why, sizeof why), -1);
+  ck_assert_ptr_nonnull(strstr(why, "'8MiB'"));
+  ck_assert_int_eq(dt_parse_bytes("1.5", &v, why, sizeof why), -1);
+  ck_assert_int_eq(dt_parse_bytes("", &v, why, sizeof why), -1);
+  ck_assert_ptr_nonnull(strstr(why, "found nothing"));
+  ck_assert_int_eq(dt_parse_bytes(NULL, &v, why, sizeof why), -1);
+  ck_assert_uint_eq(v, 7u); /* untouched by failures */
+}
+END_TEST
+
+START_TEST(test_format)
+{
+  char buf[64];
+  ck_assert_str_eq(dt_format_time(0, buf, sizeof buf), "0 s");
+  ck_assert_str_eq(dt_format_time(1.25e-3, buf, sizeof buf), "1.25 ms");
+  ck_assert_str_eq(dt_format_time(830e-6, buf, sizeof buf), "830 us");
+  ck_assert_str_eq(dt_format_time(2.5, buf, sizeof buf), "2.5 s");
+  ck_assert_str_eq(dt_format_time(300e-9, buf, sizeof buf), "300 ns");
+  ck_assert_str_eq(dt_format_bytes(512, buf, sizeof buf), "512 B");
+  ck_assert_str_eq(dt_format_bytes(1024, buf, sizeof buf), "1 KiB");
+  ck_assert_str_eq(dt_format_bytes(8388608, buf, sizeof buf), "8 MiB");
+  ck_assert_str_eq(dt_format_bytes(1.5 * 1073741824.0, buf, sizeof buf), "1.5 GiB");
+}
+END_TEST
+
+static Suite *units_suite(void)
+{
+  Suite *s = suite_create("units");
+  struct {
+    const char *name;
+    const TTest *test;
+  } cases[] = {
+      {"bandwidth_bytes_and_bits", test_bandwidth_bytes_and_bits},
+      {"bandwidth_binary_prefixes", test_bandwidth_binary_prefixes},
+      {"bandwidth_bad", test_bandwidth_bad},
+      {"time", test_time},
+      {"flop_rate", test_flop_rate},
+      {"bytes", test_bytes},
+      {"format", test_format},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    TCase *tc = tcase_create(cases[i].name);
+    tcase_add_test(tc, cases[i].test);
+    suite_add_tcase(s, tc);
+  }
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(units_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
