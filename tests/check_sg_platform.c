@@ -5,6 +5,7 @@
 #include "replay/dt_sg_platform.h"
 
 #include <check.h>
+#include <glob.h>
 #include <math.h>
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -348,6 +349,33 @@ START_TEST(test_build_time_8192)
 }
 END_TEST
 
+/* Every shipped platforms/NAME.yaml loads, builds in SimGrid and routes as dt_topology (loop index = file). */
+START_TEST(test_shipped_platforms)
+{
+  const char *dir = getenv("DTSIM_SOURCE_DIR");
+  char pattern[1024];
+  snprintf(pattern, sizeof pattern, "%s/platforms/*.yaml", dir ? dir : ".");
+  glob_t g;
+  int rc = glob(pattern, 0, NULL, &g);
+  ck_assert_msg(rc == 0 && g.gl_pathc > 0, "no platform files match %s", pattern);
+  if ((size_t)_i < g.gl_pathc) {
+    dt_platform *p = NULL;
+    dt_error err;
+    dt_error_clear(&err);
+    ck_assert_msg(dt_platform_load(g.gl_pathv[_i], &p, &err) == DT_OK, "%s: %s", g.gl_pathv[_i], err.msg);
+    dt_topology *t = build_sg(p);
+    int n = dt_platform_gpu_count(p);
+    for (int s = 0; s < n; s += 1 + n / 64)
+      for (int d = 0; d < n; d++)
+        if (s != d)
+          compare_route(t, s, d);
+    dt_topology_free(t);
+    dt_platform_free(p);
+  }
+  globfree(&g);
+}
+END_TEST
+
 static Suite *sg_platform_suite(void)
 {
   Suite *s = suite_create("sg_platform");
@@ -358,6 +386,7 @@ static Suite *sg_platform_suite(void)
   tcase_add_test(tc, test_routes_two_level_rail_oversubscribed);
   tcase_add_test(tc, test_routes_three_level);
   suite_add_tcase(s, tc);
+  tcase_add_loop_test(tc, test_shipped_platforms, 0, 16);
   tc = tcase_create("flows");
   tcase_add_test(tc, test_flow_alpha_beta);
   tcase_add_test(tc, test_flow_shared_nic);
