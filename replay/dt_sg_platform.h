@@ -12,8 +12,11 @@ extern "C" {
 /* Must run after simgrid_init() and before any actor is created. Sets the network model that makes flows
  * match the alpha-beta closed forms (network/model:CM02, network/crosstraffic:0, network/TCP-gamma:0),
  * then creates one host per global GPU, named "gpu<global index>", and links/routes realising exactly
- * dt_topology_route() for every pair (same links, directions, latencies, bandwidths). Hosts get data NULL.
- * Returns DT_OK, or DT_ERR with err set if SimGrid rejects the platform. Call once per process. */
+ * dt_topology_route() for every pair (same links, directions, latencies, bandwidths; src == dst is the
+ * loopback over the GPU's own port). Link dt_topology_link_name(i) becomes SimGrid links NAME_UP and NAME_DOWN.
+ * Hosts get speed gpu.peak * gpu.efficiency (FLOP/s) and data NULL. t (and its platform) must outlive the
+ * simulation: routes are computed from it on demand. Returns DT_OK, or DT_ERR with err set if SimGrid rejects
+ * the platform or a platform was already built. Call once per process. docs/simgrid-mapping.md explains how. */
 int dt_sg_platform_build(const dt_topology *t, dt_error *err);
 
 #ifdef __cplusplus
