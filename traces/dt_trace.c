@@ -157,7 +157,8 @@ int dt_trace_stream(dt_trace *t, int32_t rank, int32_t stream_id, int create)
 
 dt_op *dt_trace_append(dt_trace *t, int32_t rank, int32_t stream_id)
 {
-  dt_stream *st = &t->ranks[rank].streams[dt_trace_stream(t, rank, stream_id, 1)];
+  int pos = dt_trace_stream(t, rank, stream_id, 1); /* may move streams[]: index it only afterwards */
+  dt_stream *st = &t->ranks[rank].streams[pos];
   st->ops = dt_grow(st->ops, &st->cap, st->nops, sizeof *st->ops);
   dt_op *op = &st->ops[st->nops++];
   memset(op, 0, sizeof *op);

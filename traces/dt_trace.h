@@ -139,4 +139,14 @@ int dt_trace_validate(dt_trace *t, dt_error *err);
 /* Total ops over all ranks and streams. */
 size_t dt_trace_op_count(const dt_trace *t);
 
+/* Issue order of rank's ops across its streams (DESIGN.md §4: line order of the rank section), the order
+ * in which collectives and sends/recvs are matched: ops sorted by (file, line), ties (ops without a line,
+ * e.g. generated ones) broken by stream position, then position in the stream. Fills order[i] with
+ * (stream position, op index) pairs; order must hold the rank's op count. Builders that want a particular
+ * interleaving across streams set op->line to a sequence number. */
+void dt_trace_rank_order(const dt_trace *t, int32_t rank, dt_dep *order);
+
+/* Number of ops of one rank over its streams. */
+size_t dt_trace_rank_op_count(const dt_trace *t, int32_t rank);
+
 #endif
