@@ -1,0 +1,603 @@
+/* Unit tests of the Kineto importer (traces/dt_kineto.c): the shipped real capture against hand counts from
+ * shared/data/README.md and traces/samples/README.md, and small hand-written captures for each rule. */
+#include "traces/dt_trace_io.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SAMPLE "traces/samples/allreduce_bcast_2ranks_rank0.json.gz"
+
+static void opts_default(dt_import_opts *o)
+{
+  memset(o, 0, sizeof *o);
+  o->dep_window_s = 5e-6;
+  o->keep_gaps = 1;
+  o->expand = 0;
+  o->rank = -1;
+}
+
+static const char *sample_path(void)
+{
+  static char buf[1024];
+  const char *src = getenv("DTSIM_SOURCE_DIR");
+  snprintf(buf, sizeof buf, "%s/%s", src ? src : ".", SAMPLE);
+  return buf;
+}
+
+static dt_trace *import_ok(const char *path, const dt_import_opts *o)
+{
+  dt_trace *t = NULL;
+  dt_error err;
+  dt_error_clear(&err);
+  char msg[2048];
+  int rc = dt_kineto_import(path, o, &t, &err);
+  ck_assert_msg(rc == DT_OK, "import of %s failed: %s", path, dt_error_format(&err, msg, sizeof msg));
+  ck_assert_ptr_nonnull(t);
+  return t;
+}
+
+/* Writes text into a new file `capture<suffix>` inside a new temporary directory; returns its path (static
+ * buffer, one of four slots). remove_tmp deletes both. */
+static const char *write_tmp(const char *text, size_t len, const char *suffix)
+{
+  static char paths[4][256];
+  static int slot;
+  char *p = paths[slot++ % 4];
+  char dir[] = "/tmp/check_kineto_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(p, 256, "%s/capture%s", dir, suffix);
+  FILE *f = fopen(p, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+  ck_assert_int_eq(fclose(f), 0);
+  return p;
+}
+
+static void remove_tmp(const char *path)
+{
+  char dir[256];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  unlink(path);
+  if (slash) {
+    *slash = '\0';
+    rmdir(dir);
+  }
+}
+
+static int has_note(const dt_trace *t, const char *needle)
+{
+  for (size_t i = 0; i < t->nnotes; i++)
+    if (strstr(t->notes[i], needle))
+      return 1;
+  return 0;
+}
+
+static const char *meta(const dt_trace *t, const char *key)
+{
+  for (size_t i = 0; i < t->nmeta; i++)
+    if (strcmp(t->meta_keys[i], key) == 0)
+      return t->meta_values[i];
+  return NULL;
+}
+
+static size_t count_kind(const dt_trace *t, int32_t rank, dt_op_kind kind, uint64_t *bytes)
+{
+  size_t n = 0;
+  uint64_t b = 0;
+  const dt_rank *rk = &t->ranks[rank];
+  for (size_t s = 0; s < rk->nstreams; s++)
+    for (size_t i = 0; i < rk->streams[s].nops; i++)
+      if (rk->streams[s].ops[i].kind == kind) {
+        n++;
+        b += rk->streams[s].ops[i].bytes;
+      }
+  if (bytes)
+    *bytes = b;
+  return n;
+}
+
+static const dt_op *find_op(const dt_trace *t, int32_t rank, dt_op_kind kind, const char *name)
+{
+  const dt_rank *rk = &t->ranks[rank];
+  for (size_t s = 0; s < rk->nstreams; s++)
+    for (size_t i = 0; i < rk->streams[s].nops; i++) {
+      const dt_op *op = &rk->streams[s].ops[i];
+      if (op->kind == kind && (!name || (op->name && strcmp(op->name, name) == 0)))
+        return op;
+    }
+  return NULL;
+}
+
+/* ---- the shipped real capture ---- */
+
+START_TEST(sample_counts_per_rank)
+{
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = import_ok(sample_path(), &o);
+  ck_assert_int_eq(t->nranks, 2); /* expanded to distributedInfo.world_size */
+  for (int32_t r = 0; r < 2; r++) {
+    uint64_t b;
+    /* hand numbers (shared/data/README.md): 15 fp32 all-reduce of 306,684,384 bytes in all */
+    ck_assert_uint_eq(count_kind(t, r, DT_OP_ALLREDUCE, &b), 15);
+    ck_assert_uint_eq(b, 306684384u);
+    /* 6 broadcasts of 638,712 bytes in all: per step 53,120 Float (4 B) + 53 Long (8 B) elements */
+    ck_assert_uint_eq(count_kind(t, r, DT_OP_BROADCAST, &b), 6);
+    ck_assert_uint_eq(b, 3u * (53120u * 4u + 53u * 8u));
+    ck_assert_uint_eq(b, 638712u);
+    ck_assert_uint_eq(count_kind(t, r, DT_OP_OTHER, NULL), 0);
+    /* 2,700 kernels - 21 NCCL + 960 memcpy + 114 memset (jq count) */
+    ck_assert_uint_eq(count_kind(t, r, DT_OP_COMPUTE, NULL), 2700 - 21 + 960 + 114);
+    const dt_op *ar = find_op(t, r, DT_OP_ALLREDUCE, NULL);
+    ck_assert_ptr_nonnull(ar);
+    ck_assert_int_ge(ar->group, 0);
+    ck_assert_uint_eq(t->groups[ar->group].nranks, 2);
+    ck_assert_str_eq(ar->dtype, "fp32");
+  }
+  ck_assert_str_eq(meta(t, "capture_rank"), "0");
+  ck_assert_str_eq(meta(t, "world_size"), "2");
+  ck_assert_ptr_nonnull(strstr(meta(t, "source"), "allreduce_bcast_2ranks_rank0.json.gz"));
+  ck_assert(has_note(t, "root assumed to be group rank 0"));
+  dt_trace_free(t);
+}
+END_TEST
+
+START_TEST(sample_ranks_identical)
+{
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = import_ok(sample_path(), &o);
+  const dt_rank *a = &t->ranks[0], *b = &t->ranks[1];
+  ck_assert_uint_eq(a->nstreams, 2); /* CUDA streams 7 (compute) and 40 (NCCL) */
+  ck_assert_uint_eq(a->nstreams, b->nstreams);
+  for (size_t s = 0; s < a->nstreams; s++) {
+    ck_assert_int_eq(a->streams[s].id, b->streams[s].id);
+    ck_assert_uint_eq(a->streams[s].nops, b->streams[s].nops);
+    for (size_t i = 0; i < a->streams[s].nops; i++) {
+      const dt_op *x = &a->streams[s].ops[i], *y = &b->streams[s].ops[i];
+      ck_assert_int_eq(x->kind, y->kind);
+      ck_assert_uint_eq(x->bytes, y->bytes);
+      ck_assert(x->dur == y->dur);
+      ck_assert_int_eq(x->group, y->group); /* one group {0,1}: both ranks use it */
+      ck_assert_uint_eq(x->ndeps, y->ndeps);
+      for (uint32_t d = 0; d < x->ndeps; d++) {
+        ck_assert_int_eq(x->deps[d].stream, y->deps[d].stream);
+        ck_assert_int_eq(x->deps[d].index, y->deps[d].index);
+      }
+      ck_assert_str_eq(x->name ? x->name : "", y->name ? y->name : "");
+    }
+  }
+  ck_assert_int_eq(a->streams[0].id, 7);
+  ck_assert_int_eq(a->streams[1].id, 40);
+  dt_trace_free(t);
+}
+END_TEST
+
+START_TEST(sample_marks_and_step_time)
+{
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = import_ok(sample_path(), &o);
+  for (int32_t r = 0; r < 2; r++) {
+    ck_assert_uint_eq(count_kind(t, r, DT_OP_MARK, NULL), 3);
+    ck_assert_ptr_nonnull(find_op(t, r, DT_OP_MARK, "ProfilerStep#4"));
+    ck_assert_ptr_nonnull(find_op(t, r, DT_OP_MARK, "ProfilerStep#5"));
+    ck_assert_ptr_nonnull(find_op(t, r, DT_OP_MARK, "ProfilerStep#6"));
+  }
+  /* mean of the three ProfilerStep durations in the file: (222442.191 + 219726.905 + 224936.243) / 3 us */
+  ck_assert(t->captured_step_s > 0);
+  ck_assert_double_eq_tol(t->captured_step_s, (222442.191 + 219726.905 + 224936.243) / 3 * 1e-6, 1e-9);
+  ck_assert_ptr_nonnull(meta(t, "captured_step_time"));
+  /* the last mark completes after the last all-reduce: it waits for the NCCL stream's last op of the step */
+  const dt_stream *s7 = &t->ranks[0].streams[0];
+  const dt_op *last_mark = NULL;
+  for (size_t i = 0; i < s7->nops; i++)
+    if (s7->ops[i].kind == DT_OP_MARK)
+      last_mark = &s7->ops[i];
+  ck_assert_ptr_nonnull(last_mark);
+  ck_assert_str_eq(last_mark->name, "ProfilerStep#6");
+  ck_assert_uint_eq(last_mark->ndeps, 1);
+  ck_assert_int_eq(last_mark->deps[0].stream, 1);
+  const dt_stream *s40 = &t->ranks[0].streams[1];
+  int32_t last_ar = -1;
+  for (size_t i = 0; i < s40->nops; i++)
+    if (s40->ops[i].kind == DT_OP_ALLREDUCE)
+      last_ar = (int32_t)i;
+  ck_assert_int_eq(last_mark->deps[0].index, last_ar);
+  dt_trace_free(t);
+}
+END_TEST
+
+START_TEST(sample_nccl_durations_unused)
+{
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = import_ok(sample_path(), &o);
+  size_t ncoll = 0;
+  for (int32_t r = 0; r < t->nranks; r++)
+    for (size_t s = 0; s < t->ranks[r].nstreams; s++)
+      for (size_t i = 0; i < t->ranks[r].streams[s].nops; i++) {
+        const dt_op *op = &t->ranks[r].streams[s].ops[i];
+        if (dt_op_is_collective(op->kind)) {
+          ck_assert(op->dur == 0 && op->flop == 0); /* cost comes from bytes, never the captured kernel time */
+          ck_assert_uint_gt(op->bytes, 0);
+          ncoll++;
+        }
+        if (op->kind == DT_OP_COMPUTE)
+          ck_assert(op->dur > 0);
+      }
+  ck_assert_uint_eq(ncoll, 2 * 21);
+  dt_trace_free(t);
+}
+END_TEST
+
+START_TEST(sample_gaps_keep_vs_drop)
+{
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *kept = import_ok(sample_path(), &o);
+  o.keep_gaps = 0;
+  dt_trace *dropped = import_ok(sample_path(), &o);
+  ck_assert_uint_gt(count_kind(kept, 0, DT_OP_DELAY, NULL), 1000);
+  ck_assert_uint_eq(count_kind(dropped, 0, DT_OP_DELAY, NULL), 0);
+  ck_assert_uint_eq(count_kind(kept, 0, DT_OP_COMPUTE, NULL), count_kind(dropped, 0, DT_OP_COMPUTE, NULL));
+  ck_assert_uint_eq(count_kind(kept, 0, DT_OP_ALLREDUCE, NULL), count_kind(dropped, 0, DT_OP_ALLREDUCE, NULL));
+  ck_assert_uint_eq(dt_trace_op_count(kept) - dt_trace_op_count(dropped),
+                    2 * count_kind(kept, 0, DT_OP_DELAY, NULL));
+  for (size_t i = 0; i < kept->ranks[0].streams[0].nops; i++)
+    if (kept->ranks[0].streams[0].ops[i].kind == DT_OP_DELAY)
+      ck_assert(kept->ranks[0].streams[0].ops[i].dur > 0);
+  dt_trace_free(kept);
+  dt_trace_free(dropped);
+}
+END_TEST
+
+START_TEST(sample_validates)
+{
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = import_ok(sample_path(), &o);
+  dt_error err;
+  dt_error_clear(&err);
+  char msg[2048];
+  ck_assert_msg(dt_trace_validate(t, &err) == DT_OK, "%s", dt_error_format(&err, msg, sizeof msg));
+  ck_assert_int_eq(t->ninstances, 21); /* 15 all-reduce + 6 broadcast, one instance each across both ranks */
+  dt_trace_free(t);
+}
+END_TEST
+
+/* ---- hand-written captures ---- */
+
+#define EV(cat, name, ts, dur, stream) \
+  "{\"ph\":\"X\",\"cat\":\"" cat "\",\"name\":\"" name "\",\"pid\":0,\"tid\":" #stream ",\"ts\":" #ts \
+  ",\"dur\":" #dur ",\"args\":{\"stream\":" #stream ",\"device\":0}}"
+
+/* Times in us. s7: a [0,10], d [15,30], f [42,43]; s20: b [12,17], c [18,19], e [40,41].
+ * b starts 2 us after a ended; f 1 us after e ended; e 10 us after d ended; c 8 us after a ended. */
+static const char dep_json[] =
+    "{\"schemaVersion\":\"1\",\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
+    EV("kernel", "a", 0, 10, 7) "," EV("kernel", "d", 15.0, 15, 7) "," EV("kernel", "f", 42, 1.000, 7) ","
+    EV("kernel", "b", 12, 5, 20) "," EV("kernel", "c", 18.0, 1, 20) "," EV("kernel", "e", 40, 1, 20) "]}";
+
+static void assert_deps(const dt_op *op, uint32_t n, int32_t stream, int32_t index)
+{
+  ck_assert_uint_eq(op->ndeps, n);
+  if (n) {
+    ck_assert_int_eq(op->deps[0].stream, stream);
+    ck_assert_int_eq(op->deps[0].index, index);
+  }
+}
+
+START_TEST(dep_window_edges)
+{
+  const char *path = write_tmp(dep_json, strlen(dep_json), ".json");
+  dt_import_opts o;
+  opts_default(&o);
+  o.keep_gaps = 0;
+  dt_trace *t = import_ok(path, &o);
+  ck_assert_int_eq(t->nranks, 1);
+  const dt_rank *rk = &t->ranks[0];
+  ck_assert_uint_eq(rk->nstreams, 2);
+  ck_assert_int_eq(rk->streams[0].id, 7);
+  ck_assert_int_eq(rk->streams[1].id, 20);
+  const dt_op *s7 = rk->streams[0].ops, *s20 = rk->streams[1].ops;
+  ck_assert_str_eq(s7[0].name, "a");
+  ck_assert_str_eq(s20[2].name, "e");
+  ck_assert_double_eq_tol(s7[1].dur, 15e-6, 1e-15);
+  assert_deps(&s20[0], 1, 0, 0); /* b after a: 2 us <= 5 us */
+  assert_deps(&s20[1], 0, 0, 0); /* c: a ended 8 us before */
+  assert_deps(&s7[1], 0, 0, 0);  /* d: nothing on s20 ended before it */
+  assert_deps(&s20[2], 0, 0, 0); /* e: d ended 10 us before */
+  assert_deps(&s7[2], 1, 1, 2);  /* f after e: 1 us */
+  dt_trace_free(t);
+
+  /* a 20 us window adds e after d; c after a stays out: implied by b (same stream, already after a) */
+  o.dep_window_s = 20e-6;
+  t = import_ok(path, &o);
+  s7 = t->ranks[0].streams[0].ops;
+  s20 = t->ranks[0].streams[1].ops;
+  assert_deps(&s20[0], 1, 0, 0);
+  assert_deps(&s20[1], 0, 0, 0);
+  assert_deps(&s20[2], 1, 0, 1);
+  assert_deps(&s7[2], 1, 1, 2);
+  dt_trace_free(t);
+
+  /* gaps kept: b's 12 us gap is 10 us of waiting for a plus 2 us of launch time: a 2 us delay carrying the
+   * wait; the first op of a stream counts its gap from the capture's first GPU op (t = 0) */
+  o.dep_window_s = 5e-6;
+  o.keep_gaps = 1;
+  t = import_ok(path, &o);
+  s7 = t->ranks[0].streams[0].ops;
+  s20 = t->ranks[0].streams[1].ops;
+  ck_assert_int_eq(s20[0].kind, DT_OP_DELAY);
+  ck_assert_double_eq_tol(s20[0].dur, 2e-6, 1e-15);
+  assert_deps(&s20[0], 1, 0, 0);
+  ck_assert_int_eq(s20[1].kind, DT_OP_COMPUTE);
+  assert_deps(&s20[1], 0, 0, 0);
+  ck_assert_int_eq(s20[2].kind, DT_OP_DELAY); /* c: 1 us after b */
+  ck_assert_double_eq_tol(s20[2].dur, 1e-6, 1e-15);
+  ck_assert_int_eq(s7[0].kind, DT_OP_COMPUTE); /* a starts at t = 0: no delay */
+  ck_assert_int_eq(s7[1].kind, DT_OP_DELAY);
+  ck_assert_double_eq_tol(s7[1].dur, 5e-6, 1e-15);
+  remove_tmp(path);
+  dt_trace_free(t);
+}
+END_TEST
+
+#define NCCL(name, ts, dur, args)                                                                              \
+  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_" name "(ncclDevComm*, unsigned long, ncclWork*)\"," \
+  "\"pid\":0,\"tid\":20,\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"stream\":20,\"correlation\":" #ts args "}}"
+#define MD(coll, nelems, dtype, ranks, size)                                                                   \
+  ",\"Collective name\":\"" coll "\",\"In msg nelems\":" #nelems ",\"Out msg nelems\":" #nelems                \
+  ",\"Group size\":" #size ",\"dtype\":\"" dtype "\",\"Process Group Name\":\"1\","                           \
+  "\"Process Group Description\":\"tp\",\"Process Group Ranks\":\"" ranks "\""
+
+START_TEST(unknown_collective_and_no_metadata)
+{
+  static const char json[] =
+      "{\"schemaVersion\":1,\"distributedInfo\":{\"rank\":1,\"world_size\":2},\"traceEvents\":["
+      NCCL("Gather_RING_LL", 100, 50, MD("gather", 1000, "Half", "[0, 1]", 2)) ","
+      NCCL("AllReduce_RING_LL_Sum_float", 200, 50, "") ","
+      NCCL("AllReduce_RING_LL_Sum_float", 300, 50, MD("allreduce", 10, "Float", "[0, 1]", 2)) "]}";
+  const char *path = write_tmp(json, strlen(json), ".json");
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = import_ok(path, &o);
+  remove_tmp(path);
+  ck_assert_int_eq(t->nranks, 2);
+  const dt_op *ops = t->ranks[1].streams[0].ops;
+  size_t n = t->ranks[1].streams[0].nops;
+  const dt_op *coll[3];
+  size_t nc = 0;
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].kind != DT_OP_DELAY)
+      coll[nc++] = &ops[i];
+  ck_assert_uint_eq(nc, 3);
+  /* unknown name: kept as other, sized from its metadata (1000 fp16 elements), with a warning */
+  ck_assert_int_eq(coll[0]->kind, DT_OP_OTHER);
+  ck_assert_uint_eq(coll[0]->bytes, 2000);
+  ck_assert_str_eq(coll[0]->name, "gather");
+  ck_assert(has_note(t, "unknown collective 'gather'"));
+  /* no metadata (capture started mid-run): other of 0 bytes on every rank, with a warning */
+  ck_assert_int_eq(coll[1]->kind, DT_OP_OTHER);
+  ck_assert_uint_eq(coll[1]->bytes, 0);
+  ck_assert_uint_eq(t->groups[coll[1]->group].nranks, 2);
+  ck_assert(has_note(t, "carry no size metadata"));
+  ck_assert_int_eq(coll[2]->kind, DT_OP_ALLREDUCE);
+  ck_assert_uint_eq(coll[2]->bytes, 40);
+  dt_trace_free(t);
+}
+END_TEST
+
+START_TEST(expand_group_to_world4)
+{
+  /* rank 0 of 4 in a 2-rank group {0,1}; sends to rank 1, receives from rank 3 */
+  static const char json[] =
+      "{\"schemaVersion\":1,\"distributedInfo\":{\"rank\":0,\"world_size\":4},\"traceEvents\":["
+      NCCL("AllReduce_RING_LL_Sum_float", 100, 50, MD("allreduce", 256, "BFloat16", "[0, 1]", 2)) ","
+      NCCL("SendRecv", 200, 50, ",\"Collective name\":\"send\",\"In msg nelems\":8,\"dtype\":\"Float\","
+           "\"Process Group Name\":\"0\",\"Process Group Ranks\":\"[0, 1, 2, 3]\",\"Group size\":4,"
+           "\"Rank\":1,\"Src Rank\":0,\"Dst Rank\":1") ","
+      NCCL("SendRecv", 300, 50, ",\"Collective name\":\"recv\",\"In msg nelems\":8,\"dtype\":\"Float\","
+           "\"Process Group Name\":\"0\",\"Process Group Ranks\":\"[0, 1, 2, 3]\",\"Group size\":4,"
+           "\"Rank\":3") "]}";
+  const char *path = write_tmp(json, strlen(json), ".json");
+  dt_import_opts o;
+  opts_default(&o);
+  o.keep_gaps = 0;
+  dt_trace *t = import_ok(path, &o);
+  remove_tmp(path);
+  ck_assert_int_eq(t->nranks, 4);
+  /* groups tile the world as {0,1} does: {0,1} and {2,3}, uniquely named */
+  const int32_t expect_group[4][2] = {{0, 1}, {0, 1}, {2, 3}, {2, 3}};
+  const int32_t expect_send[4] = {1, 2, 3, 0}, expect_recv[4] = {3, 0, 1, 2};
+  for (int32_t r = 0; r < 4; r++) {
+    const dt_op *ops = t->ranks[r].streams[0].ops;
+    ck_assert_uint_eq(t->ranks[r].streams[0].nops, 3);
+    ck_assert_int_eq(ops[0].kind, DT_OP_ALLREDUCE);
+    ck_assert_uint_eq(ops[0].bytes, 512);
+    const dt_group *g = &t->groups[ops[0].group];
+    ck_assert_uint_eq(g->nranks, 2);
+    ck_assert_int_eq(g->ranks[0], expect_group[r][0]);
+    ck_assert_int_eq(g->ranks[1], expect_group[r][1]);
+    ck_assert_int_eq(ops[1].kind, DT_OP_SEND);
+    ck_assert_int_eq(ops[1].peer, expect_send[r]); /* peer keeps its offset +1 mod 4 */
+    ck_assert_uint_eq(ops[1].bytes, 32);
+    ck_assert_int_eq(ops[2].kind, DT_OP_RECV);
+    ck_assert_int_eq(ops[2].peer, expect_recv[r]); /* Process Group Ranks[Rank] = 3: offset -1 */
+  }
+  ck_assert_int_ne(t->ranks[0].streams[0].ops[0].group, t->ranks[2].streams[0].ops[0].group);
+  ck_assert_str_ne(t->groups[t->ranks[0].streams[0].ops[0].group].name,
+                   t->groups[t->ranks[2].streams[0].ops[0].group].name);
+  ck_assert(has_note(t, "tile"));
+  ck_assert(has_note(t, "offset"));
+  dt_error err;
+  dt_error_clear(&err);
+  char msg[2048];
+  ck_assert_msg(dt_trace_validate(t, &err) == DT_OK, "%s", dt_error_format(&err, msg, sizeof msg));
+  dt_trace_free(t);
+
+  /* the real capture expanded to 4 ranks: its 2-rank default group is tiled into two groups */
+  o.expand = 4;
+  t = import_ok(sample_path(), &o);
+  ck_assert_int_eq(t->nranks, 4);
+  ck_assert_uint_eq(t->ngroups, 2);
+  uint64_t b;
+  ck_assert_uint_eq(count_kind(t, 3, DT_OP_ALLREDUCE, &b), 15);
+  ck_assert_uint_eq(b, 306684384u);
+  const dt_group *g3 = &t->groups[find_op(t, 3, DT_OP_ALLREDUCE, NULL)->group];
+  ck_assert_int_eq(g3->ranks[0], 2);
+  ck_assert_int_eq(g3->ranks[1], 3);
+  ck_assert_msg(dt_trace_validate(t, &err) == DT_OK, "%s", dt_error_format(&err, msg, sizeof msg));
+  dt_trace_free(t);
+}
+END_TEST
+
+START_TEST(truncated_pg_ranks_fall_back)
+{
+  /* 32-rank group whose rank list PyTorch cut after 30 entries; pg_config lists it in full (stride 2) */
+  static const char json[] =
+      "{\"distributedInfo\":{\"rank\":0,\"world_size\":64,\"pg_config\":[{\"pg_name\":\"1\",\"pg_desc\":\"dp\","
+      "\"pg_size\":32,\"ranks\":[0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,40,42,44,46,48,50,52,54,"
+      "56,58,60,62]}]},\"traceEvents\":["
+      NCCL("AllReduce_RING_LL_Sum_float", 100, 50, MD("allreduce", 4, "Float",
+           "[0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, "
+           "52, 54, 56, 58, ...]", 32)) "]}";
+  const char *path = write_tmp(json, strlen(json), ".json");
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = import_ok(path, &o);
+  remove_tmp(path);
+  ck_assert_int_eq(t->nranks, 64);
+  const dt_group *g = &t->groups[find_op(t, 0, DT_OP_ALLREDUCE, NULL)->group];
+  ck_assert_uint_eq(g->nranks, 32);
+  ck_assert_int_eq(g->ranks[31], 62);
+  ck_assert(has_note(t, "truncated"));
+  /* rank 1 uses the odd tile */
+  const dt_group *g1 = &t->groups[find_op(t, 1, DT_OP_ALLREDUCE, NULL)->group];
+  ck_assert_int_eq(g1->ranks[0], 1);
+  ck_assert_int_eq(g1->ranks[31], 63);
+  dt_trace_free(t);
+}
+END_TEST
+
+START_TEST(rank_from_file_name)
+{
+  static const char json[] = "{\"traceEvents\":[" EV("kernel", "k", 5, 1, 7) "]}";
+  const char *path = write_tmp(json, strlen(json), "_rank-3.json");
+  dt_import_opts o;
+  opts_default(&o);
+  o.expand = 4;
+  dt_trace *t = import_ok(path, &o);
+  ck_assert_str_eq(meta(t, "capture_rank"), "3");
+  ck_assert_int_eq(t->nranks, 4);
+  dt_trace_free(t);
+  o.rank = 2; /* the option wins over the file name */
+  t = import_ok(path, &o);
+  ck_assert_str_eq(meta(t, "capture_rank"), "2");
+  dt_trace_free(t);
+  remove_tmp(path);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+static const char *shared_data(const char *rel)
+{
+  static char buf[1024];
+  const char *env = getenv("DTSIM_SHARED_DATA");
+  snprintf(buf, sizeof buf, "%s/%s", env ? env : "../shared/data", rel);
+  return buf;
+}
+
+START_TEST(vintage2_is_a_clear_error)
+{
+  const char *path = shared_data("kineto/fsdp_like_16ranks_rank0.json.gz");
+  if (access(path, R_OK) != 0) {
+    fprintf(stderr, "check_kineto: %s missing, vintage 2 test skipped\n", path);
+    return;
+  }
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = NULL;
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_kineto_import(path, &o, &t, &err), DT_ERR);
+  ck_assert_ptr_null(t);
+  ck_assert_ptr_nonnull(strstr(err.msg, "kineto vintage 2"));
+  ck_assert_ptr_nonnull(strstr(err.msg, "not supported yet"));
+  ck_assert_ptr_nonnull(strstr(err.msg, "'In msg nelems'"));
+  ck_assert_ptr_nonnull(strstr(err.file, "fsdp_like_16ranks_rank0.json.gz"));
+}
+END_TEST
+
+START_TEST(truncated_json_reports_offset)
+{
+  size_t cut = strlen(dep_json) - 40;
+  const char *path = write_tmp(dep_json, cut, ".json");
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = NULL;
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_kineto_import(path, &o, &t, &err), DT_ERR);
+  ck_assert_ptr_null(t);
+  char expect[64];
+  snprintf(expect, sizeof expect, "byte %zu", cut);
+  ck_assert_msg(strstr(err.msg, expect) != NULL, "'%s' does not say '%s'", err.msg, expect);
+  remove_tmp(path);
+
+  /* a syntax error in the middle: position of the bad byte */
+  static const char bad[] = "{\"traceEvents\":[{\"ph\":\"X\",,}]}";
+  path = write_tmp(bad, strlen(bad), ".json");
+  ck_assert_int_eq(dt_kineto_import(path, &o, &t, &err), DT_ERR);
+  ck_assert_ptr_nonnull(strstr(err.msg, "invalid JSON at byte"));
+  remove_tmp(path);
+
+  ck_assert_int_eq(dt_kineto_import("/nonexistent/x.json", &o, &t, &err), DT_ERR);
+  ck_assert_ptr_nonnull(strstr(err.msg, "cannot open"));
+}
+END_TEST
+
+static Suite *kineto_suite(void)
+{
+  Suite *s = suite_create("kineto");
+  struct {
+    const char *name;
+    const TTest *test;
+  } cases[] = {
+      {"sample_counts_per_rank", sample_counts_per_rank},
+      {"sample_ranks_identical", sample_ranks_identical},
+      {"sample_marks_and_step_time", sample_marks_and_step_time},
+      {"sample_nccl_durations_unused", sample_nccl_durations_unused},
+      {"sample_gaps_keep_vs_drop", sample_gaps_keep_vs_drop},
+      {"sample_validates", sample_validates},
+      {"dep_window_edges", dep_window_edges},
+      {"unknown_collective_and_no_metadata", unknown_collective_and_no_metadata},
+      {"expand_group_to_world4", expand_group_to_world4},
+      {"truncated_pg_ranks_fall_back", truncated_pg_ranks_fall_back},
+      {"rank_from_file_name", rank_from_file_name},
+      {"vintage2_is_a_clear_error", vintage2_is_a_clear_error},
+      {"truncated_json_reports_offset", truncated_json_reports_offset},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    TCase *tc = tcase_create(cases[i].name);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, cases[i].test);
+    suite_add_tcase(s, tc);
+  }
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(kineto_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

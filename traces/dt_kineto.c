@@ -1,0 +1,1861 @@
+/* Kineto (PyTorch profiler Chrome-trace JSON) importer, metadata vintage 1 (FORMATS.md): streams a .json or
+ * .json.gz file through zlib's gzread into yajl's SAX parser, keeps only the GPU events replay needs, then
+ * builds the per-stream op lists of the captured rank and expands them to every rank by symmetry
+ * (DESIGN.md §4). docs/import-kineto.md describes the mappings and assumptions. */
+#include "dt_trace_io.h"
+
+#include "../common/dt_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#define NAME_CAP 4096     /* longest event name kept while parsing (kernel names are long C++ signatures) */
+#define SHORT_NAME_CAP 120 /* op names are cut to the function name and this length */
+#define MAX_DEPTH 64
+#define CHUNK (1u << 20)
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Interned strings: kernel names repeat thousands of times. */
+
+typedef struct strtab {
+  char **s;
+  size_t n, cap;
+  int32_t *slots; /* open addressing, -1 empty */
+  size_t nslots;
+} strtab;
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+static int32_t strtab_intern(strtab *tab, const char *s, size_t len)
+{
+  if (tab->n * 2 >= tab->nslots) {
+    size_t ns = tab->nslots ? tab->nslots * 2 : 1024;
+    int32_t *slots = dt_xmalloc(ns * sizeof *slots);
+    for (size_t i = 0; i < ns; i++)
+      slots[i] = -1;
+    for (size_t i = 0; i < tab->n; i++) {
+      size_t k = hash_bytes(tab->s[i], strlen(tab->s[i])) & (ns - 1);
+      while (slots[k] >= 0)
+        k = (k + 1) & (ns - 1);
+      slots[k] = (int32_t)i;
+    }
+    free(tab->slots);
+    tab->slots = slots;
+    tab->nslots = ns;
+  }
+  size_t k = hash_bytes(s, len) & (tab->nslots - 1);
+  while (tab->slots[k] >= 0) {
+    const char *c = tab->s[tab->slots[k]];
+    if (strncmp(c, s, len) == 0 && c[len] == '\0')
+      return tab->slots[k];
+    k = (k + 1) & (tab->nslots - 1);
+  }
+  tab->s = dt_grow(tab->s, &tab->cap, tab->n, sizeof *tab->s);
+  tab->s[tab->n] = dt_xstrndup(s, len);
+  tab->slots[k] = (int32_t)tab->n;
+  return (int32_t)tab->n++;
+}
+
+static void strtab_free(strtab *tab)
+{
+  for (size_t i = 0; i < tab->n; i++)
+    free(tab->s[i]);
+  free(tab->s);
+  free(tab->slots);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* What the parser keeps. Times are integer nanoseconds (Kineto writes microseconds with up to three
+ * decimals; doubles near 4e12 us would lose the last digit). */
+
+typedef struct gpu_ev {
+  int64_t ts, dur;  /* ns */
+  int64_t corr;     /* CUPTI correlation id, -1 when absent */
+  int32_t stream;   /* CUDA stream number */
+  int32_t name;     /* interned short name */
+  int32_t comm;     /* index in comms[] for NCCL kernels, else -1 */
+  uint32_t seq;     /* file order, for a stable sort */
+} gpu_ev;
+
+typedef struct comm_ev {
+  int32_t coll;     /* interned `Collective name`, -1 when absent */
+  int has_in, has_out;
+  int64_t in_nelems, out_nelems;
+  int64_t group_size; /* -1 when absent */
+  int32_t dtype;    /* interned, -1 when absent */
+  int32_t group;    /* index in groups[], -1 when the kernel has no process-group metadata */
+  int64_t rank, src, dst; /* p2p `Rank` (group-local peer), `Src Rank`, `Dst Rank`; -1 when absent */
+} comm_ev;
+
+typedef struct launch_ev { /* cuda_runtime call, to find a kernel's host time and enclosing annotation */
+  int64_t corr, ts, pid, tid;
+} launch_ev;
+
+typedef struct span_ev { /* CPU user_annotation: ProfilerStep#N or nccl:* */
+  int64_t ts, dur, pid, tid;
+  int32_t name;
+} span_ev;
+
+typedef struct cgroup { /* a captured process group */
+  char *pg_name;    /* `Process Group Name`, NULL when absent */
+  char *pg_desc;
+  char *ranks_text; /* `Process Group Ranks` as written */
+  int64_t size;     /* `Group size`, -1 when absent */
+  int32_t *ranks;   /* resolved global ranks (after parsing) */
+  size_t nranks;
+  int32_t first_tile; /* trace group index of tile 0 */
+  int32_t *tile_of; /* per expanded rank: trace group index */
+  int used_as_world; /* synthetic group of every rank (kernels with no metadata) */
+} cgroup;
+
+typedef struct pgcfg { /* distributedInfo.pg_config entry */
+  char *name, *desc;
+  int64_t size;
+  int32_t *ranks;
+  size_t nranks, cap;
+} pgcfg;
+
+enum { ROLE_OTHER, ROLE_TOP, ROLE_DIST, ROLE_PGCFG, ROLE_PGENT, ROLE_PGRANKS, ROLE_EVENTS, ROLE_EVENT, ROLE_ARGS };
+
+enum {
+  K_NONE,
+  /* top */
+  K_SCHEMA, K_DIST, K_EVENTS,
+  /* distributedInfo */
+  K_RANK, K_WORLD, K_PGCFG,
+  /* pg_config entry */
+  K_PG_NAME, K_PG_DESC, K_PG_SIZE, K_PG_RANKS,
+  /* event */
+  K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_PID, K_TID, K_ARGS,
+  /* args */
+  K_STREAM, K_CORR, K_COLL, K_IN_NELEMS, K_OUT_NELEMS, K_GROUP_SIZE, K_DTYPE, K_PGA_NAME, K_PGA_DESC, K_PGA_RANKS,
+  K_P2P_RANK, K_SRC_RANK, K_DST_RANK, K_INPUT_DIMS,
+};
+
+typedef struct keydef {
+  int role;
+  const char *name;
+  int key;
+} keydef;
+
+static const keydef keys[] = {
+    {ROLE_TOP, "schemaVersion", K_SCHEMA},
+    {ROLE_TOP, "distributedInfo", K_DIST},
+    {ROLE_TOP, "traceEvents", K_EVENTS},
+    {ROLE_DIST, "rank", K_RANK},
+    {ROLE_DIST, "world_size", K_WORLD},
+    {ROLE_DIST, "pg_config", K_PGCFG},
+    {ROLE_PGENT, "pg_name", K_PG_NAME},
+    {ROLE_PGENT, "pg_desc", K_PG_DESC},
+    {ROLE_PGENT, "pg_size", K_PG_SIZE},
+    {ROLE_PGENT, "ranks", K_PG_RANKS},
+    {ROLE_EVENT, "ph", K_PH},
+    {ROLE_EVENT, "cat", K_CAT},
+    {ROLE_EVENT, "name", K_NAME},
+    {ROLE_EVENT, "ts", K_TS},
+    {ROLE_EVENT, "dur", K_DUR},
+    {ROLE_EVENT, "pid", K_PID},
+    {ROLE_EVENT, "tid", K_TID},
+    {ROLE_EVENT, "args", K_ARGS},
+    {ROLE_ARGS, "stream", K_STREAM},
+    {ROLE_ARGS, "correlation", K_CORR},
+    {ROLE_ARGS, "Collective name", K_COLL},
+    {ROLE_ARGS, "In msg nelems", K_IN_NELEMS},
+    {ROLE_ARGS, "Out msg nelems", K_OUT_NELEMS},
+    {ROLE_ARGS, "Group size", K_GROUP_SIZE},
+    {ROLE_ARGS, "dtype", K_DTYPE},
+    {ROLE_ARGS, "Process Group Name", K_PGA_NAME},
+    {ROLE_ARGS, "Process Group Description", K_PGA_DESC},
+    {ROLE_ARGS, "Process Group Ranks", K_PGA_RANKS},
+    {ROLE_ARGS, "Rank", K_P2P_RANK},
+    {ROLE_ARGS, "Src Rank", K_SRC_RANK},
+    {ROLE_ARGS, "Dst Rank", K_DST_RANK},
+    {ROLE_ARGS, "Input Dims", K_INPUT_DIMS},
+};
+
+enum { CAT_OTHER, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_RUNTIME, CAT_USER_ANNOTATION, CAT_CPU_OP };
+
+/* One event being parsed: its fields arrive in any order and are acted on at the closing brace. */
+typedef struct evacc {
+  char ph;
+  int cat;
+  char name[NAME_CAP];
+  size_t name_len;
+  int has_ts, has_dur, has_stream, has_tid;
+  int64_t ts, dur, pid, tid, stream, corr;
+  char coll[128], dtype[64], pg_name[256], pg_desc[256];
+  int has_coll, has_dtype, has_pg_name, has_pg_desc, has_pg_ranks;
+  char *pg_ranks;
+  size_t pg_ranks_len, pg_ranks_cap;
+  int has_in, has_out;
+  int64_t in_nelems, out_nelems, group_size, p2p_rank, src, dst;
+  int has_input_dims;
+} evacc;
+
+typedef struct frame {
+  int role;
+  int key;
+} frame;
+
+typedef struct kin {
+  const char *path;
+  frame frames[MAX_DEPTH];
+  int depth;        /* open containers; deeper ones than MAX_DEPTH are counted only */
+  evacc ev;
+  uint32_t seq;
+  /* file level */
+  int64_t dist_rank, dist_world; /* -1 when absent */
+  char schema[64];
+  pgcfg *pgs;
+  size_t npgs, pgs_cap;
+  pgcfg cur_pg;
+  int in_pg;
+  /* kept events */
+  strtab names;
+  gpu_ev *gpu;
+  size_t ngpu, gpu_cap;
+  comm_ev *comms;
+  size_t ncomms, comms_cap;
+  launch_ev *launches;
+  size_t nlaunches, launches_cap;
+  span_ev *steps;
+  size_t nsteps, steps_cap;
+  span_ev *annots; /* nccl:* */
+  size_t nannots, annots_cap;
+  cgroup *groups;
+  size_t ngroups, groups_cap;
+  int seen_input_dims; /* a record_param_comms with `Input Dims`: vintage 2 */
+  int bad_value;       /* a value that could not be read, reported through err */
+  char bad_msg[256];
+} kin;
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Scalars. */
+
+/* Parses a JSON number (or a numeric string) in microseconds into integer nanoseconds, exactly for the usual
+ * plain decimal forms. Returns 0 or -1. */
+static int parse_us_ns(const char *s, size_t len, int64_t *out)
+{
+  char buf[64];
+  if (len == 0 || len >= sizeof buf)
+    return -1;
+  memcpy(buf, s, len);
+  buf[len] = '\0';
+  if (strpbrk(buf, "eE")) {
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (*end || errno)
+      return -1;
+    *out = (int64_t)(v * 1000.0 + (v >= 0 ? 0.5 : -0.5));
+    return 0;
+  }
+  const char *p = buf;
+  int neg = 0;
+  if (*p == '-' || *p == '+')
+    neg = *p++ == '-';
+  int64_t whole = 0, frac = 0;
+  int ndig = 0, nfrac = 0;
+  for (; isdigit((unsigned char)*p); p++, ndig++) {
+    if (whole > (INT64_MAX / 1000 - 9) / 10)
+      return -1;
+    whole = whole * 10 + (*p - '0');
+  }
+  if (*p == '.') {
+    p++;
+    for (; isdigit((unsigned char)*p); p++, nfrac++) {
+      if (nfrac < 3)
+        frac = frac * 10 + (*p - '0');
+      else if (nfrac == 3 && *p >= '5')
+        frac++; /* round to the nanosecond */
+    }
+  }
+  if (*p || ndig + nfrac == 0)
+    return -1;
+  for (int i = nfrac; i < 3; i++)
+    frac *= 10;
+  int64_t v = whole * 1000 + frac;
+  *out = neg ? -v : v;
+  return 0;
+}
+
+/* Parses an integer (JSON number or numeric string; a float with a zero fraction is accepted). */
+static int parse_int(const char *s, size_t len, int64_t *out)
+{
+  char buf[64];
+  if (len == 0 || len >= sizeof buf)
+    return -1;
+  memcpy(buf, s, len);
+  buf[len] = '\0';
+  char *end;
+  errno = 0;
+  long long v = strtoll(buf, &end, 10);
+  if (end == buf || errno)
+    return -1;
+  if (*end) {
+    double d = strtod(buf, &end);
+    if (*end || d != (double)(long long)d)
+      return -1;
+    v = (long long)d;
+  }
+  *out = v;
+  return 0;
+}
+
+static void copy_text(char *dst, size_t cap, const char *s, size_t len)
+{
+  if (len >= cap)
+    len = cap - 1;
+  memcpy(dst, s, len);
+  dst[len] = '\0';
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int cat_code(const char *s, size_t len)
+{
+  static const struct {
+    const char *name;
+    int code;
+  } cats[] = {{"kernel", CAT_KERNEL},         {"Kernel", CAT_KERNEL},
+              {"gpu_memcpy", CAT_MEMCPY},     {"Memcpy", CAT_MEMCPY},
+              {"gpu_memset", CAT_MEMSET},     {"Memset", CAT_MEMSET},
+              {"cuda_runtime", CAT_RUNTIME},  {"cuda_driver", CAT_RUNTIME},
+              {"Runtime", CAT_RUNTIME},       {"user_annotation", CAT_USER_ANNOTATION},
+              {"cpu_op", CAT_CPU_OP},         {"Operator", CAT_CPU_OP}};
+  for (size_t i = 0; i < sizeof cats / sizeof cats[0]; i++)
+    if (strlen(cats[i].name) == len && memcmp(cats[i].name, s, len) == 0)
+      return cats[i].code;
+  return CAT_OTHER;
+}
+
+static void set_bad(kin *k, const char *fmt, ...) DT_PRINTF(2, 3);
+static void set_bad(kin *k, const char *fmt, ...)
+{
+  if (k->bad_value)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(k->bad_msg, sizeof k->bad_msg, fmt, ap);
+  va_end(ap);
+  k->bad_value = 1;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* SAX callbacks. */
+
+static frame *top(kin *k)
+{
+  return k->depth > 0 && k->depth <= MAX_DEPTH ? &k->frames[k->depth - 1] : NULL;
+}
+
+/* One scalar value (number or string, raw text) at the current position. */
+static int on_scalar(kin *k, const char *s, size_t len, int is_string)
+{
+  frame *f = top(k);
+  if (!f)
+    return 1;
+  evacc *e = &k->ev;
+  int64_t v;
+  switch (f->role) {
+  case ROLE_TOP:
+    if (f->key == K_SCHEMA)
+      copy_text(k->schema, sizeof k->schema, s, len);
+    break;
+  case ROLE_DIST:
+    if ((f->key == K_RANK || f->key == K_WORLD) && parse_int(s, len, &v) == 0)
+      *(f->key == K_RANK ? &k->dist_rank : &k->dist_world) = v;
+    break;
+  case ROLE_PGENT:
+    if (f->key == K_PG_NAME) {
+      free(k->cur_pg.name);
+      k->cur_pg.name = dt_xstrndup(s, len);
+    } else if (f->key == K_PG_DESC) {
+      free(k->cur_pg.desc);
+      k->cur_pg.desc = dt_xstrndup(s, len);
+    } else if (f->key == K_PG_SIZE && parse_int(s, len, &v) == 0)
+      k->cur_pg.size = v;
+    break;
+  case ROLE_PGRANKS:
+    if (parse_int(s, len, &v) == 0 && v >= 0 && v <= INT32_MAX) {
+      k->cur_pg.ranks = dt_grow(k->cur_pg.ranks, &k->cur_pg.cap, k->cur_pg.nranks, sizeof *k->cur_pg.ranks);
+      k->cur_pg.ranks[k->cur_pg.nranks++] = (int32_t)v;
+    }
+    break;
+  case ROLE_EVENT:
+    switch (f->key) {
+    case K_PH:
+      e->ph = len ? s[0] : 0;
+      break;
+    case K_CAT:
+      e->cat = cat_code(s, len);
+      break;
+    case K_NAME:
+      copy_text(e->name, sizeof e->name, s, len);
+      e->name_len = len < sizeof e->name ? len : sizeof e->name - 1;
+      break;
+    case K_TS:
+    case K_DUR:
+      if (parse_us_ns(s, len, &v) != 0) {
+        set_bad(k, "'%s' is not a number of microseconds", f->key == K_TS ? "ts" : "dur");
+        return 0;
+      }
+      if (f->key == K_TS)
+        e->ts = v, e->has_ts = 1;
+      else
+        e->dur = v, e->has_dur = 1;
+      break;
+    case K_PID:
+      if (parse_int(s, len, &v) == 0)
+        e->pid = v;
+      break;
+    case K_TID:
+      if (parse_int(s, len, &v) == 0)
+        e->tid = v, e->has_tid = 1;
+      break;
+    default:
+      break;
+    }
+    break;
+  case ROLE_ARGS:
+    switch (f->key) {
+    case K_STREAM:
+      if (parse_int(s, len, &v) == 0)
+        e->stream = v, e->has_stream = 1;
+      break;
+    case K_CORR:
+      if (parse_int(s, len, &v) == 0)
+        e->corr = v;
+      break;
+    case K_COLL:
+      copy_text(e->coll, sizeof e->coll, s, len);
+      e->has_coll = 1;
+      break;
+    case K_DTYPE:
+      copy_text(e->dtype, sizeof e->dtype, s, len);
+      e->has_dtype = 1;
+      break;
+    case K_PGA_NAME:
+      copy_text(e->pg_name, sizeof e->pg_name, s, len);
+      e->has_pg_name = 1;
+      break;
+    case K_PGA_DESC:
+      copy_text(e->pg_desc, sizeof e->pg_desc, s, len);
+      e->has_pg_desc = 1;
+      break;
+    case K_PGA_RANKS:
+      e->pg_ranks = dt_grow(e->pg_ranks, &e->pg_ranks_cap, len + 1, 1);
+      memcpy(e->pg_ranks, s, len);
+      e->pg_ranks[len] = '\0';
+      e->pg_ranks_len = len;
+      e->has_pg_ranks = 1;
+      break;
+    case K_IN_NELEMS:
+    case K_OUT_NELEMS:
+      if (parse_int(s, len, &v) != 0 || v < 0) {
+        set_bad(k, "'%s' is not a non-negative integer",
+                f->key == K_IN_NELEMS ? "In msg nelems" : "Out msg nelems");
+        return 0;
+      }
+      if (f->key == K_IN_NELEMS)
+        e->in_nelems = v, e->has_in = 1;
+      else
+        e->out_nelems = v, e->has_out = 1;
+      break;
+    case K_GROUP_SIZE:
+      if (parse_int(s, len, &v) == 0)
+        e->group_size = v;
+      break;
+    case K_P2P_RANK:
+    case K_SRC_RANK:
+    case K_DST_RANK:
+      if (parse_int(s, len, &v) == 0)
+        *(f->key == K_P2P_RANK ? &e->p2p_rank : f->key == K_SRC_RANK ? &e->src : &e->dst) = v;
+      break;
+    case K_INPUT_DIMS:
+      e->has_input_dims = 1;
+      break;
+    default:
+      break;
+    }
+    break;
+  default:
+    break;
+  }
+  (void)is_string;
+  return 1;
+}
+
+static int cb_null(void *ctx)
+{
+  (void)ctx;
+  return 1;
+}
+
+static int cb_bool(void *ctx, int v)
+{
+  (void)ctx;
+  (void)v;
+  return 1;
+}
+
+static int cb_number(void *ctx, const char *s, size_t len)
+{
+  return on_scalar(ctx, s, len, 0);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t len)
+{
+  return on_scalar(ctx, (const char *)s, len, 1);
+}
+
+static int cb_key(void *ctx, const unsigned char *s, size_t len)
+{
+  kin *k = ctx;
+  frame *f = top(k);
+  if (!f)
+    return 1;
+  f->key = K_NONE;
+  if (f->role == ROLE_OTHER || f->role == ROLE_PGCFG)
+    return 1;
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (keys[i].role == f->role && strlen(keys[i].name) == len && memcmp(keys[i].name, s, len) == 0) {
+      f->key = keys[i].key;
+      break;
+    }
+  return 1;
+}
+
+static void evacc_reset(evacc *e)
+{
+  char *keep = e->pg_ranks;
+  size_t keep_cap = e->pg_ranks_cap;
+  memset(e, 0, sizeof *e);
+  e->pg_ranks = keep;
+  e->pg_ranks_cap = keep_cap;
+  e->corr = -1;
+  e->group_size = e->p2p_rank = e->src = e->dst = -1;
+}
+
+static int open_container(kin *k, int is_map)
+{
+  frame *p = top(k);
+  int role = ROLE_OTHER;
+  if (k->depth == 0)
+    role = is_map ? ROLE_TOP : ROLE_OTHER;
+  else if (p) {
+    switch (p->role) {
+    case ROLE_TOP:
+      if (p->key == K_EVENTS && !is_map)
+        role = ROLE_EVENTS;
+      else if (p->key == K_DIST && is_map)
+        role = ROLE_DIST;
+      break;
+    case ROLE_DIST:
+      if (p->key == K_PGCFG)
+        role = ROLE_PGCFG;
+      break;
+    case ROLE_PGCFG:
+      if (is_map) {
+        role = ROLE_PGENT;
+        memset(&k->cur_pg, 0, sizeof k->cur_pg);
+        k->cur_pg.size = -1;
+        k->in_pg = 1;
+      }
+      break;
+    case ROLE_PGENT:
+      if (p->key == K_PG_RANKS && !is_map)
+        role = ROLE_PGRANKS;
+      break;
+    case ROLE_EVENTS:
+      if (is_map) {
+        role = ROLE_EVENT;
+        evacc_reset(&k->ev);
+      }
+      break;
+    case ROLE_EVENT:
+      if (p->key == K_ARGS && is_map)
+        role = ROLE_ARGS;
+      break;
+    case ROLE_ARGS:
+      if (p->key == K_INPUT_DIMS)
+        k->ev.has_input_dims = 1;
+      break;
+    default:
+      break;
+    }
+  }
+  if (k->depth < MAX_DEPTH) {
+    k->frames[k->depth].role = role;
+    k->frames[k->depth].key = K_NONE;
+  }
+  k->depth++;
+  return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+  return open_container(ctx, 1);
+}
+
+static int cb_start_array(void *ctx)
+{
+  return open_container(ctx, 0);
+}
+
+static int32_t find_or_add_group(kin *k, const evacc *e)
+{
+  for (size_t i = 0; i < k->ngroups; i++) {
+    const cgroup *g = &k->groups[i];
+    if (e->has_pg_name ? (g->pg_name && strcmp(g->pg_name, e->pg_name) == 0)
+                       : (!g->pg_name && g->ranks_text && strcmp(g->ranks_text, e->pg_ranks) == 0))
+      return (int32_t)i;
+  }
+  k->groups = dt_grow(k->groups, &k->groups_cap, k->ngroups, sizeof *k->groups);
+  cgroup *g = &k->groups[k->ngroups];
+  g->pg_name = e->has_pg_name ? dt_xstrdup(e->pg_name) : NULL;
+  g->pg_desc = e->has_pg_desc ? dt_xstrdup(e->pg_desc) : NULL;
+  g->ranks_text = e->has_pg_ranks ? dt_xstrdup(e->pg_ranks) : NULL;
+  g->size = e->group_size;
+  return (int32_t)k->ngroups++;
+}
+
+/* Op name kept for a kernel: the function name without `void `, `(anonymous namespace)::`, template
+ * arguments and parameter list, cut to SHORT_NAME_CAP bytes ("at::native::vectorized_elementwise_kernel").
+ * Names only label reports; full C++ signatures would dominate memory on large captures. */
+static int32_t intern_short_name(kin *k, const char *name)
+{
+  static const char anon[] = "(anonymous namespace)::";
+  char out[SHORT_NAME_CAP + 1];
+  size_t n = 0;
+  int angle = 0;
+  const char *s = starts_with(name, "void ") ? name + 5 : name;
+  for (; *s && n < SHORT_NAME_CAP; s++) {
+    if (starts_with(s, anon)) {
+      s += sizeof anon - 2;
+      continue;
+    }
+    if (*s == '<')
+      angle++;
+    else if (*s == '>' && angle > 0)
+      angle--;
+    else if (angle == 0 && *s == '(' && n > 0)
+      break;
+    else if (angle == 0)
+      out[n++] = *s;
+  }
+  while (n > 0 && out[n - 1] == ' ')
+    n--;
+  if (n == 0) /* nothing left (a name that is all template or parameters): keep it raw */
+    return strtab_intern(&k->names, name, strlen(name) < SHORT_NAME_CAP ? strlen(name) : SHORT_NAME_CAP);
+  return strtab_intern(&k->names, out, n);
+}
+
+static int is_nccl_kernel(const char *name)
+{
+  if (starts_with(name, "void "))
+    name += 5;
+  return starts_with(name, "ncclKernel") || starts_with(name, "ncclDevKernel");
+}
+
+static void finish_event(kin *k)
+{
+  evacc *e = &k->ev;
+  if (e->cat == CAT_CPU_OP && e->has_input_dims && strcmp(e->name, "record_param_comms") == 0)
+    k->seen_input_dims = 1;
+  if (e->ph != 'X' || !e->has_ts)
+    return;
+  switch (e->cat) {
+  case CAT_KERNEL:
+  case CAT_MEMCPY:
+  case CAT_MEMSET: {
+    k->gpu = dt_grow(k->gpu, &k->gpu_cap, k->ngpu, sizeof *k->gpu);
+    gpu_ev *g = &k->gpu[k->ngpu++];
+    g->ts = e->ts;
+    g->dur = e->has_dur && e->dur > 0 ? e->dur : 0;
+    g->corr = e->corr;
+    g->stream = (int32_t)(e->has_stream ? e->stream : e->has_tid ? e->tid : 0);
+    g->name = intern_short_name(k, e->name);
+    g->seq = k->seq++;
+    g->comm = -1;
+    if (e->cat == CAT_KERNEL && is_nccl_kernel(e->name)) {
+      k->comms = dt_grow(k->comms, &k->comms_cap, k->ncomms, sizeof *k->comms);
+      comm_ev *c = &k->comms[k->ncomms];
+      g->comm = (int32_t)k->ncomms++;
+      c->coll = e->has_coll ? strtab_intern(&k->names, e->coll, strlen(e->coll)) : -1;
+      c->has_in = e->has_in;
+      c->has_out = e->has_out;
+      c->in_nelems = e->in_nelems;
+      c->out_nelems = e->out_nelems;
+      c->group_size = e->group_size;
+      c->dtype = e->has_dtype ? strtab_intern(&k->names, e->dtype, strlen(e->dtype)) : -1;
+      c->group = e->has_pg_name || e->has_pg_ranks ? find_or_add_group(k, e) : -1;
+      c->rank = e->p2p_rank;
+      c->src = e->src;
+      c->dst = e->dst;
+    }
+    break;
+  }
+  case CAT_RUNTIME:
+    if (e->corr >= 0) {
+      k->launches = dt_grow(k->launches, &k->launches_cap, k->nlaunches, sizeof *k->launches);
+      k->launches[k->nlaunches++] = (launch_ev){e->corr, e->ts, e->pid, e->tid};
+    }
+    break;
+  case CAT_USER_ANNOTATION:
+    if (starts_with(e->name, "ProfilerStep#")) {
+      k->steps = dt_grow(k->steps, &k->steps_cap, k->nsteps, sizeof *k->steps);
+      k->steps[k->nsteps++] = (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name, e->name_len)};
+    } else if (starts_with(e->name, "nccl:")) {
+      k->annots = dt_grow(k->annots, &k->annots_cap, k->nannots, sizeof *k->annots);
+      k->annots[k->nannots++] =
+          (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name + 5, e->name_len - 5)};
+    }
+    break;
+  default:
+    break;
+  }
+}
+
+static int close_container(kin *k)
+{
+  frame *f = top(k);
+  if (f && f->role == ROLE_EVENT)
+    finish_event(k);
+  else if (f && f->role == ROLE_PGENT && k->in_pg) {
+    k->pgs = dt_grow(k->pgs, &k->pgs_cap, k->npgs, sizeof *k->pgs);
+    k->pgs[k->npgs++] = k->cur_pg;
+    memset(&k->cur_pg, 0, sizeof k->cur_pg);
+    k->in_pg = 0;
+  }
+  k->depth--;
+  return 1;
+}
+
+static int cb_end_map(void *ctx)
+{
+  return close_container(ctx);
+}
+
+static int cb_end_array(void *ctx)
+{
+  return close_container(ctx);
+}
+
+static const yajl_callbacks callbacks = {
+    cb_null, cb_bool, NULL, NULL, cb_number, cb_string, cb_start_map, cb_key, cb_end_map, cb_start_array,
+    cb_end_array,
+};
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Reading. */
+
+static int parse_file(kin *k, dt_error *err)
+{
+  int rc = DT_ERR;
+  unsigned char *buf = NULL;
+  yajl_handle h = NULL;
+  gzFile gz = gzopen(k->path, "rb");
+  if (!gz)
+    return dt_error_set(err, k->path, 0, 0, "cannot open kineto trace: %s", strerror(errno ? errno : ENOENT));
+  gzbuffer(gz, 256 * 1024);
+  h = yajl_alloc(&callbacks, NULL, k);
+  yajl_config(h, yajl_dont_validate_strings, 1);
+  buf = dt_xmalloc(CHUNK);
+  uint64_t offset = 0; /* uncompressed bytes fed so far */
+  for (;;) {
+    int n = gzread(gz, buf, CHUNK);
+    if (n < 0) {
+      int zerr;
+      const char *msg = gzerror(gz, &zerr);
+      dt_error_set(err, k->path, 0, 0, "cannot read kineto trace at byte %" PRIu64 " (uncompressed): %s", offset,
+                   msg);
+      goto cleanup;
+    }
+    if (n == 0)
+      break;
+    yajl_status st = yajl_parse(h, buf, (size_t)n);
+    if (st != yajl_status_ok) {
+      uint64_t at = offset + yajl_get_bytes_consumed(h);
+      if (st == yajl_status_client_canceled)
+        dt_error_set(err, k->path, 0, 0, "bad event value near byte %" PRIu64 ": %s", at, k->bad_msg);
+      else {
+        unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)n);
+        dt_error_set(err, k->path, 0, 0, "invalid JSON at byte %" PRIu64 ": %s", at, (const char *)msg);
+        yajl_free_error(h, msg);
+      }
+      goto cleanup;
+    }
+    offset += (uint64_t)n;
+  }
+  if (offset == 0) {
+    dt_error_set(err, k->path, 0, 0, "empty kineto trace");
+    goto cleanup;
+  }
+  if (yajl_complete_parse(h) != yajl_status_ok) {
+    dt_error_set(err, k->path, 0, 0, "truncated JSON: the input ends at byte %" PRIu64 " inside an unfinished value",
+                 offset);
+    goto cleanup;
+  }
+  rc = DT_OK;
+cleanup:
+  free(buf);
+  if (h)
+    yajl_free(h);
+  gzclose(gz);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Mapping tables. */
+
+typedef struct dtype_def {
+  const char *torch; /* as Kineto writes it */
+  const char *name;  /* native `dtype=` (NCCL-style names) */
+  unsigned size;
+} dtype_def;
+
+static const dtype_def dtypes[] = {
+    {"Float", "fp32", 4},          {"Double", "fp64", 8},       {"Half", "fp16", 2},
+    {"BFloat16", "bf16", 2},       {"Long", "int64", 8},        {"Int", "int32", 4},
+    {"Short", "int16", 2},         {"Char", "int8", 1},         {"Byte", "uint8", 1},
+    {"Bool", "bool", 1},           {"Float8_e4m3fn", "fp8e4m3", 1}, {"Float8_e5m2", "fp8e5m2", 1},
+    {"Float8_e4m3fnuz", "fp8e4m3", 1}, {"Float8_e5m2fnuz", "fp8e5m2", 1}, {"UInt16", "uint16", 2},
+    {"UInt32", "uint32", 4},       {"UInt64", "uint64", 8},     {"ComplexHalf", "complex32", 4},
+    {"ComplexFloat", "complex64", 8}, {"ComplexDouble", "complex128", 16},
+};
+
+static const dtype_def *find_dtype(const char *torch)
+{
+  for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+    if (strcmp(dtypes[i].torch, torch) == 0)
+      return &dtypes[i];
+  return NULL;
+}
+
+/* Collective names as PyTorch records them (`Collective name`, or the `nccl:` annotation), compared after
+ * lowercasing and dropping underscores: `_allgather_base`, `all_gather_into_tensor_coalesced`, ... */
+static const struct {
+  const char *norm;
+  dt_op_kind kind;
+} colls[] = {
+    {"allreduce", DT_OP_ALLREDUCE},
+    {"allreducecoalesced", DT_OP_ALLREDUCE},
+    {"broadcast", DT_OP_BROADCAST},
+    {"broadcastoop", DT_OP_BROADCAST},
+    {"reduce", DT_OP_REDUCE},
+    {"reduceoop", DT_OP_REDUCE},
+    {"allgather", DT_OP_ALLGATHER},
+    {"allgatherbase", DT_OP_ALLGATHER},
+    {"allgathercoalesced", DT_OP_ALLGATHER},
+    {"allgatherintotensor", DT_OP_ALLGATHER},
+    {"allgatherintotensorcoalesced", DT_OP_ALLGATHER},
+    {"reducescatter", DT_OP_REDUCESCATTER},
+    {"reducescatterbase", DT_OP_REDUCESCATTER},
+    {"reducescattertensor", DT_OP_REDUCESCATTER},
+    {"reducescattertensorcoalesced", DT_OP_REDUCESCATTER},
+    {"alltoall", DT_OP_ALLTOALL},
+    {"alltoallbase", DT_OP_ALLTOALL},
+    {"alltoallv", DT_OP_ALLTOALL},
+    {"barrier", DT_OP_BARRIER},
+    {"send", DT_OP_SEND},
+    {"recv", DT_OP_RECV},
+};
+
+/* Returns the op kind of a collective name, or -1 for a name we do not know. */
+static int coll_kind(const char *name)
+{
+  char norm[128];
+  size_t n = 0;
+  for (const char *p = name; *p && n + 1 < sizeof norm; p++)
+    if (*p != '_' && *p != ' ')
+      norm[n++] = (char)tolower((unsigned char)*p);
+  norm[n] = '\0';
+  for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++)
+    if (strcmp(colls[i].norm, norm) == 0)
+      return (int)colls[i].kind;
+  return -1;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Groups. */
+
+/* Parses "[0, 1, 2]" (a Python list as text). Sets *truncated when it holds "..." (PyTorch cuts the list past
+ * 30 entries). Returns the number of ranks read into a new array *out. */
+static size_t parse_rank_list(const char *text, int32_t **out, int *truncated)
+{
+  size_t n = 0, cap = 0;
+  int32_t *r = NULL;
+  *truncated = strstr(text, "...") != NULL;
+  for (const char *p = text; *p;) {
+    if (isdigit((unsigned char)*p)) {
+      char *end;
+      long v = strtol(p, &end, 10);
+      r = dt_grow(r, &cap, n, sizeof *r);
+      r[n++] = (int32_t)(v > INT32_MAX ? INT32_MAX : v);
+      p = end;
+    } else
+      p++;
+  }
+  *out = r;
+  return n;
+}
+
+static const pgcfg *find_pgcfg(const kin *k, const char *name)
+{
+  if (!name)
+    return NULL;
+  for (size_t i = 0; i < k->npgs; i++)
+    if (k->pgs[i].name && strcmp(k->pgs[i].name, name) == 0)
+      return &k->pgs[i];
+  return NULL;
+}
+
+static void format_ranks(const int32_t *r, size_t n, char *buf, size_t size)
+{
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && len + 16 < size;) {
+    size_t j = i;
+    while (j + 1 < n && r[j + 1] == r[j] + 1)
+      j++;
+    len += (size_t)snprintf(buf + len, size - len, "%s%d", i ? "," : "", (int)r[i]);
+    if (j > i)
+      len += (size_t)snprintf(buf + len, size - len, "-%d", (int)r[j]);
+    i = j + 1;
+  }
+  if (len + 16 >= size && size > 4)
+    strcpy(buf + size - 4, "...");
+}
+
+/* Resolves a captured group's global ranks: `Process Group Ranks` when complete, else pg_config, else the
+ * listed prefix continued with its stride (contiguous when one rank is listed), else the block of `Group size`
+ * ranks holding the captured rank. Every fallback adds a note. */
+static int resolve_group(kin *k, cgroup *g, int32_t rank, int32_t world, dt_trace *t, dt_error *err)
+{
+  int truncated = 0;
+  int32_t *listed = NULL;
+  size_t nlisted = g->ranks_text ? parse_rank_list(g->ranks_text, &listed, &truncated) : 0;
+  const pgcfg *cfg = find_pgcfg(k, g->pg_name);
+  const char *label = g->pg_name ? g->pg_name : g->ranks_text ? g->ranks_text : "?";
+  int64_t size = g->size > 0 ? g->size : cfg && cfg->nranks ? (int64_t)cfg->nranks : (int64_t)nlisted;
+  if (g->ranks_text && !truncated && nlisted > 0) {
+    g->ranks = listed;
+    g->nranks = nlisted;
+    listed = NULL;
+    if (g->size > 0 && (size_t)g->size != nlisted)
+      dt_trace_add_note(t, "kineto warning: process group '%s' lists %zu ranks but 'Group size' is %" PRId64
+                        "; the listed ranks are used", label, nlisted, g->size);
+  } else if (cfg && cfg->nranks > 0 && (g->size <= 0 || (size_t)g->size == cfg->nranks)) {
+    g->nranks = cfg->nranks;
+    g->ranks = dt_xmalloc(cfg->nranks * sizeof *g->ranks);
+    memcpy(g->ranks, cfg->ranks, cfg->nranks * sizeof *g->ranks);
+    if (truncated)
+      dt_trace_add_note(t, "kineto: process group '%s' has its 'Process Group Ranks' truncated; its %zu ranks come "
+                        "from distributedInfo.pg_config", label, g->nranks);
+  } else if (size > 0) {
+    g->nranks = (size_t)size;
+    g->ranks = dt_xmalloc(g->nranks * sizeof *g->ranks);
+    if (nlisted > 0) {
+      int32_t stride = nlisted > 1 ? listed[1] - listed[0] : 1;
+      if (stride <= 0)
+        stride = 1;
+      for (size_t i = 0; i < g->nranks; i++)
+        g->ranks[i] = i < nlisted ? listed[i] : g->ranks[i - 1] + stride;
+      dt_trace_add_note(t, "kineto warning: process group '%s' lists only %zu of its %" PRId64 " ranks "
+                        "('Process Group Ranks' is truncated and pg_config does not list it); the rest are assumed "
+                        "to continue with stride %d", label, nlisted, size, (int)stride);
+    } else {
+      int32_t base = (int32_t)((rank / size) * size);
+      for (size_t i = 0; i < g->nranks; i++)
+        g->ranks[i] = base + (int32_t)i;
+      dt_trace_add_note(t, "kineto warning: process group '%s' has no rank list; assumed the %" PRId64
+                        " contiguous ranks %d-%d holding rank %d", label, size, (int)base,
+                        (int)(base + size - 1), (int)rank);
+    }
+  } else {
+    free(listed);
+    return dt_error_set(err, k->path, 0, 0, "process group '%s' has neither ranks nor a size", label);
+  }
+  free(listed);
+  int member = 0;
+  for (size_t i = 0; i < g->nranks; i++) {
+    if (g->ranks[i] < 0 || g->ranks[i] >= world)
+      return dt_error_set(err, k->path, 0, 0, "process group '%s' lists rank %d, outside the world of %d ranks",
+                          label, (int)g->ranks[i], (int)world);
+    member |= g->ranks[i] == rank;
+  }
+  if (!member)
+    return dt_error_set(err, k->path, 0, 0, "process group '%s' does not hold the captured rank %d", label,
+                        (int)rank);
+  return DT_OK;
+}
+
+static void sanitize_name(const char *in, char *out, size_t size)
+{
+  size_t n = 0;
+  for (const char *p = in; *p && n + 1 < size; p++)
+    out[n++] = isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == '.' ? *p : '_';
+  out[n] = '\0';
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Creates the trace groups of captured group g for `nranks` ranks: the group as listed, and its translates
+ * tiling the rest of the world (DESIGN.md §4). Fills g->tile_of. */
+static int tile_group(kin *k, cgroup *g, const char *base_name, int32_t nranks, dt_trace *t, uint32_t file,
+                      dt_error *err)
+{
+  size_t n = g->nranks;
+  int32_t *shape = dt_xmalloc(n * sizeof *shape);
+  memcpy(shape, g->ranks, n * sizeof *shape);
+  qsort(shape, n, sizeof *shape, int_cmp);
+  int32_t lo = shape[0];
+  for (size_t i = 0; i < n; i++)
+    shape[i] -= lo;
+  g->tile_of = dt_xmalloc((size_t)nranks * sizeof *g->tile_of);
+  for (int32_t r = 0; r < nranks; r++)
+    g->tile_of[r] = -1;
+  int32_t *members = dt_xmalloc(n * sizeof *members);
+  int rc = DT_OK;
+  char name[300];
+  int tiles = 0;
+  /* tile 0 is the captured group itself, in its listed order */
+  for (int32_t u = -1; u < nranks && rc == DT_OK; u++) {
+    if (u >= 0 && g->tile_of[u] >= 0)
+      continue;
+    int32_t shift = u < 0 ? 0 : u - lo;
+    for (size_t i = 0; i < n; i++) {
+      int32_t m = g->ranks[i] + shift;
+      if (m < 0 || m >= nranks || g->tile_of[m] >= 0) {
+        char list[128];
+        format_ranks(shape, n, list, sizeof list);
+        rc = dt_error_set(err, k->path, 0, 0,
+                          "process group '%s' (ranks %d+{%s}) does not tile %d ranks by translation; cannot expand "
+                          "the capture to %d ranks",
+                          base_name, (int)lo, list, (int)nranks, (int)nranks);
+        break;
+      }
+      members[i] = m;
+    }
+    if (rc != DT_OK)
+      break;
+    if (tiles == 0)
+      snprintf(name, sizeof name, "%s", base_name);
+    else
+      snprintf(name, sizeof name, "%s_t%d", base_name, tiles);
+    while (dt_trace_find_group(t, name) >= 0) /* a captured name may collide with a tile name */
+      strncat(name, "_", sizeof name - strlen(name) - 1);
+    int gi = dt_trace_add_group(t, name, members, n, file, 0, err);
+    if (gi < 0) {
+      rc = DT_ERR;
+      break;
+    }
+    for (size_t i = 0; i < n; i++)
+      g->tile_of[members[i]] = gi;
+    if (tiles == 0)
+      g->first_tile = gi;
+    tiles++;
+  }
+  free(members);
+  free(shape);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Building the captured rank's program. */
+
+typedef struct sdep {
+  int32_t stream; /* stream position */
+  int32_t op;     /* GPU-op index within that stream */
+} sdep;
+
+typedef struct op_info {
+  const gpu_ev *ev;
+  int64_t host_ts;  /* launch time on the CPU when known, else the GPU start */
+  int32_t order;    /* position in the global start-time order */
+  int32_t *clock;   /* per stream: highest op index this op is known to follow (-1 none) */
+  sdep *deps;
+  uint32_t ndeps;
+  int64_t delay;    /* ns of idle time kept before the op (0: none) */
+  int deps_on_delay; /* the deps sit on the delay op in front of it */
+  int32_t pos;      /* final position in the stream */
+  int32_t nmarks;   /* marks inserted right after it */
+} op_info;
+
+typedef struct tstream {
+  int32_t id;
+  op_info *ops;
+  size_t nops;
+  int32_t *mark_after; /* steps placed on this stream: op index after which each goes */
+  int32_t *mark_step;
+  size_t nmarks, marks_cap, marks_cap2;
+} tstream;
+
+static int gpu_cmp(const void *a, const void *b)
+{
+  const gpu_ev *x = *(const gpu_ev *const *)a, *y = *(const gpu_ev *const *)b;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  if (x->ts + x->dur != y->ts + y->dur)
+    return x->ts + x->dur < y->ts + y->dur ? -1 : 1;
+  return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int launch_cmp(const void *a, const void *b)
+{
+  const launch_ev *x = a, *y = b;
+  return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+  const span_ev *x = a, *y = b;
+  return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static const launch_ev *find_launch(const kin *k, int64_t corr)
+{
+  if (corr < 0)
+    return NULL;
+  size_t lo = 0, hi = k->nlaunches;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (k->launches[mid].corr < corr)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < k->nlaunches && k->launches[lo].corr == corr ? &k->launches[lo] : NULL;
+}
+
+/* The `nccl:*` annotation enclosing a kernel's launch on the same thread (innermost), or -1. */
+static int32_t enclosing_annotation(const kin *k, const launch_ev *l)
+{
+  int32_t best = -1;
+  int64_t best_dur = INT64_MAX;
+  for (size_t i = 0; i < k->nannots && l; i++) {
+    const span_ev *a = &k->annots[i];
+    if (a->pid == l->pid && a->tid == l->tid && a->ts <= l->ts && l->ts <= a->ts + a->dur && a->dur < best_dur) {
+      best = a->name;
+      best_dur = a->dur;
+    }
+  }
+  return best;
+}
+
+static int64_t ev_end(const gpu_ev *e)
+{
+  return e->ts + e->dur;
+}
+
+static int file_rank(const char *path, int32_t *rank)
+{
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  int found = 0;
+  for (const char *p = base; (p = strstr(p, "rank")) != NULL; p += 4) {
+    const char *q = p + 4;
+    if (*q == '-' || *q == '_')
+      q++;
+    if (isdigit((unsigned char)*q)) {
+      *rank = (int32_t)strtol(q, NULL, 10);
+      found = 1;
+    }
+  }
+  return found ? DT_OK : DT_ERR;
+}
+
+static void free_kin(kin *k)
+{
+  strtab_free(&k->names);
+  free(k->gpu);
+  free(k->comms);
+  free(k->launches);
+  free(k->steps);
+  free(k->annots);
+  for (size_t i = 0; i < k->ngroups; i++) {
+    free(k->groups[i].pg_name);
+    free(k->groups[i].pg_desc);
+    free(k->groups[i].ranks_text);
+    free(k->groups[i].ranks);
+    free(k->groups[i].tile_of);
+  }
+  free(k->groups);
+  for (size_t i = 0; i < k->npgs; i++) {
+    free(k->pgs[i].name);
+    free(k->pgs[i].desc);
+    free(k->pgs[i].ranks);
+  }
+  free(k->pgs);
+  free(k->cur_pg.name);
+  free(k->cur_pg.desc);
+  free(k->cur_pg.ranks);
+  free(k->ev.pg_ranks);
+}
+
+/* Resolved communication op of one NCCL kernel, for the captured rank. */
+typedef struct comm_op {
+  dt_op_kind kind;
+  uint64_t bytes;
+  int32_t cgroup;  /* captured group, or the synthetic world group */
+  int32_t peer;    /* captured global peer for send/recv */
+  int32_t name;    /* interned op name */
+  const char *dtype;
+} comm_op;
+
+typedef struct build {
+  kin *k;
+  dt_trace *t;
+  const dt_import_opts *opts;
+  uint32_t file;
+  int32_t rank, world, nranks;
+  tstream *streams;
+  size_t nstreams;
+  comm_op *cops; /* per comms[] entry */
+  int32_t world_group; /* index in k->groups of the synthetic world group, -1 until needed */
+} build;
+
+/* Decides op, size, group and peer of every NCCL kernel (FORMATS.md vintage 1). */
+static int resolve_comms(build *b, dt_error *err)
+{
+  kin *k = b->k;
+  dt_trace *t = b->t;
+  b->cops = dt_xcalloc(k->ncomms ? k->ncomms : 1, sizeof *b->cops);
+  size_t nomd = 0, unknown_dtype = 0, nbcast = 0, np2p = 0, nogroup = 0;
+  /* unknown names, counted once each */
+  int32_t *unk = NULL;
+  size_t *unk_n = NULL, nunk = 0, unk_cap = 0, unk_cap2 = 0;
+  for (size_t gi = 0; gi < k->ngpu; gi++) {
+    const gpu_ev *g = &k->gpu[gi];
+    if (g->comm < 0)
+      continue;
+    const comm_ev *c = &k->comms[g->comm];
+    comm_op *o = &b->cops[g->comm];
+    const char *cname = c->coll >= 0 ? k->names.s[c->coll] : NULL;
+    int32_t annot = -1;
+    if (!cname || !*cname) {
+      annot = enclosing_annotation(k, find_launch(k, g->corr));
+      cname = annot >= 0 ? k->names.s[annot] : NULL;
+    }
+    int kind = cname ? coll_kind(cname) : -1;
+    o->name = cname ? strtab_intern(&k->names, cname, strlen(cname)) : g->name;
+    o->peer = -1;
+    o->cgroup = c->group;
+    if (!c->has_in && !c->has_out) {
+      /* capture started mid-run, or a kernel the profiler did not annotate: keep it, unsized */
+      o->kind = DT_OP_OTHER;
+      o->bytes = 0;
+      o->cgroup = -1;
+      nomd++;
+      continue;
+    }
+    const dtype_def *dt = c->dtype >= 0 ? find_dtype(k->names.s[c->dtype]) : NULL;
+    unsigned esize = dt ? dt->size : 4;
+    if (!dt)
+      unknown_dtype++;
+    o->dtype = dt ? dt->name : NULL;
+    int64_t nelems = c->has_in ? c->in_nelems : c->out_nelems;
+    if (kind == DT_OP_RECV && c->has_out && c->out_nelems > 0)
+      nelems = c->out_nelems;
+    if (kind < 0) {
+      o->kind = DT_OP_OTHER;
+      size_t u = 0;
+      while (u < nunk && unk[u] != o->name)
+        u++;
+      if (u == nunk) {
+        unk = dt_grow(unk, &unk_cap, nunk, sizeof *unk);
+        unk_n = dt_grow(unk_n, &unk_cap2, nunk, sizeof *unk_n);
+        unk[nunk++] = o->name;
+      }
+      unk_n[u]++;
+    } else
+      o->kind = (dt_op_kind)kind;
+    o->bytes = o->kind == DT_OP_BARRIER ? 0 : (uint64_t)nelems * esize;
+    if (o->kind == DT_OP_BROADCAST || o->kind == DT_OP_REDUCE)
+      nbcast++;
+    if (o->kind == DT_OP_SEND || o->kind == DT_OP_RECV) {
+      np2p++;
+      int64_t peer = o->kind == DT_OP_SEND ? c->dst : c->src;
+      if (peer < 0 || peer == b->rank) {
+        int64_t other = o->kind == DT_OP_SEND ? c->src : c->dst;
+        if (other >= 0 && other != b->rank)
+          peer = other;
+      }
+      if ((peer < 0 || peer == b->rank) && c->rank >= 0 && c->group >= 0 && (size_t)c->rank < k->groups[c->group].nranks)
+        peer = k->groups[c->group].ranks[c->rank];
+      if (peer < 0 || peer >= b->world) {
+        free(unk);
+        free(unk_n);
+        return dt_error_set(err, k->path, 0, 0, "%s kernel at ts %.3f us has no usable peer rank", cname,
+                            (double)g->ts / 1000.0);
+      }
+      o->peer = (int32_t)peer;
+    } else if (o->cgroup < 0)
+      nogroup++; /* no process group recorded: assumed to span the world */
+  }
+  for (size_t u = 0; u < nunk; u++)
+    dt_trace_add_note(t, "kineto warning: %zu kernel(s) of unknown collective '%s' kept as op 'other' (replayed as an "
+                      "all-reduce of their input bytes)", unk_n[u], k->names.s[unk[u]]);
+  if (nomd)
+    dt_trace_add_note(t, "kineto warning: %zu NCCL kernel(s) carry no size metadata (launched before the capture "
+                      "started?); kept as op 'other' of 0 bytes on all ranks", nomd);
+  if (nogroup)
+    dt_trace_add_note(t, "kineto warning: %zu NCCL kernel(s) name no process group; assumed to span all ranks",
+                      nogroup);
+  if (unknown_dtype)
+    dt_trace_add_note(t, "kineto warning: %zu NCCL kernel(s) have an unknown or missing dtype; assumed 4 bytes per "
+                      "element", unknown_dtype);
+  if (nbcast)
+    dt_trace_add_note(t, "kineto: broadcast/reduce root assumed to be group rank 0 (Kineto records no root)");
+  if (np2p)
+    dt_trace_add_note(t, "kineto: send/recv peers keep their offset: peer' = r' + (peer - %d) mod %d", (int)b->rank,
+                      (int)b->nranks);
+  free(unk);
+  free(unk_n);
+  return DT_OK;
+}
+
+/* Cross-stream happens-before edges (DESIGN.md §4): op X waits for the latest op of each other stream that
+ * ended at most dep_window before X started; an edge already implied (through stream order or earlier edges,
+ * tracked with per-op vector clocks) is not added. */
+static void find_deps(build *b)
+{
+  size_t S = b->nstreams, total = 0;
+  for (size_t s = 0; s < S; s++)
+    total += b->streams[s].nops;
+  const op_info **order = dt_xmalloc((total ? total : 1) * sizeof *order);
+  int32_t *order_stream = dt_xmalloc((total ? total : 1) * sizeof *order_stream);
+  int32_t *order_index = dt_xmalloc((total ? total : 1) * sizeof *order_index);
+  /* merge streams by start time */
+  size_t *head = dt_xcalloc(S ? S : 1, sizeof *head);
+  for (size_t n = 0; n < total; n++) {
+    size_t best = S;
+    for (size_t s = 0; s < S; s++) {
+      if (head[s] >= b->streams[s].nops)
+        continue;
+      if (best == S || gpu_cmp(&b->streams[s].ops[head[s]].ev, &b->streams[best].ops[head[best]].ev) < 0)
+        best = s;
+    }
+    op_info *oi = &b->streams[best].ops[head[best]];
+    oi->order = (int32_t)n;
+    order[n] = oi;
+    order_stream[n] = (int32_t)best;
+    order_index[n] = (int32_t)head[best]++;
+  }
+  int64_t window = (int64_t)(b->opts->dep_window_s * 1e9 + 0.5);
+  int32_t *ptr = dt_xmalloc((S ? S * S : 1) * sizeof *ptr); /* [a*S+b]: latest op of b ended before a's op */
+  for (size_t i = 0; i < S * S; i++)
+    ptr[i] = -1;
+  sdep *cand = dt_xmalloc((S ? S : 1) * sizeof *cand);
+  for (size_t n = 0; n < total; n++) {
+    int32_t a = order_stream[n], i = order_index[n];
+    tstream *sa = &b->streams[a];
+    op_info *x = &sa->ops[i];
+    x->clock = dt_xmalloc(S * sizeof *x->clock);
+    if (i > 0)
+      memcpy(x->clock, sa->ops[i - 1].clock, S * sizeof *x->clock);
+    else
+      for (size_t s = 0; s < S; s++)
+        x->clock[s] = -1;
+    size_t nc = 0;
+    for (size_t s = 0; s < S; s++) {
+      if ((int32_t)s == a)
+        continue;
+      tstream *sb = &b->streams[s];
+      int32_t *p = &ptr[(size_t)a * S + s];
+      while (*p + 1 < (int32_t)sb->nops && ev_end(sb->ops[*p + 1].ev) <= x->ev->ts && sb->ops[*p + 1].order < (int32_t)n)
+        (*p)++;
+      if (*p < 0 || x->ev->ts - ev_end(sb->ops[*p].ev) > window || *p <= x->clock[s])
+        continue;
+      cand[nc++] = (sdep){(int32_t)s, *p};
+    }
+    /* drop candidates implied by another candidate */
+    for (size_t c = 0; c < nc; c++) {
+      int implied = 0;
+      for (size_t d = 0; d < nc && !implied; d++)
+        if (d != c && b->streams[cand[d].stream].ops[cand[d].op].clock[cand[c].stream] >= cand[c].op)
+          implied = 1;
+      if (implied) {
+        cand[c] = cand[--nc];
+        c--;
+      }
+    }
+    if (nc) {
+      x->deps = dt_xmalloc(nc * sizeof *x->deps);
+      x->ndeps = (uint32_t)nc;
+      for (size_t c = 0; c < nc; c++) {
+        x->deps[c] = cand[c];
+        const int32_t *yc = b->streams[cand[c].stream].ops[cand[c].op].clock;
+        for (size_t s = 0; s < S; s++)
+          if (yc[s] > x->clock[s])
+            x->clock[s] = yc[s];
+        if (cand[c].op > x->clock[cand[c].stream])
+          x->clock[cand[c].stream] = cand[c].op;
+      }
+    }
+    x->clock[a] = i;
+  }
+  free(cand);
+  free(ptr);
+  free(head);
+  free(order);
+  free(order_stream);
+  free(order_index);
+}
+
+static void add_mark(tstream *s, int32_t after, int32_t step)
+{
+  size_t cap2 = s->marks_cap2;
+  s->mark_after = dt_grow(s->mark_after, &s->marks_cap, s->nmarks, sizeof *s->mark_after);
+  s->mark_step = dt_grow(s->mark_step, &cap2, s->nmarks, sizeof *s->mark_step);
+  s->marks_cap2 = cap2;
+  s->mark_after[s->nmarks] = after;
+  s->mark_step[s->nmarks] = step;
+  s->nmarks++;
+  s->ops[after].nmarks++;
+}
+
+/* ProfilerStep#N → `mark` on the stream of the step's first GPU op, after the last op of that stream launched
+ * inside the step; the mark also waits for the last in-step op of every other stream, so it completes when the
+ * step's GPU work is done. An op is inside a step when its launch (CPU time, through the correlation id) falls
+ * in the step's annotation; ops without a known launch use their GPU start. */
+static void place_marks(build *b)
+{
+  kin *k = b->k;
+  for (size_t si = 0; si < k->nsteps; si++) {
+    const span_ev *st = &k->steps[si];
+    int64_t lo = st->ts, hi = st->ts + st->dur;
+    int32_t first_s = -1;
+    int64_t first_ts = INT64_MAX;
+    for (size_t s = 0; s < b->nstreams; s++)
+      for (size_t i = 0; i < b->streams[s].nops; i++) {
+        const op_info *o = &b->streams[s].ops[i];
+        if (o->host_ts >= lo && o->host_ts < hi && o->ev->ts < first_ts) {
+          first_ts = o->ev->ts;
+          first_s = (int32_t)s;
+        }
+      }
+    if (first_s < 0) {
+      dt_trace_add_note(b->t, "kineto warning: '%s' launched no GPU work; no mark for it", k->names.s[st->name]);
+      continue;
+    }
+    tstream *ts = &b->streams[first_s];
+    int32_t last = -1;
+    for (size_t i = 0; i < ts->nops; i++)
+      if (ts->ops[i].host_ts >= lo && ts->ops[i].host_ts < hi)
+        last = (int32_t)i;
+    add_mark(ts, last, (int32_t)si);
+  }
+}
+
+/* Collects the deps of the mark placed after op `after` of stream `s` for step `step`. */
+static uint32_t mark_deps(build *b, size_t s, int32_t after, int32_t step, dt_dep *out)
+{
+  const span_ev *st = &b->k->steps[step];
+  int64_t lo = st->ts, hi = st->ts + st->dur;
+  const int32_t *clock = b->streams[s].ops[after].clock;
+  uint32_t n = 0;
+  for (size_t o = 0; o < b->nstreams; o++) {
+    if (o == s)
+      continue;
+    int32_t last = -1;
+    for (size_t i = 0; i < b->streams[o].nops; i++)
+      if (b->streams[o].ops[i].host_ts >= lo && b->streams[o].ops[i].host_ts < hi)
+        last = (int32_t)i;
+    if (last < 0 || clock[o] >= last)
+      continue;
+    out[n++] = (dt_dep){(int32_t)o, b->streams[o].ops[last].pos};
+  }
+  return n;
+}
+
+static void set_deps(dt_op *op, const build *b, const op_info *x)
+{
+  if (!x->ndeps)
+    return;
+  op->deps = dt_xmalloc(x->ndeps * sizeof *op->deps);
+  op->ndeps = x->ndeps;
+  for (uint32_t d = 0; d < x->ndeps; d++)
+    op->deps[d] = (dt_dep){x->deps[d].stream, b->streams[x->deps[d].stream].ops[x->deps[d].op].pos};
+}
+
+static int32_t peer_of(int32_t rprime, int32_t peer, int32_t rank, int32_t nranks)
+{
+  int64_t v = ((int64_t)rprime + peer - rank) % nranks;
+  return (int32_t)(v < 0 ? v + nranks : v);
+}
+
+/* Emits the captured program once per expanded rank. */
+static void emit(build *b)
+{
+  kin *k = b->k;
+  dt_trace *t = b->t;
+  /* mark deps are the same on every rank: computed once */
+  size_t nm = 0;
+  for (size_t s = 0; s < b->nstreams; s++)
+    nm += b->streams[s].nmarks;
+  size_t S1 = b->nstreams ? b->nstreams : 1;
+  dt_dep *mdeps = dt_xmalloc((nm ? nm : 1) * S1 * sizeof *mdeps);
+  uint32_t *mnd = dt_xmalloc((nm ? nm : 1) * sizeof *mnd);
+  for (size_t s = 0, m = 0; s < b->nstreams; s++)
+    for (size_t mi = 0; mi < b->streams[s].nmarks; mi++, m++)
+      mnd[m] = mark_deps(b, s, b->streams[s].mark_after[mi], b->streams[s].mark_step[mi], mdeps + m * S1);
+  for (int32_t r = 0; r < b->nranks; r++) {
+    size_t m = 0;
+    for (size_t s = 0; s < b->nstreams; s++)
+      dt_trace_stream(t, r, b->streams[s].id, 1); /* same stream positions on every rank */
+    for (size_t s = 0; s < b->nstreams; s++) {
+      tstream *ts = &b->streams[s];
+      size_t mi = 0;
+      for (size_t i = 0; i < ts->nops; i++) {
+        const op_info *x = &ts->ops[i];
+        if (x->delay > 0) {
+          dt_op *d = dt_trace_append(t, r, ts->id);
+          d->kind = DT_OP_DELAY;
+          d->dur = (double)x->delay * 1e-9;
+          d->file = b->file;
+          d->line = 3 * (uint32_t)x->order + 1;
+          if (x->deps_on_delay)
+            set_deps(d, b, x);
+        }
+        dt_op *op = dt_trace_append(t, r, ts->id);
+        op->file = b->file;
+        op->line = 3 * (uint32_t)x->order + 2;
+        if (!x->deps_on_delay)
+          set_deps(op, b, x);
+        if (x->ev->comm < 0) {
+          op->kind = DT_OP_COMPUTE;
+          op->dur = (double)x->ev->dur * 1e-9;
+          op->name = dt_xstrdup(k->names.s[x->ev->name]);
+        } else {
+          const comm_op *c = &b->cops[x->ev->comm];
+          op->kind = c->kind;
+          op->bytes = c->bytes;
+          op->name = dt_xstrdup(k->names.s[c->name]);
+          op->dtype = dt_xstrdup(c->dtype);
+          if (c->kind == DT_OP_SEND || c->kind == DT_OP_RECV)
+            op->peer = peer_of(r, c->peer, b->rank, b->nranks);
+          else
+            op->group = k->groups[c->cgroup >= 0 ? c->cgroup : b->world_group].tile_of[r];
+        }
+        for (; mi < ts->nmarks && ts->mark_after[mi] == (int32_t)i; mi++, m++) {
+          uint32_t nd = mnd[m];
+          dt_op *mk = dt_trace_append(t, r, ts->id);
+          mk->kind = DT_OP_MARK;
+          mk->file = b->file;
+          mk->line = 3 * (uint32_t)x->order + 3;
+          mk->name = dt_xstrdup(k->names.s[k->steps[ts->mark_step[mi]].name]);
+          if (nd) {
+            mk->deps = dt_xmalloc(nd * sizeof *mk->deps);
+            memcpy(mk->deps, mdeps + m * S1, nd * sizeof *mk->deps);
+            mk->ndeps = nd;
+          }
+        }
+      }
+    }
+  }
+  free(mdeps);
+  free(mnd);
+}
+
+static int mark_cmp(const void *a, const void *b)
+{
+  const int32_t *x = a, *y = b;
+  if (x[0] != y[0])
+    return (x[0] > y[0]) - (x[0] < y[0]);
+  return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_error *err)
+{
+  int rc = DT_ERR;
+  build b = {0};
+  b.k = k;
+  b.opts = opts;
+  b.world_group = -1;
+  dt_trace *t = NULL;
+
+  /* vintage: vintage 1 puts sizes on the NCCL kernels */
+  size_t sized = 0;
+  for (size_t i = 0; i < k->ncomms; i++)
+    sized += k->comms[i].has_in || k->comms[i].has_out;
+  if (k->ncomms > 0 && sized == 0) {
+    if (k->seen_input_dims)
+      return dt_error_set(err, k->path, 0, 0,
+                          "kineto vintage 2 (collective sizes on 'record_param_comms' 'Input Dims') is not supported "
+                          "yet (supported: vintage 1, NCCL kernel args with 'In msg nelems')");
+    return dt_error_set(err, k->path, 0, 0,
+                        "kineto vintage 3 (no collective sizes in the capture) is not supported yet (supported: "
+                        "vintage 1, NCCL kernel args with 'In msg nelems')");
+  }
+  if (k->ngpu == 0)
+    return dt_error_set(err, k->path, 0, 0, "kineto trace has no GPU events (kernel, gpu_memcpy, gpu_memset)");
+
+  /* rank and world */
+  int32_t rank = -1;
+  const char *rank_from = "distributedInfo.rank";
+  if (k->dist_rank >= 0)
+    rank = (int32_t)k->dist_rank;
+  else if (opts->rank >= 0) {
+    rank = opts->rank;
+    rank_from = "the --rank option";
+  } else if (file_rank(k->path, &rank) == DT_OK)
+    rank_from = "the file name";
+  else
+    return dt_error_set(err, k->path, 0, 0, "kineto trace does not say its rank (no distributedInfo.rank): give "
+                        "the rank (--rank) or name the file '...rank-N...'");
+  int32_t world = (int32_t)(k->dist_world > 0 ? k->dist_world : 0);
+  int world_guessed = world <= 0;
+  if (world_guessed) {
+    world = rank + 1;
+    for (size_t i = 0; i < k->npgs; i++)
+      for (size_t j = 0; j < k->pgs[i].nranks; j++)
+        if (k->pgs[i].ranks[j] + 1 > world)
+          world = k->pgs[i].ranks[j] + 1;
+    for (size_t i = 0; i < k->ngroups; i++) {
+      int tr;
+      int32_t *r = NULL;
+      size_t n = k->groups[i].ranks_text ? parse_rank_list(k->groups[i].ranks_text, &r, &tr) : 0;
+      for (size_t j = 0; j < n; j++)
+        if (r[j] + 1 > world)
+          world = r[j] + 1;
+      if (k->groups[i].size > world)
+        world = (int32_t)k->groups[i].size;
+      free(r);
+    }
+  }
+  if (rank >= world)
+    return dt_error_set(err, k->path, 0, 0, "kineto trace is rank %d of a world of %d ranks", (int)rank, (int)world);
+  int32_t nranks = opts->expand > 0 ? opts->expand : world;
+  if (rank >= nranks)
+    return dt_error_set(err, k->path, 0, 0, "cannot expand the capture of rank %d to %d ranks", (int)rank,
+                        (int)nranks);
+  b.rank = rank;
+  b.world = world;
+  b.nranks = nranks;
+
+  t = dt_trace_new(nranks);
+  b.t = t;
+  b.file = dt_trace_add_file(t, k->path);
+  char buf[512];
+  dt_trace_add_meta(t, "source", k->path);
+  dt_trace_add_meta(t, "format", "kineto");
+  snprintf(buf, sizeof buf, "%d", (int)rank);
+  dt_trace_add_meta(t, "capture_rank", buf);
+  snprintf(buf, sizeof buf, "%d", (int)world);
+  dt_trace_add_meta(t, "world_size", buf);
+  if (world_guessed)
+    dt_trace_add_note(t, "kineto warning: no distributedInfo.world_size; world assumed to be %d ranks (the largest "
+                      "rank seen in the process groups)", (int)world);
+  if (rank_from[0] != 'd')
+    dt_trace_add_note(t, "kineto: capture rank %d taken from %s", (int)rank, rank_from);
+
+  /* groups */
+  for (size_t i = 0; i < k->ngroups; i++)
+    if (resolve_group(k, &k->groups[i], rank, world, t, err) != DT_OK)
+      goto cleanup;
+  if (resolve_comms(&b, err) != DT_OK)
+    goto cleanup;
+  int need_world = 0;
+  for (size_t i = 0; i < k->ncomms; i++)
+    need_world |= b.cops[i].cgroup < 0 && b.cops[i].kind != DT_OP_SEND && b.cops[i].kind != DT_OP_RECV;
+  for (size_t i = 0; i < k->ngroups; i++) {
+    cgroup *g = &k->groups[i];
+    int used = 0;
+    for (size_t c = 0; c < k->ncomms && !used; c++)
+      used = b.cops[c].cgroup == (int32_t)i && b.cops[c].kind != DT_OP_SEND && b.cops[c].kind != DT_OP_RECV;
+    if (!used)
+      continue;
+    char base[280], clean[260];
+    sanitize_name(g->pg_name ? g->pg_name : "", clean, sizeof clean);
+    if (g->pg_name)
+      snprintf(base, sizeof base, "pg%s", clean);
+    else
+      snprintf(base, sizeof base, "pg_anon%zu", i);
+    if (tile_group(k, g, base, nranks, t, b.file, err) != DT_OK)
+      goto cleanup;
+    char list[200];
+    format_ranks(g->ranks, g->nranks, list, sizeof list);
+    dt_trace_add_note(t, "kineto: group '%s' = process group '%s'%s%s%s, ranks %s", t->groups[g->first_tile].name,
+                      g->pg_name ? g->pg_name : "?", g->pg_desc ? " (" : "", g->pg_desc ? g->pg_desc : "",
+                      g->pg_desc ? ")" : "", list);
+    if (nranks > (int32_t)g->nranks)
+      dt_trace_add_note(t, "kineto: group '%s' assumed to tile the %d ranks by translation (%d groups '%s', "
+                        "'%s_t1', ...)", t->groups[g->first_tile].name, (int)nranks, (int)(nranks / (int32_t)g->nranks),
+                        t->groups[g->first_tile].name, t->groups[g->first_tile].name);
+  }
+  if (need_world) {
+    k->groups = dt_grow(k->groups, &k->groups_cap, k->ngroups, sizeof *k->groups);
+    cgroup *g = &k->groups[k->ngroups];
+    memset(g, 0, sizeof *g);
+    g->nranks = (size_t)nranks;
+    g->ranks = dt_xmalloc((size_t)nranks * sizeof *g->ranks);
+    for (int32_t r = 0; r < nranks; r++)
+      g->ranks[r] = r;
+    g->used_as_world = 1;
+    b.world_group = (int32_t)k->ngroups++;
+    if (tile_group(k, g, "world", nranks, t, b.file, err) != DT_OK)
+      goto cleanup;
+  }
+
+  /* streams: GPU ops sorted by start time, streams in order of their first op */
+  qsort(k->launches, k->nlaunches, sizeof *k->launches, launch_cmp);
+  qsort(k->steps, k->nsteps, sizeof *k->steps, span_cmp);
+  const gpu_ev **sorted = dt_xmalloc(k->ngpu * sizeof *sorted);
+  for (size_t i = 0; i < k->ngpu; i++)
+    sorted[i] = &k->gpu[i];
+  qsort(sorted, k->ngpu, sizeof *sorted, gpu_cmp);
+  size_t scap = 0;
+  for (size_t i = 0; i < k->ngpu; i++) {
+    size_t s = 0;
+    while (s < b.nstreams && b.streams[s].id != sorted[i]->stream)
+      s++;
+    if (s == b.nstreams) {
+      b.streams = dt_grow(b.streams, &scap, b.nstreams, sizeof *b.streams);
+      b.streams[b.nstreams++].id = sorted[i]->stream;
+    }
+  }
+  for (size_t s = 0; s < b.nstreams; s++) {
+    tstream *ts = &b.streams[s];
+    size_t cap = 0;
+    for (size_t i = 0; i < k->ngpu; i++) {
+      if (sorted[i]->stream != ts->id)
+        continue;
+      ts->ops = dt_grow(ts->ops, &cap, ts->nops, sizeof *ts->ops);
+      op_info *o = &ts->ops[ts->nops++];
+      o->ev = sorted[i];
+      const launch_ev *l = find_launch(k, sorted[i]->corr);
+      o->host_ts = l ? l->ts : sorted[i]->ts;
+    }
+  }
+  int64_t t0 = sorted[0]->ts;
+  free(sorted);
+
+  find_deps(&b);
+  place_marks(&b);
+
+  /* gaps (delay ops) and final positions */
+  size_t ndelays = 0;
+  int64_t gap_total = 0;
+  for (size_t s = 0; s < b.nstreams; s++) {
+    tstream *ts = &b.streams[s];
+    /* marks in op order (steps are sorted, but two steps can land after ops in any order) */
+    if (ts->nmarks > 1) {
+      int32_t *pairs = dt_xmalloc(ts->nmarks * 2 * sizeof *pairs);
+      for (size_t m = 0; m < ts->nmarks; m++)
+        pairs[2 * m] = ts->mark_after[m], pairs[2 * m + 1] = ts->mark_step[m];
+      qsort(pairs, ts->nmarks, 2 * sizeof *pairs, mark_cmp);
+      for (size_t m = 0; m < ts->nmarks; m++)
+        ts->mark_after[m] = pairs[2 * m], ts->mark_step[m] = pairs[2 * m + 1];
+      free(pairs);
+    }
+    int32_t pos = 0;
+    int64_t prev_end = t0;
+    for (size_t i = 0; i < ts->nops; i++) {
+      op_info *x = &ts->ops[i];
+      int64_t ready = prev_end;
+      for (uint32_t d = 0; d < x->ndeps; d++) {
+        int64_t e = ev_end(b.streams[x->deps[d].stream].ops[x->deps[d].op].ev);
+        if (e > ready)
+          ready = e;
+      }
+      int64_t gap = x->ev->ts - prev_end;
+      if (gap > 0)
+        gap_total += gap;
+      /* idle time spent waiting for a captured dependency is not CPU/launch time: the delay is what is left
+       * after the wait, and the wait is put on the delay op so the simulated wait comes first */
+      if (opts->keep_gaps && x->ev->ts - ready > 0) {
+        x->delay = x->ev->ts - ready;
+        x->deps_on_delay = x->ndeps > 0;
+        pos++;
+        ndelays++;
+      }
+      x->pos = pos++;
+      pos += x->nmarks;
+      if (ev_end(x->ev) > prev_end)
+        prev_end = ev_end(x->ev);
+    }
+  }
+
+  emit(&b);
+
+  /* captured step time */
+  if (k->nsteps > 0) {
+    double sum = 0;
+    for (size_t i = 0; i < k->nsteps; i++)
+      sum += (double)k->steps[i].dur * 1e-9;
+    t->captured_step_s = sum / (double)k->nsteps;
+    snprintf(buf, sizeof buf, "%.9gs", t->captured_step_s);
+    dt_trace_add_meta(t, "captured_step_time", buf);
+  } else
+    dt_trace_add_note(t, "kineto warning: no ProfilerStep#N annotation: no marks and no captured step time");
+
+  size_t ncomp = 0;
+  for (size_t i = 0; i < k->ngpu; i++)
+    ncomp += k->gpu[i].comm < 0;
+  dt_trace_add_note(t, "kineto: imported %zu compute ops (captured durations) and %zu NCCL kernels (sized from their "
+                    "metadata; their captured durations are not used) on %zu streams, %zu profiler steps",
+                    ncomp, k->ncomms, b.nstreams, k->nsteps);
+  dt_trace_add_note(t, "kineto: idle gaps %s (%zu delay ops; %.6g s of gaps on the captured rank), cross-stream "
+                    "dependency window %.3g us", opts->keep_gaps ? "kept" : "dropped", ndelays,
+                    (double)gap_total * 1e-9, opts->dep_window_s * 1e6);
+  if (nranks > 1)
+    dt_trace_add_note(t, "kineto: single-rank capture of rank %d expanded to %d ranks by symmetry: every rank runs "
+                      "rank %d's ops", (int)rank, (int)nranks, (int)rank);
+  *out = t;
+  t = NULL;
+  rc = DT_OK;
+cleanup:
+  for (size_t s = 0; s < b.nstreams; s++) {
+    for (size_t i = 0; i < b.streams[s].nops; i++) {
+      free(b.streams[s].ops[i].clock);
+      free(b.streams[s].ops[i].deps);
+    }
+    free(b.streams[s].ops);
+    free(b.streams[s].mark_after);
+    free(b.streams[s].mark_step);
+  }
+  free(b.streams);
+  free(b.cops);
+  dt_trace_free(t);
+  return rc;
+}
+
+int dt_kineto_import(const char *path, const dt_import_opts *opts, dt_trace **out, dt_error *err)
+{
+  dt_import_opts defaults = {NULL, 5e-6, 1, 0, -1};
+  if (!opts)
+    opts = &defaults;
+  *out = NULL;
+  kin *k = dt_xcalloc(1, sizeof *k);
+  k->path = path;
+  k->dist_rank = k->dist_world = -1;
+  int rc = parse_file(k, err);
+  if (rc == DT_OK)
+    rc = build_trace(k, opts, out, err);
+  free_kin(k);
+  free(k);
+  return rc;
+}
