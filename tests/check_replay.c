@@ -267,6 +267,24 @@ START_TEST(test_alltoallv_splits)
 }
 END_TEST
 
+START_TEST(test_mixed_ring)
+{
+  /* 2 nodes x 2 GPUs, one NIC per node, single switch: ring 0-1-2-3 alternates NVLink and NIC hops. The NIC hops
+   * are both the slowest and the highest-latency ones, so both fidelities give the closed form with their
+   * alpha and B (docs/replay.md, mixed rings) */
+  dt_platform p = multi_node(2, 2, 1);
+  p.topology = DT_NET_SINGLE_SWITCH;
+  dt_trace *t = dt_trace_new(4);
+  int32_t g = add_group(t, "all", 0, 4);
+  for (int32_t r = 0; r < 4; r++)
+    add_coll(t, r, 0, DT_OP_ALLREDUCE, g, S8);
+  dt_stats *s = replay(&p, t, _i ? DT_FIDELITY_STEP : DT_FIDELITY_FLOW);
+  double alpha = 2 * p.nic_latency + 2 * p.link_latency, B = p.nic_bandwidth;
+  ck_assert_rel(s->makespan_s, 6 * alpha + 1.5 * (double)S8 / B);
+  dt_stats_free(s);
+}
+END_TEST
+
 START_TEST(test_single_member)
 {
   dt_platform p = node8();
@@ -746,6 +764,7 @@ static Suite *replay_suite(void)
       {"barrier", test_barrier, 2},
       {"other", test_other_is_allreduce, 1},
       {"alltoallv", test_alltoallv_splits, 1},
+      {"mixed_ring", test_mixed_ring, 2},
       {"single_member", test_single_member, 1},
       {"oversubscription", test_oversubscription, 2},
       {"shared_nic", test_shared_nic, 1},
