@@ -532,7 +532,9 @@ static dt_stats *collect_stats(replay_run *R)
           s->deadlock[s->ndeadlock++] = dt_xstrdup(line);
         }
       }
-    add_note(s, &notes_cap, "deadlock: %zu ops never completed; %zu blocked ops are listed", not_done, s->ndeadlock);
+    add_note(s, &notes_cap,
+             "deadlock: %zu ops blocked forever (listed), %zu ops never completed (with those queued behind them)",
+             s->ndeadlock, not_done);
   }
   return s;
 }
