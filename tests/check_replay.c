@@ -111,6 +111,19 @@ static void add_dep(dt_op *op, int32_t stream_pos, int32_t index)
   op->ndeps++;
 }
 
+/* Replay options for the tests: under AddressSanitizer SimGrid must switch contexts with threads (STYLE.md). */
+static void test_opts(dt_replay_opts *o, dt_fidelity fid)
+{
+  dt_replay_opts_init(o);
+  o->fidelity = fid;
+#if defined(__SANITIZE_ADDRESS__)
+  static char thread_factory[] = "--cfg=contexts/factory:thread";
+  static char *args[] = {thread_factory};
+  o->simgrid_argc = 1;
+  o->simgrid_argv = args;
+#endif
+}
+
 /* Validates t, replays it on p and returns the statistics (t is freed). */
 static dt_stats *replay(const dt_platform *p, dt_trace *t, dt_fidelity fid)
 {
@@ -118,8 +131,7 @@ static dt_stats *replay(const dt_platform *p, dt_trace *t, dt_fidelity fid)
   dt_error_clear(&err);
   ck_assert_msg(dt_trace_validate(t, &err) == DT_OK, "validate: %s", err.msg);
   dt_replay_opts o;
-  dt_replay_opts_init(&o);
-  o.fidelity = fid;
+  test_opts(&o, fid);
   dt_stats *s = NULL;
   ck_assert_msg(dt_replay_run(p, t, &o, &s, &err) == DT_OK, "replay: %s", err.msg);
   ck_assert_ptr_nonnull(s);
@@ -595,7 +607,7 @@ START_TEST(test_unbatched_deadlock)
   dup2(fd, 1);
   dup2(fd, 2);
   dt_replay_opts o;
-  dt_replay_opts_init(&o);
+  test_opts(&o, DT_FIDELITY_FLOW);
   dt_stats *s = NULL;
   int rc = dt_replay_run(&p, t, &o, &s, &err);
   fflush(stdout);
@@ -670,7 +682,7 @@ START_TEST(test_placement_replay)
   ck_assert(dt_trace_validate(t, &err) == DT_OK);
   int32_t place[2] = {2, 0};
   dt_replay_opts o;
-  dt_replay_opts_init(&o);
+  test_opts(&o, DT_FIDELITY_FLOW);
   o.placement = place;
   dt_stats *s = NULL;
   ck_assert_int_eq(dt_replay_run(&p, t, &o, &s, &err), DT_OK);
