@@ -170,20 +170,27 @@ static void add_hop(dt_hop *hops, int *n, size_t link, int dir)
 static void fabric_route(const dt_topology *t, int a, int b, dt_hop *hops, int *n)
 {
   const dt_platform *p = t->p;
+  /* The destination's index in the fabric's port order: NICs take leaf down-ports node by node (wiring
+   * node: the global NIC index) or rail by rail (wiring rail: rail * nodes + node). With rail wiring the
+   * global index node * nics_per_node + rail would put every destination of a rail on the same few
+   * uplinks (all multiples of nics_per_node), which no rail-optimized fabric does. */
+  size_t key = (size_t)b;
+  if (p->wiring == DT_WIRING_RAIL)
+    key = (size_t)(b % p->nics_per_node) * (size_t)p->nodes + (size_t)(b / p->nics_per_node);
   add_hop(hops, n, t->off_nic_cable + (size_t)a, 0);
   if (p->topology == DT_NET_FAT_TREE) {
     int la = t->leaf_of_nic[a], lb = t->leaf_of_nic[b];
     if (la != lb) {
       if (p->levels == 2) {
-        size_t s = (size_t)t->shape.spines, spine = (size_t)b % s;
+        size_t s = (size_t)t->shape.spines, spine = key % s;
         add_hop(hops, n, t->off_up1 + (size_t)la * s + spine, 0);
         add_hop(hops, n, t->off_up1 + (size_t)lb * s + spine, 1);
       } else {
-        size_t u = (size_t)t->shape.aggs_per_pod, j = (size_t)b % u, h = (size_t)t->half_radix;
+        size_t u = (size_t)t->shape.aggs_per_pod, j = key % u, h = (size_t)t->half_radix;
         size_t pa = (size_t)la / h, pb = (size_t)lb / h;
         add_hop(hops, n, t->off_up1 + (size_t)la * u + j, 0);
         if (pa != pb) {
-          size_t m = ((size_t)b / u) % h;
+          size_t m = (key / u) % h;
           add_hop(hops, n, t->off_up2 + (pa * u + j) * h + m, 0);
           add_hop(hops, n, t->off_up2 + (pb * u + j) * h + m, 1);
         }

@@ -52,8 +52,10 @@ const char *dt_topology_link_name(const dt_topology *t, size_t index, char *buf,
 /* Route from global GPU src to global GPU dst, computed in O(1) (nothing is stored per pair). Same node:
  * src GPU port UP, dst GPU port DOWN (src == dst gives the loopback over the GPU's own port). Other node:
  * src NIC UP, cables (UP to the top switch, DOWN from it), dst NIC DOWN, no GPU port. Going up, a leaf takes
- * uplink (dst NIC mod u); in a 3-level tree the aggregation switch then takes core uplink
- * ((dst NIC / u) mod R/2), the next digit of the destination (D-mod-k), so that all cores carry traffic.
+ * uplink (key mod u), key = the destination NIC's index in the fabric's port order (wiring node: its global
+ * index node * nics_per_node + nic; wiring rail: nic * nodes + node); in a 3-level tree the aggregation
+ * switch then takes core uplink ((key / u) mod R/2), the next digit (D-mod-k), so that all cores carry
+ * traffic.
  * Fills hops (room for DT_ROUTE_MAX_HOPS) and returns the hop count (2, 4, 6 or 8); *latency (may be NULL)
  * gets the sum of link latencies in hop order (the route's alpha), *bandwidth (may be NULL) the smallest
  * link bandwidth on it. Returns -1 if src or dst is out of range. */
