@@ -260,6 +260,14 @@ START_TEST(test_after_forward_stream)
   validate_fails(HDR "rank 2\ns0 compute dur=1ms\ns1 compute dur=1ms after=s0:1\n", "t.dtt:7: ",
                  WORDS("s0:1", "does not exist"));
   validate_fails(HDR "rank 2\ns0 compute dur=1ms after=s0:0\n", "t.dtt:6: ", WORDS("later", "own stream"));
+  validate_fails(HDR "rank 2\ns0 compute dur=1ms after=s1:0\ns1 compute dur=1ms after=s0:0\n", "t.dtt:6: ",
+                 WORDS("cycle", "rank 2", "s0:0"));
+  validate_fails(HDR "rank 1\ns0 compute dur=1ms\ns0 compute dur=1ms after=s1:0\ns1 compute dur=1ms after=s0:1\n",
+                 "t.dtt:7: ", WORDS("cycle", "s0:1"));
+  /* a diamond is not a cycle */
+  dt_trace *d = valid_ok(HDR "rank 1\ns0 compute dur=1ms\ns1 compute dur=1ms after=s0:0\ns2 compute dur=1ms "
+                             "after=s0:0\ns0 compute dur=1ms after=s1:0,s2:0\n");
+  dt_trace_free(d);
 }
 END_TEST
 

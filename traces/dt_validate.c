@@ -372,6 +372,82 @@ static int check_batches(vstate *vs, int32_t r, uint64_t *global_stream)
   return DT_OK;
 }
 
+/* after= edges and stream order together must leave no cycle (a cycle would hang the rank): Kahn's algorithm
+ * over the rank's ops, O(ops + edges). Runs after check_deps has checked every edge's range. */
+static int check_cycles(vstate *vs, int32_t r)
+{
+  const dt_rank *rk = &vs->t->ranks[r];
+  size_t n = 0, nedges = 0;
+  for (size_t s = 0; s < rk->nstreams; s++)
+    for (size_t i = 0; i < rk->streams[s].nops; i++, n++)
+      nedges += rk->streams[s].ops[i].ndeps;
+  if (nedges == 0)
+    return DT_OK;
+  size_t *off = dt_xmalloc((rk->nstreams + 1) * sizeof *off);
+  size_t *indeg = dt_xcalloc(n, sizeof *indeg);
+  size_t *start = dt_xcalloc(n + 1, sizeof *start); /* waiters of op u: adj[start[u] .. start[u+1]) */
+  size_t *adj = dt_xmalloc(nedges * sizeof *adj);
+  size_t *queue = dt_xmalloc(n * sizeof *queue);
+  off[0] = 0;
+  for (size_t s = 0; s < rk->nstreams; s++)
+    off[s + 1] = off[s] + rk->streams[s].nops;
+  for (size_t s = 0; s < rk->nstreams; s++)
+    for (size_t i = 0; i < rk->streams[s].nops; i++) {
+      const dt_op *op = &rk->streams[s].ops[i];
+      indeg[off[s] + i] = (i > 0) + op->ndeps;
+      for (uint32_t d = 0; d < op->ndeps; d++)
+        start[off[op->deps[d].stream] + (size_t)op->deps[d].index + 1]++;
+    }
+  for (size_t u = 0; u < n; u++)
+    start[u + 1] += start[u];
+  for (size_t s = 0; s < rk->nstreams; s++)
+    for (size_t i = 0; i < rk->streams[s].nops; i++) {
+      const dt_op *op = &rk->streams[s].ops[i];
+      for (uint32_t d = 0; d < op->ndeps; d++)
+        adj[start[off[op->deps[d].stream] + (size_t)op->deps[d].index]++] = off[s] + i;
+    }
+  for (size_t u = n; u > 0; u--) /* the fill above advanced each start by its count: shift back */
+    start[u] = start[u - 1];
+  start[0] = 0;
+  size_t head = 0, tail = 0;
+  for (size_t s = 0; s < rk->nstreams; s++)
+    if (rk->streams[s].nops && indeg[off[s]] == 0)
+      queue[tail++] = off[s];
+  while (head < tail) {
+    size_t u = queue[head++];
+    size_t s = 0;
+    while (off[s + 1] <= u)
+      s++;
+    if (u + 1 < off[s + 1] && --indeg[u + 1] == 0)
+      queue[tail++] = u + 1;
+    for (size_t e = start[u]; e < start[u + 1]; e++)
+      if (--indeg[adj[e]] == 0)
+        queue[tail++] = adj[e];
+  }
+  int rc = DT_OK;
+  if (tail < n) {
+    /* report the first op, in stream order, that waits on an edge of the cycle */
+    for (size_t s = 0; s < rk->nstreams && rc == DT_OK; s++)
+      for (size_t i = 0; i < rk->streams[s].nops; i++) {
+        dt_op *op = &rk->streams[s].ops[i];
+        if (indeg[off[s] + i] == 0 || op->ndeps == 0)
+          continue;
+        oref o = {op, r, (int32_t)s, (int32_t)i};
+        char w[600];
+        rc = fail_at(vs->err, vs->t, &o,
+                     "after= edges of rank %d form a cycle: op s%d:%zu (%s) waits on it and can never start", 
+                     (int)r, (int)rk->streams[s].id, i, where(vs->t, &o, w, sizeof w));
+        break;
+      }
+  }
+  free(off);
+  free(indeg);
+  free(start);
+  free(adj);
+  free(queue);
+  return rc;
+}
+
 /* After every rank is read: each member must have issued every instance of its groups. */
 static int check_instances(vstate *vs)
 {
@@ -520,6 +596,8 @@ int dt_trace_validate(dt_trace *t, dt_error *err)
       else if (rc == DT_OK && (o.op->kind == DT_OP_SEND || o.op->kind == DT_OP_RECV))
         rc = point_to_point(&vs, &o);
     }
+    if (rc == DT_OK)
+      rc = check_cycles(&vs, r);
     if (rc == DT_OK)
       rc = check_batches(&vs, r, &global_stream);
   }
