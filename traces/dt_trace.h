@@ -72,7 +72,14 @@ typedef struct dt_stream {
 
 typedef struct dt_rank {
   size_t nstreams, cap;
-  dt_stream *streams; /* in order of first appearance */
+  dt_stream *streams; /* in order of first appearance; empty when the rank runs a template */
+  /* Template ranks (single-rank expansion, generated traces): a rank may run another rank's streams instead
+   * of owning ops, so that thousands of ranks with the same schedule share one op array. Its collectives
+   * use group_map[template's group] and its peers keep their offset: peer' = (rank + peer - template_rank)
+   * mod nranks. Set with dt_trace_set_template; read through dt_trace_rank_body / dt_trace_op_group /
+   * dt_trace_op_peer, never through streams directly. */
+  int32_t template_rank; /* -1 when the rank owns its streams (dt_trace_new sets -1 for every rank) */
+  int32_t *group_map;    /* owned; template's group index -> this rank's group index; NULL = identity */
 } dt_rank;
 
 typedef struct dt_group {
@@ -145,6 +152,26 @@ size_t dt_trace_op_count(const dt_trace *t);
  * (stream position, op index) pairs; order must hold the rank's op count. Builders that want a particular
  * interleaving across streams set op->line to a sequence number. */
 void dt_trace_rank_order(const dt_trace *t, int32_t rank, dt_dep *order);
+
+/* Makes rank run template_rank's streams (DESIGN.md §4 single-rank expansion, generated traces). The
+ * template must own its streams (not be a template user itself); rank must own no ops. group_map (copied, may
+ * be NULL for identity) has t->ngroups entries at the time of the call: the template's group index -> this
+ * rank's group index; every mapped group must contain rank wherever the template's group contains the
+ * template. Returns DT_OK or DT_ERR (err set) for a bad rank, a template that is itself templated, or a rank
+ * that already has ops. */
+int dt_trace_set_template(dt_trace *t, int32_t rank, int32_t template_rank, const int32_t *group_map,
+                          dt_error *err);
+
+/* The rank whose streams rank runs: &t->ranks[rank] itself, or its template's. */
+const dt_rank *dt_trace_rank_body(const dt_trace *t, int32_t rank);
+
+/* Group of op (an op of dt_trace_rank_body(t, rank)) as seen by rank: op->group mapped through rank's
+ * group_map; -1 when the op has no group. */
+int32_t dt_trace_op_group(const dt_trace *t, int32_t rank, const dt_op *op);
+
+/* Peer of a send/recv op as seen by rank: op->peer shifted by rank - template_rank modulo nranks (the
+ * peer itself when rank owns its ops); -1 when the op has no peer. */
+int32_t dt_trace_op_peer(const dt_trace *t, int32_t rank, const dt_op *op);
 
 /* Number of ops of one rank over its streams. */
 size_t dt_trace_rank_op_count(const dt_trace *t, int32_t rank);
