@@ -728,6 +728,70 @@ START_TEST(test_load_sniffing)
 }
 END_TEST
 
+/* Template ranks: set_template's errors, and the accessors' mapping (hand-computed peers modulo nranks). */
+START_TEST(test_template_api)
+{
+  dt_trace *t = dt_trace_new(4);
+  for (int32_t r = 0; r < 4; r++)
+    ck_assert_int_eq(t->ranks[r].template_rank, -1);
+  dt_error e;
+  dt_error_clear(&e);
+  int32_t g01[] = {0, 1}, g23[] = {2, 3};
+  ck_assert_int_eq(dt_trace_add_group(t, "a", g01, 2, 0, 0, &e), 0);
+  ck_assert_int_eq(dt_trace_add_group(t, "b", g23, 2, 0, 0, &e), 1);
+  dt_op *op = dt_trace_append(t, 0, 0);
+  op->kind = DT_OP_ALLREDUCE;
+  op->group = 0;
+  op->bytes = 8;
+  op = dt_trace_append(t, 0, 1);
+  op->kind = DT_OP_SEND;
+  op->peer = 3;
+  op = dt_trace_append(t, 0, 0);
+  op->kind = DT_OP_COMPUTE;
+  op->dur = 1;
+  dt_trace_append(t, 1, 0)->kind = DT_OP_COMPUTE;
+
+  ck_assert_int_eq(dt_trace_set_template(t, 4, 0, NULL, &e), DT_ERR);
+  ck_assert(strstr(fmt_err(&e), "out of range"));
+  ck_assert_int_eq(dt_trace_set_template(t, 2, -1, NULL, &e), DT_ERR);
+  ck_assert_int_eq(dt_trace_set_template(t, 2, 2, NULL, &e), DT_ERR);
+  ck_assert(strstr(fmt_err(&e), "its own template"));
+  ck_assert_int_eq(dt_trace_set_template(t, 1, 0, NULL, &e), DT_ERR);
+  ck_assert(strstr(fmt_err(&e), "already has ops"));
+  int32_t bad[] = {5, 1};
+  ck_assert_int_eq(dt_trace_set_template(t, 2, 0, bad, &e), DT_ERR);
+  ck_assert(strstr(fmt_err(&e), "group index 5"));
+  int32_t map[] = {1, 0};
+  ck_assert_int_eq(dt_trace_set_template(t, 2, 0, map, &e), DT_OK);
+  ck_assert_int_eq(dt_trace_set_template(t, 3, 2, NULL, &e), DT_ERR); /* 2 is a template user */
+  ck_assert(strstr(fmt_err(&e), "runs the template"));
+  ck_assert_int_eq(dt_trace_set_template(t, 3, 0, NULL, &e), DT_OK);
+
+  ck_assert_ptr_eq(dt_trace_rank_body(t, 2), &t->ranks[0]);
+  ck_assert_ptr_eq(dt_trace_rank_body(t, 1), &t->ranks[1]);
+  ck_assert_uint_eq(dt_trace_rank_op_count(t, 2), 3);
+  ck_assert_uint_eq(dt_trace_op_count(t), 3 + 1 + 3 + 3);
+  const dt_op *ar = &t->ranks[0].streams[0].ops[0], *snd = &t->ranks[0].streams[1].ops[0],
+              *cmp = &t->ranks[0].streams[0].ops[1];
+  ck_assert_int_eq(dt_trace_op_group(t, 0, ar), 0);
+  ck_assert_int_eq(dt_trace_op_group(t, 2, ar), 1); /* mapped */
+  ck_assert_int_eq(dt_trace_op_group(t, 3, ar), 0); /* identity */
+  ck_assert_int_eq(dt_trace_op_group(t, 2, cmp), -1);
+  ck_assert_int_eq(dt_trace_op_peer(t, 0, snd), 3);
+  ck_assert_int_eq(dt_trace_op_peer(t, 2, snd), 1); /* (2 + 3 - 0) mod 4 */
+  ck_assert_int_eq(dt_trace_op_peer(t, 3, snd), 2); /* (3 + 3 - 0) mod 4 */
+  ck_assert_int_eq(dt_trace_op_peer(t, 2, cmp), -1);
+  dt_dep order[3];
+  dt_trace_rank_order(t, 2, order);
+  ck_assert_int_eq(order[0].stream, 0); /* no lines: stream position, then index */
+  ck_assert_int_eq(order[0].index, 0);
+  ck_assert_int_eq(order[1].stream, 0);
+  ck_assert_int_eq(order[1].index, 1);
+  ck_assert_int_eq(order[2].stream, 1);
+  dt_trace_free(t);
+}
+END_TEST
+
 static Suite *trace_suite(void)
 {
   Suite *s = suite_create("trace");
@@ -750,6 +814,7 @@ static Suite *trace_suite(void)
       {"batch_consecutive", test_batch_consecutive},
       {"two_streams_warning", test_two_streams_warning},
       {"load_sniffing", test_load_sniffing},
+      {"template_api", test_template_api},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     TCase *tc = tcase_create(cases[i].name);

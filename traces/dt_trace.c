@@ -54,6 +54,8 @@ dt_trace *dt_trace_new(int32_t nranks)
   dt_trace *t = dt_xcalloc(1, sizeof *t);
   t->nranks = nranks;
   t->ranks = dt_xcalloc(nranks > 0 ? (size_t)nranks : 1, sizeof *t->ranks);
+  for (int32_t r = 0; r < nranks; r++)
+    t->ranks[r].template_rank = -1;
   dt_trace_add_file(t, "");
   return t;
 }
@@ -75,6 +77,7 @@ void dt_trace_free(dt_trace *t)
       free(st->ops);
     }
     free(rk->streams);
+    free(rk->group_map);
   }
   free(t->ranks);
   for (size_t g = 0; g < t->ngroups; g++) {
@@ -194,7 +197,85 @@ size_t dt_trace_op_count(const dt_trace *t)
 {
   size_t n = 0;
   for (int32_t r = 0; r < t->nranks; r++)
-    for (size_t s = 0; s < t->ranks[r].nstreams; s++)
-      n += t->ranks[r].streams[s].nops;
+    n += dt_trace_rank_op_count(t, r);
   return n;
+}
+
+size_t dt_trace_rank_op_count(const dt_trace *t, int32_t rank)
+{
+  const dt_rank *rk = dt_trace_rank_body(t, rank);
+  size_t n = 0;
+  for (size_t s = 0; s < rk->nstreams; s++)
+    n += rk->streams[s].nops;
+  return n;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Template ranks: a template user keeps no ops of its own; it reads its template's and maps groups and peers
+ * on the fly, so a schedule shared by thousands of ranks is held once. */
+
+int dt_trace_set_template(dt_trace *t, int32_t rank, int32_t template_rank, const int32_t *group_map,
+                          dt_error *err)
+{
+  if (rank < 0 || rank >= t->nranks)
+    return dt_error_set(err, "", 0, 0, "template user rank %d is out of range: the trace has %d ranks", (int)rank,
+                        (int)t->nranks);
+  if (template_rank < 0 || template_rank >= t->nranks)
+    return dt_error_set(err, "", 0, 0, "template rank %d of rank %d is out of range: the trace has %d ranks",
+                        (int)template_rank, (int)rank, (int)t->nranks);
+  if (template_rank == rank)
+    return dt_error_set(err, "", 0, 0, "rank %d cannot be its own template", (int)rank);
+  if (t->ranks[template_rank].template_rank >= 0)
+    return dt_error_set(err, "", 0, 0,
+                        "rank %d cannot use rank %d as its template: rank %d runs the template of rank %d itself",
+                        (int)rank, (int)template_rank, (int)template_rank, (int)t->ranks[template_rank].template_rank);
+  dt_rank *rk = &t->ranks[rank];
+  if (rk->nstreams > 0)
+    return dt_error_set(err, "", 0, 0, "rank %d cannot run the template of rank %d: it already has ops", (int)rank,
+                        (int)template_rank);
+  if (group_map)
+    for (size_t g = 0; g < t->ngroups; g++)
+      if (group_map[g] < -1 || group_map[g] >= (int32_t)t->ngroups)
+        return dt_error_set(err, "", 0, 0,
+                            "group map of rank %d sends group '%s' to group index %d, which does not exist (the trace "
+                            "has %zu groups)",
+                            (int)rank, t->groups[g].name, (int)group_map[g], t->ngroups);
+  free(rk->group_map);
+  rk->group_map = NULL;
+  rk->ngroup_map = 0;
+  if (group_map && t->ngroups > 0) {
+    rk->group_map = dt_xmalloc(t->ngroups * sizeof *rk->group_map);
+    memcpy(rk->group_map, group_map, t->ngroups * sizeof *rk->group_map);
+    rk->ngroup_map = t->ngroups;
+  }
+  rk->template_rank = template_rank;
+  return DT_OK;
+}
+
+const dt_rank *dt_trace_rank_body(const dt_trace *t, int32_t rank)
+{
+  const dt_rank *rk = &t->ranks[rank];
+  return rk->template_rank >= 0 ? &t->ranks[rk->template_rank] : rk;
+}
+
+int32_t dt_trace_op_group(const dt_trace *t, int32_t rank, const dt_op *op)
+{
+  if (op->group < 0)
+    return -1;
+  const dt_rank *rk = &t->ranks[rank];
+  if (rk->template_rank < 0 || !rk->group_map || (size_t)op->group >= rk->ngroup_map)
+    return op->group;
+  return rk->group_map[op->group];
+}
+
+int32_t dt_trace_op_peer(const dt_trace *t, int32_t rank, const dt_op *op)
+{
+  if (op->peer < 0)
+    return -1;
+  const dt_rank *rk = &t->ranks[rank];
+  if (rk->template_rank < 0)
+    return op->peer;
+  int64_t n = t->nranks;
+  int64_t p = ((int64_t)rank + op->peer - rk->template_rank) % n;
+  return (int32_t)(p < 0 ? p + n : p);
 }

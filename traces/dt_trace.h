@@ -80,6 +80,8 @@ typedef struct dt_rank {
    * dt_trace_op_peer, never through streams directly. */
   int32_t template_rank; /* -1 when the rank owns its streams (dt_trace_new sets -1 for every rank) */
   int32_t *group_map;    /* owned; template's group index -> this rank's group index; NULL = identity */
+  size_t ngroup_map;     /* entries in group_map (t->ngroups when it was set); template groups at or past it map
+                            to themselves */
 } dt_rank;
 
 typedef struct dt_group {
@@ -143,7 +145,7 @@ void dt_trace_add_note(dt_trace *t, const char *fmt, ...) DT_PRINTF(2, 3);
  * file:line positions. */
 int dt_trace_validate(dt_trace *t, dt_error *err);
 
-/* Total ops over all ranks and streams. */
+/* Total ops over all ranks and streams; a template user counts its template's ops (the ops it runs). */
 size_t dt_trace_op_count(const dt_trace *t);
 
 /* Issue order of rank's ops across its streams (DESIGN.md §4: line order of the rank section), the order

@@ -86,17 +86,9 @@ static void pmap_put(pmap *m, uint64_t a, uint64_t b, int64_t v)
 /* ---------------------------------------------------------------------------------------------------------
  * Issue order. */
 
-size_t dt_trace_rank_op_count(const dt_trace *t, int32_t rank)
-{
-  size_t n = 0;
-  for (size_t s = 0; s < t->ranks[rank].nstreams; s++)
-    n += t->ranks[rank].streams[s].nops;
-  return n;
-}
-
 void dt_trace_rank_order(const dt_trace *t, int32_t rank, dt_dep *order)
 {
-  const dt_rank *rk = &t->ranks[rank];
+  const dt_rank *rk = dt_trace_rank_body(t, rank);
   size_t *cur = dt_xcalloc(rk->nstreams ? rk->nstreams : 1, sizeof *cur);
   size_t n = dt_trace_rank_op_count(t, rank);
   /* a k-way merge, not a sort: each stream's own order is kept whatever its lines say */
@@ -137,7 +129,7 @@ static const char *where(const dt_trace *t, const oref *o, char *buf, size_t siz
   else if (op->line > 0)
     snprintf(buf, size, "line %u", op->line);
   else
-    snprintf(buf, size, "rank %d s%d op %d", (int)o->rank, (int)t->ranks[o->rank].streams[o->stream].id,
+    snprintf(buf, size, "rank %d s%d op %d", (int)o->rank, (int)dt_trace_rank_body(t, o->rank)->streams[o->stream].id,
              (int)o->index);
   return buf;
 }
@@ -241,7 +233,7 @@ typedef struct vstate {
 
 static int check_deps(vstate *vs, const oref *o)
 {
-  const dt_rank *rk = &vs->t->ranks[o->rank];
+  const dt_rank *rk = dt_trace_rank_body(vs->t, o->rank);
   char w[600];
   for (uint32_t d = 0; d < o->op->ndeps; d++) {
     dt_dep dep = o->op->deps[d];
@@ -587,7 +579,7 @@ int dt_trace_validate(dt_trace *t, dt_error *err)
     order = dt_grow(order, &ocap, n, sizeof *order);
     dt_trace_rank_order(t, r, order);
     for (size_t i = 0; i < n && rc == DT_OK; i++) {
-      dt_stream *st = &t->ranks[r].streams[order[i].stream];
+      dt_stream *st = &((dt_rank *)dt_trace_rank_body(t, r))->streams[order[i].stream];
       oref o = {&st->ops[order[i].index], r, order[i].stream, order[i].index};
       o.op->match = -1;
       rc = check_deps(&vs, &o);
