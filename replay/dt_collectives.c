@@ -7,6 +7,7 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
 
@@ -41,8 +42,9 @@ uint64_t rp_alltoall_bytes(const dt_op *op)
   return sum;
 }
 
-/* Mailbox on which member `member` of instance `inst` receives: per instance and destination, so that
- * concurrent instances between the same hosts never exchange messages. */
+/* Mailbox on which member `member` of the live instance with id `inst` receives: per instance and
+ * destination, so that concurrent instances between the same hosts never exchange messages. Ids are recycled
+ * only once every member of the previous holder has completed, so its mailboxes are empty again. */
 static sg_mailbox_t instance_mailbox(int64_t inst, int32_t member)
 {
   char name[48];
@@ -110,29 +112,30 @@ static void exchange(int64_t inst, int32_t to, long send_bytes, int32_t self, in
     sg_comm_wait_all(comms, n);
 }
 
-/* Ring of n members in group order: `steps` steps of `chunk` bytes each to the next member. */
-static void run_ring(rp_ctx *c, const dt_op *op, int32_t i, int32_t n, size_t steps, double chunk, dt_fidelity fid)
+/* Ring of n members of group g in group order: `steps` steps of `chunk` bytes each to the next member. */
+static void run_ring(rp_ctx *c, int64_t inst, int32_t g, int32_t i, int32_t n, size_t steps, double chunk,
+                     dt_fidelity fid)
 {
   int32_t next = (i + 1) % n;
   if (fid == DT_FIDELITY_STEP) {
     long b = whole_bytes(chunk);
     for (size_t s = 0; s < steps; s++)
-      exchange(op->match, next, b, i, 1);
+      exchange(inst, next, b, i, 1);
     return;
   }
   /* flow: one aggregated flow per neighbour carrying every step's bytes, then the latency of the other
    * steps, taken as the largest hop latency of the ring (exact when all hops are alike) */
-  exchange(op->match, next, whole_bytes(chunk * (double)steps), i, 1);
-  double extra = (double)(steps - 1) * ring_alpha(c, op->group);
+  exchange(inst, next, whole_bytes(chunk * (double)steps), i, 1);
+  double extra = (double)(steps - 1) * ring_alpha(c, g);
   if (extra > 0)
     sg_actor_sleep_for(extra);
 }
 
 /* Pipelined chain from the root in group order: all hops stream concurrently (α + S/B), plus the
  * pipeline fill of the other n-2 hops. */
-static void run_chain(rp_ctx *c, const dt_op *op, int32_t i, int32_t n, int toward_root)
+static void run_chain(rp_ctx *c, const dt_op *op, int64_t inst, int32_t g, int32_t i, int32_t n, int toward_root)
 {
-  const dt_group *gr = &c->t->groups[op->group];
+  const dt_group *gr = &c->t->groups[g];
   int32_t root = op->root >= 0 && op->root < n ? op->root : 0;
   int32_t pos = (i - root + n) % n;
   int32_t to = -1;
@@ -146,13 +149,13 @@ static void run_chain(rp_ctx *c, const dt_op *op, int32_t i, int32_t n, int towa
       to = (i - 1 + n) % n;
     recv = pos < n - 1;
   }
-  exchange(op->match, to, whole_bytes((double)op->bytes), i, recv);
+  exchange(inst, to, whole_bytes((double)op->bytes), i, recv);
   if (n > 2)
     sg_actor_sleep_for((double)(n - 2) * chain_alpha(c, gr, root, toward_root));
 }
 
 /* Direct all-to-all: one flow to every other member (bytes/n each, or splits[j] to member j). */
-static void run_alltoall(const dt_op *op, int32_t i, int32_t n)
+static void run_alltoall(const dt_op *op, int64_t inst, int32_t i, int32_t n)
 {
   sg_comm_t *comms = dt_xmalloc(sizeof *comms * 2 * (size_t)(n - 1));
   void **got = dt_xcalloc((size_t)n, sizeof *got);
@@ -160,34 +163,44 @@ static void run_alltoall(const dt_op *op, int32_t i, int32_t n)
   for (int32_t d = 1; d < n; d++) {
     int32_t j = (i + d) % n;
     double b = op->splits && (uint32_t)j < op->nsplits ? (double)op->splits[j] : (double)op->bytes / n;
-    comms[k++] = sg_mailbox_put_async(instance_mailbox(op->match, j), &payload_token, whole_bytes(b));
+    comms[k++] = sg_mailbox_put_async(instance_mailbox(inst, j), &payload_token, whole_bytes(b));
   }
   for (int32_t d = 1; d < n; d++)
-    comms[k++] = sg_mailbox_get_async(instance_mailbox(op->match, i), &got[d]);
+    comms[k++] = sg_mailbox_get_async(instance_mailbox(inst, i), &got[d]);
   sg_comm_wait_all(comms, k);
   free(got);
   free(comms);
 }
 
+rp_live *rp_instance_of(rp_ctx *c, const dt_op *op, int32_t rank)
+{
+  int32_t g = dt_trace_op_group(c->t, rank, op);
+  return rp_live_get(&c->instances, (uint64_t)g, (uint64_t)op->match, 0, (int32_t)c->t->groups[g].nranks);
+}
+
 void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
 {
-  const dt_group *gr = &c->t->groups[op->group];
-  int32_t n = (int32_t)gr->nranks;
-  int32_t i = rp_member_index(c, op->group, rank);
-  if (n <= 1 || i < 0)
-    return;
+  int32_t g = dt_trace_op_group(c->t, rank, op);
+  int32_t n = (int32_t)c->t->groups[g].nranks;
+  int32_t i = rp_member_index(c, g, rank);
 
   /* arrival: the instance starts when its last member issues it */
-  rp_instance *in = &c->instances[op->match];
-  if (in->arrived == 0)
-    in->sem = sg_sem_init(0);
+  rp_live *in = rp_instance_of(c, op, rank);
+  double now = simgrid_get_clock();
+  if (in->arrived == 0 || now > in->last_issue)
+    in->last_issue = now;
   in->arrived++;
+  if (n <= 1 || i < 0)
+    return;
+  if (in->arrived == 1)
+    in->sem = sg_sem_init(0);
   if (in->arrived < n) {
     sg_sem_acquire(in->sem);
   } else {
     for (int32_t k = 0; k < n - 1; k++)
       sg_sem_release(in->sem);
   }
+  int64_t inst = in->id; /* the record stays live until this member completes: `in` remains valid */
 
   double S = (double)op->bytes;
   double nn = (double)n;
@@ -195,32 +208,27 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
   switch (op->kind) {
   case DT_OP_ALLREDUCE:
   case DT_OP_OTHER:
-    run_ring(c, op, i, n, 2 * steps, S / nn, c->fidelity);
+    run_ring(c, inst, g, i, n, 2 * steps, S / nn, c->fidelity);
     break;
   case DT_OP_BARRIER: /* zero-byte all-reduce; steps carry no bytes, so flow fidelity is exact */
-    run_ring(c, op, i, n, 2 * steps, 0, DT_FIDELITY_FLOW);
+    run_ring(c, inst, g, i, n, 2 * steps, 0, DT_FIDELITY_FLOW);
     break;
   case DT_OP_REDUCESCATTER:
-    run_ring(c, op, i, n, steps, S / nn, c->fidelity);
+    run_ring(c, inst, g, i, n, steps, S / nn, c->fidelity);
     break;
   case DT_OP_ALLGATHER:
-    run_ring(c, op, i, n, steps, S, c->fidelity);
+    run_ring(c, inst, g, i, n, steps, S, c->fidelity);
     break;
   case DT_OP_BROADCAST:
-    run_chain(c, op, i, n, 0);
+    run_chain(c, op, inst, g, i, n, 0);
     break;
   case DT_OP_REDUCE:
-    run_chain(c, op, i, n, 1);
+    run_chain(c, op, inst, g, i, n, 1);
     break;
   case DT_OP_ALLTOALL:
-    run_alltoall(op, i, n);
+    run_alltoall(op, inst, i, n);
     break;
   default:
     break;
-  }
-
-  if (++in->finished == n) {
-    sg_sem_destroy(in->sem);
-    in->sem = NULL;
   }
 }

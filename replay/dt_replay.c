@@ -1,6 +1,8 @@
-/* The replay (DESIGN.md §6-§7): one SimGrid actor per (rank, stream) runs the stream's ops in order, waits on
- * `after=` edges, sends and receives through one mailbox per matched pair, runs collectives through
- * dt_collectives.c, and records per-op issue and completion times from which the statistics are computed.
+/* The replay (DESIGN.md §6-§7): one SimGrid actor per (rank, stream) runs the stream's ops (its own, or its
+ * template's) in order, waits on `after=` edges, sends and receives through one mailbox per live pair, runs
+ * collectives through dt_collectives.c, and folds each op's issue and completion times into the statistics as
+ * it completes: per-rank interval unions kept short by a watermark, per-kind totals when an instance's last
+ * member completes. Memory follows ranks, streams and instances in flight, never ranks x ops.
  * docs/replay.md describes the model. */
 #include "dt_replay.h"
 
@@ -17,6 +19,7 @@
 #include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,19 +51,36 @@ typedef struct helper_arg {
   sg_sem_t done;
 } helper_arg;
 
+/* A union of [start, end] intervals being built: disjoint, sorted, touching ones merged (as
+ * dt_interval_union merges them); those that end before the rank's watermark are folded into `done`. */
+typedef struct ivlist {
+  double (*v)[2];
+  size_t n, cap, lim;
+  double done;
+} ivlist;
+
+/* Per rank: the unions of DESIGN.md §7, built as ops complete. */
+typedef struct rank_acc {
+  ivlist comp, comm, both, wait;
+  double end;
+} rank_acc;
+
 typedef struct replay_run {
   rp_ctx c;
   size_t nstreams;      /* over all ranks */
   size_t *rank_stream0; /* nranks+1: first flat stream index of each rank */
-  size_t *stream_op0;   /* nstreams+1: first global op index of each flat stream */
   size_t *stream_done;  /* per flat stream: ops completed (a prefix, ops complete in order) */
-  double *issue;        /* per global op: issue time, < 0 until issued */
-  double *end;          /* per global op: completion time */
-  uint8_t *done;        /* per global op */
+  double *stream_lo;    /* per flat stream: no op of it still to complete was issued before this time */
+  rank_acc *acc;        /* nranks */
   rank_sync *rsync;     /* nranks */
   stream_arg *args;     /* nstreams */
   size_t streams_left;
   sg_sem_t all_done;
+  size_t ops_done;
+  double makespan;
+  dt_kind_stats by_kind[DT_OP_COUNT];
+  double *marks;        /* completion times of rank 0's marks */
+  size_t nmarks, marks_cap;
 } replay_run;
 
 static char payload_token;
@@ -74,10 +94,25 @@ void dt_replay_opts_init(dt_replay_opts *o)
 
 /* ---- actors ---- */
 
-static sg_mailbox_t pair_mailbox(int64_t pair)
+/* The live pair of a send or recv (an op of rank's body): key (src, dst, tag, op->match). */
+static rp_live *pair_of(replay_run *R, int32_t rank, const dt_op *op)
 {
+  int32_t peer = dt_trace_op_peer(R->c.t, rank, op);
+  int32_t src = op->kind == DT_OP_SEND ? rank : peer, dst = op->kind == DT_OP_SEND ? peer : rank;
+  return rp_live_get(&R->c.pairs, (uint64_t)(uint32_t)src << 32 | (uint32_t)dst, (uint64_t)op->tag,
+                     (uint64_t)op->match, 2);
+}
+
+/* Arrives at the pair of a send or recv and returns its mailbox, named by the pair's recycled id. */
+static sg_mailbox_t pair_mailbox(replay_run *R, int32_t rank, const dt_op *op)
+{
+  rp_live *l = pair_of(R, rank, op);
+  double now = simgrid_get_clock();
+  if (l->arrived == 0 || now > l->last_issue)
+    l->last_issue = now;
+  l->arrived++;
   char name[32];
-  snprintf(name, sizeof name, "p%lld", (long long)pair);
+  snprintf(name, sizeof name, "p%d", (int)l->id);
   return sg_mailbox_by_name(name);
 }
 
@@ -106,10 +141,10 @@ static void exec_op(replay_run *R, int32_t rank, const dt_op *op)
   case DT_OP_MARK:
     break;
   case DT_OP_SEND:
-    sg_mailbox_put(pair_mailbox(op->match), &payload_token, (long)op->bytes);
+    sg_mailbox_put(pair_mailbox(R, rank, op), &payload_token, (long)op->bytes);
     break;
   case DT_OP_RECV:
-    (void)sg_mailbox_get(pair_mailbox(op->match));
+    (void)sg_mailbox_get(pair_mailbox(R, rank, op));
     break;
   default:
     if (dt_op_is_collective(op->kind))
@@ -142,9 +177,9 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
   for (size_t k = i; k < j; k++) {
     const dt_op *op = &st->ops[k];
     if (op->kind == DT_OP_SEND) {
-      comms[nc++] = sg_mailbox_put_async(pair_mailbox(op->match), &payload_token, (long)op->bytes);
+      comms[nc++] = sg_mailbox_put_async(pair_mailbox(R, rank, op), &payload_token, (long)op->bytes);
     } else if (op->kind == DT_OP_RECV) {
-      comms[nc] = sg_mailbox_get_async(pair_mailbox(op->match), &got[nc]);
+      comms[nc] = sg_mailbox_get_async(pair_mailbox(R, rank, op), &got[nc]);
       nc++;
     } else if (op->kind != DT_OP_MARK) {
       if (!hsem)
@@ -191,6 +226,147 @@ static void wait_deps(replay_run *R, int32_t rank, const dt_op *op)
   }
 }
 
+/* ---- statistics, built as ops complete ---- */
+
+static void iv_add(ivlist *l, double s, double e)
+{
+  size_t j = l->n;
+  while (j > 0 && l->v[j - 1][0] > e)
+    j--;
+  size_t i = j;
+  while (i > 0 && l->v[i - 1][1] >= s)
+    i--;
+  if (i == j) {
+    l->v = dt_grow(l->v, &l->cap, l->n, sizeof *l->v);
+    memmove(l->v + j + 1, l->v + j, (l->n - j) * sizeof *l->v);
+    l->v[j][0] = s;
+    l->v[j][1] = e;
+    l->n++;
+    return;
+  }
+  double ns = s < l->v[i][0] ? s : l->v[i][0], ne = e > l->v[j - 1][1] ? e : l->v[j - 1][1];
+  l->v[i][0] = ns;
+  l->v[i][1] = ne;
+  memmove(l->v + i + 1, l->v + j, (l->n - j) * sizeof *l->v);
+  l->n -= j - i - 1;
+}
+
+/* Folds the intervals that end before w: no interval still to come starts before w, so none can touch them.
+ * Strictly before: an interval ending at w could still merge with one starting at w. */
+static void iv_fold(ivlist *l, double w)
+{
+  size_t k = 0;
+  while (k < l->n && l->v[k][1] < w) {
+    l->done += l->v[k][1] - l->v[k][0];
+    k++;
+  }
+  memmove(l->v, l->v + k, (l->n - k) * sizeof *l->v);
+  l->n -= k;
+  l->lim = l->n * 2 > 16 ? l->n * 2 : 16;
+}
+
+/* Length of the union, summed in time order as dt_interval_union does (the same result to the bit). */
+static double iv_total(const ivlist *l)
+{
+  double t = l->done;
+  for (size_t k = 0; k < l->n; k++)
+    t += l->v[k][1] - l->v[k][0];
+  return t;
+}
+
+static void iv_free(ivlist *l)
+{
+  free(l->v);
+}
+
+static int over(const ivlist *l)
+{
+  return l->n > (l->lim ? l->lim : 16);
+}
+
+/* Keeps rank's lists short: folds what ends before the earliest issue of any op of the rank still running
+ * or to come. */
+static void rank_compact(replay_run *R, int32_t rank)
+{
+  rank_acc *a = &R->acc[rank];
+  if (!over(&a->comp) && !over(&a->comm) && !over(&a->both) && !over(&a->wait))
+    return;
+  double w = INFINITY;
+  for (size_t fs = R->rank_stream0[rank]; fs < R->rank_stream0[rank + 1]; fs++)
+    if (R->stream_lo[fs] < w)
+      w = R->stream_lo[fs];
+  iv_fold(&a->comp, w);
+  iv_fold(&a->comm, w);
+  iv_fold(&a->both, w);
+  iv_fold(&a->wait, w);
+}
+
+/* An instance or pair is complete: its per-kind totals (DESIGN.md §7). */
+static void account(replay_run *R, const rp_live *l, int pair)
+{
+  const dt_op *op = l->op;
+  if (pair) {
+    dt_kind_stats *ks = &R->by_kind[DT_OP_SEND];
+    ks->count++;
+    ks->bytes += op->bytes;
+    ks->time_s += l->last_end - l->last_issue;
+    ks->nccl_bytes += (double)op->bytes;
+    ks->bus_bytes += (double)op->bytes * dt_busbw_factor(DT_OP_SEND, 2);
+    return;
+  }
+  size_t n = (size_t)l->n;
+  dt_kind_stats *ks = &R->by_kind[op->kind];
+  uint64_t bytes = op->kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(op) : op->bytes;
+  if (op->kind == DT_OP_BARRIER)
+    bytes = 0;
+  double snccl = op->kind == DT_OP_ALLGATHER ? (double)n * (double)bytes : (double)bytes;
+  ks->count++;
+  ks->bytes += bytes;
+  ks->time_s += l->last_end - l->last_issue;
+  ks->nccl_bytes += snccl;
+  ks->bus_bytes += snccl * dt_busbw_factor(op->kind, n);
+}
+
+/* One op of rank completed: issued at `issue`, its batch completed at `end`. */
+static void op_done(replay_run *R, int32_t rank, const dt_op *op, double issue, double end)
+{
+  rank_acc *a = &R->acc[rank];
+  R->ops_done++;
+  if (end > a->end)
+    a->end = end;
+  if (end > R->makespan)
+    R->makespan = end;
+  if (op->kind == DT_OP_MARK && rank == 0) {
+    R->marks = dt_grow(R->marks, &R->marks_cap, R->nmarks, sizeof *R->marks);
+    R->marks[R->nmarks++] = end;
+  }
+  if (op->kind == DT_OP_COMPUTE) {
+    iv_add(&a->comp, issue, end);
+    iv_add(&a->both, issue, end);
+    return;
+  }
+  int pair = op->kind == DT_OP_SEND || op->kind == DT_OP_RECV;
+  if (!pair && !dt_op_is_collective(op->kind))
+    return;
+  iv_add(&a->comm, issue, end);
+  iv_add(&a->both, issue, end);
+  /* every member has arrived by now (none completes before), so last_issue is final */
+  rp_live *l = pair ? pair_of(R, rank, op) : rp_instance_of(&R->c, op, rank);
+  if (l->last_issue > issue)
+    iv_add(&a->wait, issue, l->last_issue);
+  if (l->ndone == 0 || end > l->last_end)
+    l->last_end = end;
+  l->ndone++;
+  if (!l->op || (pair ? op->kind == DT_OP_SEND : rank < l->op_rank)) {
+    l->op = op;
+    l->op_rank = rank;
+  }
+  if (l->ndone == l->n) {
+    account(R, l, pair);
+    rp_live_remove(pair ? &R->c.pairs : &R->c.instances, l);
+  }
+}
+
 static void stream_actor(int argc, char **argv)
 {
   (void)argc;
@@ -199,8 +375,7 @@ static void stream_actor(int argc, char **argv)
   replay_run *R = a->run;
   int32_t rank = a->rank;
   sg_actor_daemonize(sg_actor_self());
-  const dt_stream *st = &R->c.t->ranks[rank].streams[a->flat - R->rank_stream0[rank]];
-  size_t base = R->stream_op0[a->flat];
+  const dt_stream *st = &dt_trace_rank_body(R->c.t, rank)->streams[a->flat - R->rank_stream0[rank]];
 
   for (size_t i = 0; i < st->nops;) {
     size_t j = i + 1;
@@ -209,19 +384,18 @@ static void stream_actor(int argc, char **argv)
         j++;
     for (size_t k = i; k < j; k++)
       wait_deps(R, rank, &st->ops[k]);
-    double now = simgrid_get_clock();
-    for (size_t k = i; k < j; k++)
-      R->issue[base + k] = now;
+    double issue = simgrid_get_clock();
+    R->stream_lo[a->flat] = issue;
     if (j == i + 1)
       exec_op(R, rank, &st->ops[i]);
     else
       run_batch(R, rank, st, i, j);
-    now = simgrid_get_clock();
-    for (size_t k = i; k < j; k++) {
-      R->end[base + k] = now;
-      R->done[base + k] = 1;
-    }
+    double now = simgrid_get_clock();
+    for (size_t k = i; k < j; k++)
+      op_done(R, rank, &st->ops[k], issue, now);
     R->stream_done[a->flat] = j;
+    R->stream_lo[a->flat] = j < st->nops ? now : INFINITY;
+    rank_compact(R, rank);
     rank_sync *rs = &R->rsync[rank];
     if (rs->waiters > 0) {
       sg_mutex_lock(rs->mutex);
@@ -270,24 +444,32 @@ static int check_inputs(const dt_platform *p, const dt_trace *t, const int32_t *
     used[g] = 1;
   }
   free(used);
-  for (int32_t r = 0; r < t->nranks; r++)
-    for (size_t s = 0; s < t->ranks[r].nstreams; s++) {
-      const dt_stream *st = &t->ranks[r].streams[s];
+  for (int32_t r = 0; r < t->nranks; r++) {
+    const dt_rank *rk = &t->ranks[r];
+    if (rk->template_rank >= 0) { /* its ops are its template's, checked there */
+      if (rk->template_rank >= t->nranks || t->ranks[rk->template_rank].template_rank >= 0)
+        return dt_error_set(err, "", 0, 0, "rank %d runs a bad template: the trace was not validated (dt_trace_validate)",
+                            (int)r);
+      continue;
+    }
+    for (size_t s = 0; s < rk->nstreams; s++) {
+      const dt_stream *st = &rk->streams[s];
       for (size_t i = 0; i < st->nops; i++) {
         const dt_op *op = &st->ops[i];
         int bad = 0;
         if (dt_op_is_collective(op->kind))
-          bad = op->group < 0 || (size_t)op->group >= t->ngroups || op->match < 0 || op->match >= t->ninstances;
+          bad = op->group < 0 || (size_t)op->group >= t->ngroups || op->match < 0;
         else if (op->kind == DT_OP_SEND || op->kind == DT_OP_RECV)
-          bad = op->match < 0 || op->match >= t->npairs;
+          bad = op->match < 0 || op->peer < 0 || op->peer >= t->nranks;
         for (uint32_t d = 0; d < op->ndeps && !bad; d++)
-          bad = op->deps[d].stream < 0 || (size_t)op->deps[d].stream >= t->ranks[r].nstreams || op->deps[d].index < 0;
+          bad = op->deps[d].stream < 0 || (size_t)op->deps[d].stream >= rk->nstreams || op->deps[d].index < 0;
         if (bad)
           return dt_error_set(err, t->files[op->file], op->line, 0,
                               "%s of rank %d is not matched: the trace was not validated (dt_trace_validate)",
                               dt_op_kind_name(op->kind), (int)r);
       }
     }
+  }
   return DT_OK;
 }
 
@@ -311,22 +493,16 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* Per instance (collective) or pair (send/recv): latest issue, latest completion, members done. */
-typedef struct inst_acc {
-  double last_issue, last_end;
-  uint32_t ndone;
-  const dt_op *op;
-} inst_acc;
-
 static void describe_op(const dt_trace *t, int32_t rank, const dt_stream *st, size_t i, char *buf, size_t size)
 {
   const dt_op *op = &st->ops[i];
   char what[256] = "";
   if (dt_op_is_collective(op->kind))
-    snprintf(what, sizeof what, " group=%s bytes=%llu", t->groups[op->group].name, (unsigned long long)op->bytes);
+    snprintf(what, sizeof what, " group=%s bytes=%llu", t->groups[dt_trace_op_group(t, rank, op)].name,
+             (unsigned long long)op->bytes);
   else if (op->kind == DT_OP_SEND || op->kind == DT_OP_RECV)
-    snprintf(what, sizeof what, " peer=%d bytes=%llu tag=%lld", (int)op->peer, (unsigned long long)op->bytes,
-             (long long)op->tag);
+    snprintf(what, sizeof what, " peer=%d bytes=%llu tag=%lld", (int)dt_trace_op_peer(t, rank, op),
+             (unsigned long long)op->bytes, (long long)op->tag);
   char batch[40] = "";
   if (op->batch >= 0)
     snprintf(batch, sizeof batch, " batch=%lld", (long long)op->batch);
@@ -345,155 +521,54 @@ static dt_stats *collect_stats(replay_run *R)
   size_t notes_cap = 0;
   s->nranks = t->nranks;
   s->per_rank = dt_xcalloc(t->nranks > 0 ? (size_t)t->nranks : 1, sizeof *s->per_rank);
+  s->makespan_s = R->makespan;
+  memcpy(s->by_kind, R->by_kind, sizeof s->by_kind);
+  s->peak_live_instances = R->c.instances.peak;
+  s->peak_live_pairs = R->c.pairs.peak;
 
-  inst_acc *inst = dt_xcalloc(t->ninstances > 0 ? (size_t)t->ninstances : 1, sizeof *inst);
-  inst_acc *pair = dt_xcalloc(t->npairs > 0 ? (size_t)t->npairs : 1, sizeof *pair);
-  size_t kinds_seen[DT_OP_COUNT] = {0};
-  size_t max_rank_ops = 0, not_done = 0;
-
-  /* pass 1: instance and pair arrival / completion */
+  /* ops by kind, over every rank: an owning rank's ops count once for it and once per template user */
+  size_t kinds_seen[DT_OP_COUNT] = {0}, nops = 0;
+  size_t *users = dt_xcalloc(t->nranks > 0 ? (size_t)t->nranks : 1, sizeof *users);
+  for (int32_t r = 0; r < t->nranks; r++)
+    if (t->ranks[r].template_rank >= 0)
+      users[t->ranks[r].template_rank]++;
   for (int32_t r = 0; r < t->nranks; r++) {
-    size_t rank_ops = 0;
-    for (size_t si = 0; si < t->ranks[r].nstreams; si++) {
-      const dt_stream *st = &t->ranks[r].streams[si];
-      size_t base = R->stream_op0[R->rank_stream0[r] + si];
-      rank_ops += st->nops;
-      for (size_t i = 0; i < st->nops; i++) {
-        const dt_op *op = &st->ops[i];
-        size_t g = base + i;
-        kinds_seen[op->kind]++;
-        if (!R->done[g]) {
-          not_done++;
-          continue;
-        }
-        if (R->end[g] > s->makespan_s)
-          s->makespan_s = R->end[g];
-        inst_acc *a = NULL;
-        if (dt_op_is_collective(op->kind))
-          a = &inst[op->match];
-        else if (op->kind == DT_OP_SEND || op->kind == DT_OP_RECV)
-          a = &pair[op->match];
-        if (!a)
-          continue;
-        if (a->ndone == 0 || R->issue[g] > a->last_issue)
-          a->last_issue = R->issue[g];
-        if (a->ndone == 0 || R->end[g] > a->last_end)
-          a->last_end = R->end[g];
-        a->ndone++;
-        if (!a->op || op->kind == DT_OP_SEND)
-          a->op = op;
+    const dt_rank *rk = &t->ranks[r];
+    if (rk->template_rank >= 0)
+      continue;
+    for (size_t si = 0; si < rk->nstreams; si++)
+      for (size_t i = 0; i < rk->streams[si].nops; i++) {
+        kinds_seen[rk->streams[si].ops[i].kind] += 1 + users[r];
+        nops += 1 + users[r];
       }
-    }
-    if (rank_ops > max_rank_ops)
-      max_rank_ops = rank_ops;
   }
+  free(users);
+  size_t not_done = nops - R->ops_done;
 
-  /* pass 2: per rank unions */
-  double(*comp)[2] = dt_xmalloc(sizeof *comp * (max_rank_ops + 1));
-  double(*comm)[2] = dt_xmalloc(sizeof *comm * (max_rank_ops + 1));
-  double(*both)[2] = dt_xmalloc(sizeof *both * (2 * max_rank_ops + 1));
-  double(*wait)[2] = dt_xmalloc(sizeof *wait * (max_rank_ops + 1));
   for (int32_t r = 0; r < t->nranks; r++) {
-    size_t nk = 0, nc = 0, nw = 0;
     dt_rank_stats *rs = &s->per_rank[r];
-    for (size_t si = 0; si < t->ranks[r].nstreams; si++) {
-      const dt_stream *st = &t->ranks[r].streams[si];
-      size_t base = R->stream_op0[R->rank_stream0[r] + si];
-      for (size_t i = 0; i < st->nops; i++) {
-        const dt_op *op = &st->ops[i];
-        size_t g = base + i;
-        if (!R->done[g])
-          continue;
-        if (R->end[g] > rs->end_s)
-          rs->end_s = R->end[g];
-        if (op->kind == DT_OP_COMPUTE) {
-          comp[nk][0] = R->issue[g];
-          comp[nk++][1] = R->end[g];
-        } else if (dt_op_is_collective(op->kind) || op->kind == DT_OP_SEND || op->kind == DT_OP_RECV) {
-          comm[nc][0] = R->issue[g];
-          comm[nc++][1] = R->end[g];
-          const inst_acc *a = dt_op_is_collective(op->kind) ? &inst[op->match] : &pair[op->match];
-          if (a->last_issue > R->issue[g]) {
-            wait[nw][0] = R->issue[g];
-            wait[nw++][1] = a->last_issue;
-          }
-        }
-      }
-    }
-    memcpy(both, comp, sizeof *comp * nk);
-    memcpy(both + nk, comm, sizeof *comm * nc);
-    rs->compute_s = dt_interval_union(comp, nk);
-    rs->comm_s = dt_interval_union(comm, nc);
-    rs->exposed_comm_s = dt_interval_union(both, nk + nc) - rs->compute_s;
+    const rank_acc *a = &R->acc[r];
+    rs->end_s = a->end;
+    rs->compute_s = iv_total(&a->comp);
+    rs->comm_s = iv_total(&a->comm);
+    rs->exposed_comm_s = iv_total(&a->both) - rs->compute_s;
     if (rs->exposed_comm_s < 0)
       rs->exposed_comm_s = 0;
-    rs->wait_s = dt_interval_union(wait, nw);
+    rs->wait_s = iv_total(&a->wait);
   }
-  free(comp);
-  free(comm);
-  free(both);
-  free(wait);
-
-  /* per kind, over complete instances and pairs */
-  for (int64_t k = 0; k < t->ninstances; k++) {
-    const inst_acc *a = &inst[k];
-    if (!a->op)
-      continue;
-    size_t n = t->groups[a->op->group].nranks;
-    if (a->ndone < n)
-      continue;
-    dt_kind_stats *ks = &s->by_kind[a->op->kind];
-    uint64_t bytes = a->op->kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(a->op) : a->op->bytes;
-    if (a->op->kind == DT_OP_BARRIER)
-      bytes = 0;
-    double snccl = a->op->kind == DT_OP_ALLGATHER ? (double)n * (double)bytes : (double)bytes;
-    ks->count++;
-    ks->bytes += bytes;
-    ks->time_s += a->last_end - a->last_issue;
-    ks->nccl_bytes += snccl;
-    ks->bus_bytes += snccl * dt_busbw_factor(a->op->kind, n);
-  }
-  for (int64_t k = 0; k < t->npairs; k++) {
-    const inst_acc *a = &pair[k];
-    if (!a->op || a->ndone < 2)
-      continue;
-    dt_kind_stats *ks = &s->by_kind[DT_OP_SEND];
-    ks->count++;
-    ks->bytes += a->op->bytes;
-    ks->time_s += a->last_end - a->last_issue;
-    ks->nccl_bytes += (double)a->op->bytes;
-    ks->bus_bytes += (double)a->op->bytes * dt_busbw_factor(DT_OP_SEND, 2);
-  }
-  free(inst);
-  free(pair);
 
   /* iterations: rank 0's marks */
-  size_t nmarks = 0;
-  double *marks = NULL;
-  if (t->nranks > 0) {
-    size_t cap = 0;
-    for (size_t si = 0; si < t->ranks[0].nstreams; si++) {
-      const dt_stream *st = &t->ranks[0].streams[si];
-      size_t base = R->stream_op0[R->rank_stream0[0] + si];
-      for (size_t i = 0; i < st->nops; i++)
-        if (st->ops[i].kind == DT_OP_MARK && R->done[base + i]) {
-          marks = dt_grow(marks, &cap, nmarks, sizeof *marks);
-          marks[nmarks++] = R->end[base + i];
-        }
-    }
-  }
-  if (nmarks == 0) {
+  if (R->nmarks == 0) {
     s->niterations = 1;
     s->iterations_s = dt_xmalloc(sizeof *s->iterations_s);
     s->iterations_s[0] = s->makespan_s;
   } else {
-    qsort(marks, nmarks, sizeof *marks, cmp_double);
-    s->niterations = nmarks;
-    s->iterations_s = dt_xmalloc(sizeof *s->iterations_s * nmarks);
-    for (size_t i = 0; i < nmarks; i++)
-      s->iterations_s[i] = marks[i] - (i > 0 ? marks[i - 1] : 0);
+    qsort(R->marks, R->nmarks, sizeof *R->marks, cmp_double);
+    s->niterations = R->nmarks;
+    s->iterations_s = dt_xmalloc(sizeof *s->iterations_s * R->nmarks);
+    for (size_t i = 0; i < R->nmarks; i++)
+      s->iterations_s[i] = R->marks[i] - (i > 0 ? R->marks[i - 1] : 0);
   }
-  free(marks);
 
   /* notes: the assumptions that applied to this trace */
   size_t rings = kinds_seen[DT_OP_ALLREDUCE] + kinds_seen[DT_OP_REDUCESCATTER] + kinds_seen[DT_OP_ALLGATHER] +
@@ -516,8 +591,8 @@ static dt_stats *collect_stats(replay_run *R)
   if (not_done > 0) {
     size_t cap = 0;
     for (int32_t r = 0; r < t->nranks; r++)
-      for (size_t si = 0; si < t->ranks[r].nstreams; si++) {
-        const dt_stream *st = &t->ranks[r].streams[si];
+      for (size_t si = 0; si < dt_trace_rank_body(t, r)->nstreams; si++) {
+        const dt_stream *st = &dt_trace_rank_body(t, r)->streams[si];
         size_t i = R->stream_done[R->rank_stream0[r] + si];
         if (i >= st->nops)
           continue;
@@ -581,30 +656,25 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   R.c.fidelity = opts->fidelity;
   R.c.gpu_of_rank = gpu_of_rank;
 
-  /* flat stream and op numbering */
+  /* flat stream numbering (a template user has its template's streams) */
   R.rank_stream0 = dt_xcalloc(nranks + 1, sizeof *R.rank_stream0);
   for (size_t r = 0; r < nranks; r++)
-    R.rank_stream0[r + 1] = R.rank_stream0[r] + t->ranks[r].nstreams;
+    R.rank_stream0[r + 1] = R.rank_stream0[r] + dt_trace_rank_body(t, (int32_t)r)->nstreams;
   R.nstreams = R.rank_stream0[nranks];
-  R.stream_op0 = dt_xcalloc(R.nstreams + 1, sizeof *R.stream_op0);
+  R.stream_lo = dt_xmalloc(sizeof *R.stream_lo * (R.nstreams + 1));
   size_t active = 0;
-  for (size_t r = 0; r < nranks; r++)
-    for (size_t s = 0; s < t->ranks[r].nstreams; s++) {
-      size_t fs = R.rank_stream0[r] + s;
-      R.stream_op0[fs + 1] = R.stream_op0[fs] + t->ranks[r].streams[s].nops;
-      if (t->ranks[r].streams[s].nops > 0)
+  for (size_t r = 0; r < nranks; r++) {
+    const dt_rank *body = dt_trace_rank_body(t, (int32_t)r);
+    for (size_t s = 0; s < body->nstreams; s++) {
+      R.stream_lo[R.rank_stream0[r] + s] = body->streams[s].nops > 0 ? 0 : INFINITY;
+      if (body->streams[s].nops > 0)
         active++;
     }
-  size_t nops = R.stream_op0[R.nstreams];
+  }
   R.stream_done = dt_xcalloc(R.nstreams + 1, sizeof *R.stream_done);
-  R.issue = dt_xmalloc(sizeof *R.issue * (nops + 1));
-  R.end = dt_xcalloc(nops + 1, sizeof *R.end);
-  R.done = dt_xcalloc(nops + 1, 1);
-  for (size_t i = 0; i < nops; i++)
-    R.issue[i] = -1;
+  R.acc = dt_xcalloc(nranks + 1, sizeof *R.acc);
   R.rsync = dt_xcalloc(nranks + 1, sizeof *R.rsync);
   R.args = dt_xcalloc(R.nstreams + 1, sizeof *R.args);
-  R.c.instances = dt_xcalloc(t->ninstances > 0 ? (size_t)t->ninstances : 1, sizeof *R.c.instances);
   R.c.members = dt_xcalloc(t->ngroups + 1, sizeof *R.c.members);
   R.c.ring_alpha = dt_xmalloc(sizeof *R.c.ring_alpha * (t->ngroups + 1));
   for (size_t g = 0; g < t->ngroups; g++) {
@@ -647,18 +717,20 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   /* actors: one per non-empty stream, then the watchdog */
   R.all_done = sg_sem_init(0);
   R.streams_left = active;
-  for (size_t r = 0; r < nranks; r++)
-    for (size_t s = 0; s < t->ranks[r].nstreams; s++) {
+  for (size_t r = 0; r < nranks; r++) {
+    const dt_rank *body = dt_trace_rank_body(t, (int32_t)r);
+    for (size_t s = 0; s < body->nstreams; s++) {
       size_t fs = R.rank_stream0[r] + s;
-      if (t->ranks[r].streams[s].nops == 0)
+      if (body->streams[s].nops == 0)
         continue;
       R.args[fs] = (stream_arg){&R, (int32_t)r, fs};
       char name[48];
-      snprintf(name, sizeof name, "r%zu.s%d", r, (int)t->ranks[r].streams[s].id);
+      snprintf(name, sizeof name, "r%zu.s%d", r, (int)body->streams[s].id);
       sg_actor_t a = sg_actor_init(name, R.c.host_of_rank[r]);
       sg_actor_set_data(a, &R.args[fs]);
       sg_actor_start(a, stream_actor, 0, NULL);
     }
+  }
   sg_host_t wd_host = nranks > 0 ? R.c.host_of_rank[0] : sg_host_by_name("gpu0");
   if (wd_host) {
     sg_actor_t wd = sg_actor_init("watchdog", wd_host);
@@ -680,10 +752,17 @@ cleanup:
       if (R.rsync[r].cond)
         sg_cond_destroy(R.rsync[r].cond);
     }
-  if (R.c.instances)
-    for (int64_t k = 0; k < t->ninstances; k++)
-      if (R.c.instances[k].sem)
-        sg_sem_destroy(R.c.instances[k].sem);
+  rp_table_free(&R.c.instances);
+  rp_table_free(&R.c.pairs);
+  if (R.acc)
+    for (size_t r = 0; r < nranks; r++) {
+      iv_free(&R.acc[r].comp);
+      iv_free(&R.acc[r].comm);
+      iv_free(&R.acc[r].both);
+      iv_free(&R.acc[r].wait);
+    }
+  free(R.acc);
+  free(R.marks);
   for (int i = 0; i < sg_argc; i++)
     free(sg_argv[i]);
   free(sg_argv);
@@ -692,15 +771,11 @@ cleanup:
       free(R.c.members[g]);
   free(R.c.members);
   free(R.c.ring_alpha);
-  free(R.c.instances);
   free(R.c.host_of_rank);
   free(R.args);
   free(R.rsync);
-  free(R.done);
-  free(R.end);
-  free(R.issue);
+  free(R.stream_lo);
   free(R.stream_done);
-  free(R.stream_op0);
   free(R.rank_stream0);
   dt_topology_free(R.c.topo);
   free(gpu_of_rank);

@@ -12,13 +12,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Run-time state of one collective instance: arrivals so far and the semaphore early members block on
- * until the last one arrives. Created by the first member, destroyed by the last one to finish. */
-typedef struct rp_instance {
-  int32_t arrived;
-  int32_t finished;
-  sg_sem_t sem;
-} rp_instance;
+/* A live collective instance (key: actual group, sequence, 0) or send/recv pair (key: src << 32 | dst, tag,
+ * sequence): created when its first member arrives, freed (with its stats accumulated) when its last member's
+ * op, or batch, completes. */
+typedef struct rp_live {
+  uint64_t key[3];
+  int32_t id;          /* small, recycled after the record is freed: names the record's mailboxes */
+  int32_t n;           /* members: the group's size, 2 for a pair */
+  int32_t arrived;     /* members that issued it */
+  int32_t ndone;       /* members whose op (or batch) completed */
+  sg_sem_t sem;        /* early members of a collective block on it until the last one arrives */
+  double last_issue;   /* latest member issue time */
+  double last_end;     /* latest member completion time */
+  const dt_op *op;     /* the op of the lowest-ranked member that completed (the send's for a pair) */
+  int32_t op_rank;
+} rp_live;
+
+typedef struct rp_table {
+  rp_live **slots;     /* open addressing, linear probing, cap a power of two */
+  size_t cap, n, peak;
+  int32_t *free_ids;
+  size_t nfree, free_cap;
+  int32_t next_id;
+} rp_table;
+
+/* The record of key (a, b, c), created with n members when absent. Never NULL. */
+rp_live *rp_live_get(rp_table *tb, uint64_t a, uint64_t b, uint64_t c, int32_t n);
+/* Removes and frees a record (destroying its semaphore); its id is reused by a later record. */
+void rp_live_remove(rp_table *tb, rp_live *l);
+/* Frees every record left (a deadlocked run) and the table. */
+void rp_table_free(rp_table *tb);
 
 /* Group-local index lookup: (global rank, index in group) sorted by rank. */
 typedef struct rp_member {
@@ -34,14 +57,19 @@ typedef struct rp_ctx {
   const int32_t *gpu_of_rank; /* nranks entries */
   sg_host_t *host_of_rank;    /* nranks entries */
 
-  rp_instance *instances; /* t->ninstances entries */
+  rp_table instances;     /* live collective instances */
+  rp_table pairs;         /* live send/recv pairs */
   rp_member **members;    /* per group: its members sorted by global rank */
   double *ring_alpha;     /* per group: max route latency over the ring's hops, < 0 until computed */
 } rp_ctx;
 
-/* Runs collective op (a member of instance op->match) for global rank `rank`: arrives at the instance,
- * blocks until the last member has arrived, then runs the algorithm as flows between member hosts.
- * Returns when this member's part is complete. Called from an actor on the rank's host. */
+/* The live instance of collective op (an op of rank's body) as rank sees it: key (its group, op->match). */
+rp_live *rp_instance_of(rp_ctx *c, const dt_op *op, int32_t rank);
+
+/* Runs collective op (an op of rank's body, instance (its group, op->match)) for global rank `rank`: arrives
+ * at the instance (creating it), blocks until the last member has arrived, then runs the algorithm as flows
+ * between member hosts. Returns when this member's part is complete; the caller completes the member
+ * (dt_replay.c frees the instance when its last member completes). Called from an actor on the rank's host. */
 void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank);
 
 /* Group-local index of global rank in group g, or -1. */

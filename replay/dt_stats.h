@@ -34,6 +34,8 @@ typedef struct dt_stats {
   double *iterations_s;  /* rank 0's mark completion times differenced; without marks one entry: makespan */
   size_t nnotes;
   char **notes;          /* assumptions and warnings of the replay (not the trace's own notes) */
+  size_t peak_live_instances; /* most collective instances in flight at once (first arrival to last completion) */
+  size_t peak_live_pairs;     /* most send/recv pairs in flight at once */
   size_t ndeadlock;
   char **deadlock;       /* one line per blocked op: "rank 3 s1 op 4 (allreduce group=tp0, trace.dtt:12)" */
 } dt_stats;

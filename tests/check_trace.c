@@ -604,24 +604,24 @@ START_TEST(test_match_ids)
                          "group a 0-2\n"                            /* 3 */
                          "group b 1,2\n"                            /* 4 */
                          "rank 0\n"                                 /* 5 */
-                         "s0 allreduce group=a bytes=8\n"           /* 6: a#0 -> 0 */
-                         "s0 send peer=1 bytes=16\n"                /* 7: (0,1,0)#0 -> pair 0 */
-                         "s0 allgather group=a bytes=4\n"           /* 8: a#1 -> 1 */
-                         "s0 send peer=2 bytes=32 tag=5\n"          /* 9: (0,2,5)#0 -> pair 1 */
+                         "s0 allreduce group=a bytes=8\n"           /* 6: 1st on a -> 0 */
+                         "s0 send peer=1 bytes=16\n"                /* 7: 1st send to +1, tag 0 -> 0 */
+                         "s0 allgather group=a bytes=4\n"           /* 8: 2nd on a -> 1 */
+                         "s0 send peer=2 bytes=32 tag=5\n"          /* 9: 1st send to +2, tag 5 -> 0 */
                          "rank 1\n"                                 /* 10 */
-                         "s0 recv peer=0 bytes=16\n"                /* pair 0 */
+                         "s0 recv peer=0 bytes=16\n"                /* 1st recv from +2 (mod 3) -> 0 */
                          "s0 allreduce group=a bytes=8\n"           /* 0 */
-                         "s0 broadcast group=b bytes=100 root=1\n"  /* b#0 -> 2 */
+                         "s0 broadcast group=b bytes=100 root=1\n"  /* 1st on b -> 0 */
                          "s0 allgather group=a bytes=4\n"           /* 1 */
                          "s0 mark name=x\n"                         /* -1 */
                          "rank 2\n"
-                         "s0 broadcast group=b bytes=100 root=1\n"  /* 2 */
+                         "s0 broadcast group=b bytes=100 root=1\n"  /* 0 */
                          "s0 allreduce group=a bytes=8\n"           /* 0 */
                          "s0 allgather group=a bytes=4\n"           /* 1 */
-                         "s0 recv peer=0 bytes=32 tag=5\n");        /* pair 1 */
+                         "s0 recv peer=0 bytes=32 tag=5\n");        /* 0 */
   ck_assert_int_eq(t->ninstances, 3);
   ck_assert_int_eq(t->npairs, 2);
-  static const int64_t want0[] = {0, 0, 1, 1}, want1[] = {0, 0, 2, 1, -1}, want2[] = {2, 0, 1, 1};
+  static const int64_t want0[] = {0, 0, 1, 0}, want1[] = {0, 0, 0, 1, -1}, want2[] = {0, 0, 1, 0};
   for (int i = 0; i < 4; i++)
     ck_assert_int_eq(op_at(t, 0, 0, (size_t)i)->match, want0[i]);
   for (int i = 0; i < 5; i++)
@@ -636,6 +636,19 @@ START_TEST(test_match_ids)
                     "rank 1\ns0 allreduce group=g bytes=1\ns0 allreduce group=g bytes=2\n");
   ck_assert_int_eq(op_at(t, 0, 1, 0)->match, 0);
   ck_assert_int_eq(op_at(t, 0, 0, 0)->match, 1);
+  dt_trace_free(t);
+
+  /* send/recv sequences count per (peer offset, tag, direction): rank 0's sends to 1 are 0, 1; its send to 1
+   * with tag 7 starts again at 0; rank 1's recvs from 0 are 0, 1 and its recv with tag 7 is 0 */
+  t = valid_ok(HDR2 "rank 0\ns0 send peer=1 bytes=1\ns0 send peer=1 bytes=1 tag=7\ns0 send peer=1 bytes=2\n"
+                    "rank 1\ns0 recv peer=0 bytes=1\ns0 recv peer=0 bytes=2\ns0 recv peer=0 bytes=1 tag=7\n");
+  ck_assert_int_eq(op_at(t, 0, 0, 0)->match, 0);
+  ck_assert_int_eq(op_at(t, 0, 0, 1)->match, 0);
+  ck_assert_int_eq(op_at(t, 0, 0, 2)->match, 1);
+  ck_assert_int_eq(op_at(t, 1, 0, 0)->match, 0);
+  ck_assert_int_eq(op_at(t, 1, 0, 1)->match, 1);
+  ck_assert_int_eq(op_at(t, 1, 0, 2)->match, 0);
+  ck_assert_int_eq(t->npairs, 3);
   dt_trace_free(t);
 }
 END_TEST

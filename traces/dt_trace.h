@@ -60,8 +60,12 @@ typedef struct dt_op {
   char *dtype;       /* `dtype=`, owned, may be NULL */
   uint32_t file;     /* index in trace->files of the file it came from */
   uint32_t line;     /* 1-based line in that file (0 when generated) */
-  int64_t match;     /* set by dt_trace_validate: collective instance id (0-based, global) for collectives,
-                        send/recv pair id for send and recv, -1 otherwise */
+  int64_t match;     /* set by dt_trace_validate: a per-rank sequence number, the same for every rank that runs
+                        this op (template users share it). Collectives: k when this is the k-th (0-based)
+                        collective the rank issues on its group in issue order (dt_trace_rank_order), so the
+                        instance is (the rank's group, k). Send (recv): k when this is the rank's k-th send to
+                        (recv from) the same peer offset (peer - rank) mod nranks with the same tag, so the pair
+                        is (src, dst, tag, k). -1 for other ops */
 } dt_op;
 
 typedef struct dt_stream {
@@ -140,9 +144,13 @@ void dt_trace_add_note(dt_trace *t, const char *fmt, ...) DT_PRINTF(2, 3);
 /* Validates the whole trace before replay (DESIGN.md §4): groups and peers exist, every `after=` edge
  * points at an existing op, collectives match by issue order per group (op, bytes, root, splits must agree
  * on every member), sends and recvs pair in order per (src, dst, tag) with equal bytes, batches are
- * consecutive. Fills op->match, t->ninstances and t->npairs. A group used from two streams of one rank
- * adds a warning note. On a mismatch returns DT_ERR with err naming both ranks, both ops and their
- * file:line positions. */
+ * consecutive; template users run an owning template, map its groups to distinct groups they belong to
+ * and have no ops of their own. Fills op->match (sequence numbers, see dt_op), t->ninstances and t->npairs
+ * (global counts). A group used from two streams of one rank adds a warning note. On a mismatch returns
+ * DT_ERR with err naming both ranks, both ops and their file:line positions. Time O(total ops: template
+ * users are walked through their template's per-group summaries); memory O(owning ranks' ops + group
+ * members + (src, dst, tag) channels). Members are compared by a 64-bit hash of their sequences; on a
+ * difference the two ranks are walked again to name the first differing ops. */
 int dt_trace_validate(dt_trace *t, dt_error *err);
 
 /* Total ops over all ranks and streams; a template user counts its template's ops (the ops it runs). */

@@ -197,39 +197,74 @@ static const char *ordinal(int64_t n, char *buf, size_t size)
 }
 
 /* ---------------------------------------------------------------------------------------------------------
- * Matching state. */
+ * Matching state. Pass A walks each rank that owns ops once, in issue order: it checks the ops themselves,
+ * numbers them (op->match, a per-rank sequence) and sums them up per group and per (peer offset, tag,
+ * direction) as a count and a hash of the sequence of signatures. Pass B walks every rank, owners and
+ * template users alike, through its body's summaries, mapped to its own groups and peers, and compares the
+ * summaries of a group's members and of a channel's two ends. Memory is O(owning ranks' ops + group
+ * members + channels), never ranks x ops; only on a mismatch are the two ranks involved streamed again to
+ * name the first pair of ops that differ. */
 
-typedef struct ivec { /* the instances of one group, in issue order */
-  oref *v;
-  size_t n, cap;
-  int64_t *ids;
-  size_t idcap;
-} ivec;
+typedef struct csum { /* a body's collectives on one of its groups (group in the body's own numbering) */
+  int32_t group;
+  int32_t s0, s1;     /* the stream it is first used from, and another one (-1 when none) */
+  int64_t count;
+  uint64_t hash;      /* of the sequence of signatures (coll_sig) */
+  oref first;         /* its first op */
+} csum;
 
-typedef struct p2p { /* the sends and recvs of one (src, dst, tag) */
+typedef struct psum { /* a body's sends (or recvs) on one (peer offset, tag) */
+  int32_t off;        /* (peer - rank) mod nranks */
+  int32_t send;
+  int64_t tag;
+  int64_t count;
+  uint64_t hash;      /* of the sequence of sizes */
+  oref first;
+} psum;
+
+typedef struct chan { /* one (src, dst, tag) across the trace */
   int32_t src, dst;
   int64_t tag;
-  oref *sends, *recvs;
-  size_t ns, nr, scap, rcap;
-} p2p;
+  int64_t ns, nr;
+  uint64_t hs, hr;
+} chan;
+
+#define HASH_SEED 0x2545F4914F6CDD1Dull
 
 typedef struct vstate {
   dt_trace *t;
   dt_error *err;
+  /* pass A */
+  size_t *csum0, *psum0; /* nranks+1: each rank's first summary entry (template users own none) */
+  csum *cs;
+  size_t ncs, cscap;
+  psum *ps;
+  size_t nps, pscap;
+  pmap local;           /* the current rank's summaries: (0, group) or (1 + (off << 1 | send), tag) -> entry */
+  pmap batches;         /* (global stream number, batch id) -> op index in the stream of the batch's first op */
+  /* pass B */
   pmap member;          /* (group, rank) -> flat member index */
   size_t *member_base;  /* per group: index of its first member in the flat arrays */
-  int64_t *issued;      /* per member: collectives issued so far on the group */
-  int32_t *first_stream; /* per member: stream position of its first collective on the group, -1 none */
+  int64_t *mcount;      /* per member: collectives it issues on the group */
+  uint64_t *mhash;
+  int32_t *msrc;        /* per member: the body's group that feeds it, -1 none */
+  int64_t *ref;         /* per group: flat index of the reference member (the longest sequence so far), -1 */
   size_t *multi;        /* per group: ranks that use it from more than one stream */
-  oref *multi_ex;       /* per group: the first such op */
-  int32_t *multi_s0;    /* per group: the other stream of that example */
-  ivec *inst;
-  int64_t ninst;
-  pmap p2pmap; /* (src << 32 | dst, tag) -> index in pairs */
-  p2p *pairs;
-  size_t npairs_keys, pairs_cap;
-  pmap batches; /* (global stream number, batch id) -> op index in the stream of the batch's first op */
+  oref *multi_ex;       /* per group: the first such rank's first op */
+  int32_t *multi_s0, *multi_s1;
+  pmap chanmap;         /* (src << 32 | dst, tag) -> index in chans */
+  chan *chans;          /* in order of first appearance */
+  size_t nchans, chancap;
 } vstate;
+
+static void pmap_clear(pmap *m)
+{
+  if (m->n == 0)
+    return;
+  for (size_t i = 0; i < m->cap; i++)
+    m->val[i] = -1;
+  m->n = 0;
+}
 
 static int check_deps(vstate *vs, const oref *o)
 {
@@ -252,87 +287,197 @@ static int check_deps(vstate *vs, const oref *o)
   return DT_OK;
 }
 
+/* What must agree between the members of one instance (coll_diff), as one number. */
+static uint64_t coll_sig(const dt_op *op)
+{
+  int splits = op->kind == DT_OP_ALLTOALL && op->splits;
+  uint64_t sig = mix((uint64_t)op->kind << 1 | (uint64_t)splits, splits ? op->nsplits : op->bytes);
+  if (op->kind == DT_OP_BROADCAST || op->kind == DT_OP_REDUCE)
+    sig = mix(sig, (uint64_t)(uint32_t)op->root);
+  return sig;
+}
+
+/* Pass A, a collective of an owning rank: its group exists; numbered and summed up per group. */
 static int collective(vstate *vs, const oref *o)
 {
   dt_trace *t = vs->t;
   dt_op *op = o->op;
-  char w1[600], w2[600], d1[256], d2[256], ord[32];
   if (op->group < 0 || (size_t)op->group >= t->ngroups)
     return fail_at(vs->err, t, o, "%s refers to group index %d, which does not exist (the trace has %zu groups)",
                    dt_op_kind_name(op->kind), (int)op->group, t->ngroups);
-  const dt_group *g = &t->groups[op->group];
-  int64_t m = pmap_get(&vs->member, (uint64_t)op->group, (uint64_t)o->rank);
-  if (m < 0)
-    return fail_at(vs->err, t, o, "rank %d issues %s on group '%s' but is not one of its ranks", (int)o->rank,
-                   describe(t, op, d1, sizeof d1), g->name);
-  if (vs->first_stream[m] < 0) {
-    vs->first_stream[m] = o->stream;
-  } else if (vs->first_stream[m] != o->stream && vs->first_stream[m] != INT32_MAX) {
-    if (vs->multi[op->group]++ == 0) {
-      vs->multi_ex[op->group] = *o;
-      vs->multi_s0[op->group] = vs->first_stream[m];
-    }
-    vs->first_stream[m] = INT32_MAX; /* counted once per rank */
+  int64_t e = pmap_get(&vs->local, 0, (uint64_t)op->group);
+  if (e < 0) {
+    vs->cs = dt_grow(vs->cs, &vs->cscap, vs->ncs, sizeof *vs->cs);
+    e = (int64_t)vs->ncs++;
+    vs->cs[e] = (csum){op->group, o->stream, -1, 0, HASH_SEED, *o};
+    pmap_put(&vs->local, 0, (uint64_t)op->group, e);
   }
-  int64_t k = vs->issued[m]++;
-  ivec *iv = &vs->inst[op->group];
-  if ((size_t)k == iv->n) {
-    iv->v = dt_grow(iv->v, &iv->cap, iv->n, sizeof *iv->v);
-    iv->ids = dt_grow(iv->ids, &iv->idcap, iv->n, sizeof *iv->ids);
-    iv->v[iv->n] = *o;
-    iv->ids[iv->n] = vs->ninst++;
-    iv->n++;
-  } else {
-    const oref *ref = &iv->v[k];
-    const char *diff = coll_diff(ref->op, op);
-    if (diff)
-      return fail_at(vs->err, t, o,
-                     "%s on group '%s' at rank %d (%s) does not match %s at rank %d (%s): both are the %s collective "
-                     "each rank issues on '%s', and %s",
-                     describe(t, op, d1, sizeof d1), g->name, (int)o->rank, where(t, o, w1, sizeof w1),
-                     describe(t, ref->op, d2, sizeof d2), (int)ref->rank, where(t, ref, w2, sizeof w2),
-                     ordinal(k + 1, ord, sizeof ord), g->name, diff);
-  }
-  op->match = iv->ids[k];
+  csum *c = &vs->cs[e];
+  if (o->stream != c->s0 && c->s1 < 0)
+    c->s1 = o->stream;
+  op->match = c->count++;
+  c->hash = mix(c->hash, coll_sig(op));
   return DT_OK;
 }
 
-static void p2p_add(vstate *vs, const oref *o, int32_t src, int32_t dst, int send)
-{
-  uint64_t a = (uint64_t)(uint32_t)src << 32 | (uint32_t)dst;
-  int64_t i = pmap_get(&vs->p2pmap, a, (uint64_t)o->op->tag);
-  if (i < 0) {
-    vs->pairs = dt_grow(vs->pairs, &vs->pairs_cap, vs->npairs_keys, sizeof *vs->pairs);
-    i = (int64_t)vs->npairs_keys++;
-    p2p *p = &vs->pairs[i];
-    p->src = src;
-    p->dst = dst;
-    p->tag = o->op->tag;
-    pmap_put(&vs->p2pmap, a, (uint64_t)o->op->tag, i);
-  }
-  p2p *p = &vs->pairs[i];
-  if (send) {
-    p->sends = dt_grow(p->sends, &p->scap, p->ns, sizeof *p->sends);
-    p->sends[p->ns++] = *o;
-  } else {
-    p->recvs = dt_grow(p->recvs, &p->rcap, p->nr, sizeof *p->recvs);
-    p->recvs[p->nr++] = *o;
-  }
-}
-
+/* Pass A, a send or recv of an owning rank: its peer exists; numbered and summed up per (offset, tag). */
 static int point_to_point(vstate *vs, const oref *o)
 {
   dt_op *op = o->op;
   const char *k = dt_op_kind_name(op->kind);
-  if (op->peer < 0 || op->peer >= vs->t->nranks)
+  int32_t n = vs->t->nranks;
+  if (op->peer < 0 || op->peer >= n)
     return fail_at(vs->err, vs->t, o, "%s peer %d is out of range: the trace has %d ranks (0-%d)", k, (int)op->peer,
-                   (int)vs->t->nranks, (int)vs->t->nranks - 1);
+                   (int)n, (int)n - 1);
   if (op->peer == o->rank)
     return fail_at(vs->err, vs->t, o, "%s peer %d is the rank itself", k, (int)op->peer);
-  if (op->kind == DT_OP_SEND)
-    p2p_add(vs, o, o->rank, op->peer, 1);
-  else
-    p2p_add(vs, o, op->peer, o->rank, 0);
+  int32_t off = (int32_t)(((int64_t)op->peer - o->rank + n) % n);
+  int32_t send = op->kind == DT_OP_SEND;
+  uint64_t a = 1 + ((uint64_t)off << 1 | (uint64_t)send);
+  int64_t e = pmap_get(&vs->local, a, (uint64_t)op->tag);
+  if (e < 0) {
+    vs->ps = dt_grow(vs->ps, &vs->pscap, vs->nps, sizeof *vs->ps);
+    e = (int64_t)vs->nps++;
+    vs->ps[e] = (psum){off, send, op->tag, 0, HASH_SEED, *o};
+    pmap_put(&vs->local, a, (uint64_t)op->tag, e);
+  }
+  psum *p = &vs->ps[e];
+  op->match = p->count++;
+  p->hash = mix(p->hash, op->bytes);
+  return DT_OK;
+}
+
+/* Error paths only: rank's collectives on (its own) group g in issue order, or its sends (recvs) to (from)
+ * peer with tag. Streams the rank once; *out is malloc'ed. */
+static size_t rank_ops_where(const dt_trace *t, int32_t rank, int coll, int32_t g, dt_op_kind kind, int32_t peer,
+                             int64_t tag, oref **out)
+{
+  const dt_rank *body = dt_trace_rank_body(t, rank);
+  size_t n = dt_trace_rank_op_count(t, rank), m = 0, cap = 0;
+  dt_dep *order = dt_xmalloc((n + 1) * sizeof *order);
+  dt_trace_rank_order(t, rank, order);
+  *out = NULL;
+  for (size_t i = 0; i < n; i++) {
+    dt_op *op = &body->streams[order[i].stream].ops[order[i].index];
+    int hit = coll ? dt_op_is_collective(op->kind) && dt_trace_op_group(t, rank, op) == g
+                   : op->kind == kind && op->tag == tag && dt_trace_op_peer(t, rank, op) == peer;
+    if (!hit)
+      continue;
+    *out = dt_grow(*out, &cap, m, sizeof **out);
+    (*out)[m++] = (oref){op, rank, order[i].stream, order[i].index};
+  }
+  free(order);
+  return m;
+}
+
+/* Two members' summaries on group g differ: finds their first pair of ops that differ and fails there (at
+ * rank b's op). Returns DT_OK when one sequence is a prefix of the other (a count problem, reported once every
+ * rank is seen). */
+static int locate_coll(vstate *vs, int32_t g, int32_t ra, int32_t rb)
+{
+  dt_trace *t = vs->t;
+  oref *A, *B;
+  size_t na = rank_ops_where(t, ra, 1, g, DT_OP_COMPUTE, -1, 0, &A);
+  size_t nb = rank_ops_where(t, rb, 1, g, DT_OP_COMPUTE, -1, 0, &B);
+  int rc = DT_OK;
+  char w1[600], w2[600], d1[256], d2[256], ord[32];
+  for (size_t k = 0; k < na && k < nb && rc == DT_OK; k++) {
+    const char *diff = coll_diff(A[k].op, B[k].op);
+    if (diff)
+      rc = fail_at(vs->err, t, &B[k],
+                   "%s on group '%s' at rank %d (%s) does not match %s at rank %d (%s): both are the %s collective "
+                   "each rank issues on '%s', and %s",
+                   describe(t, B[k].op, d1, sizeof d1), t->groups[g].name, (int)rb, where(t, &B[k], w1, sizeof w1),
+                   describe(t, A[k].op, d2, sizeof d2), (int)ra, where(t, &A[k], w2, sizeof w2),
+                   ordinal((int64_t)k + 1, ord, sizeof ord), t->groups[g].name, diff);
+  }
+  free(A);
+  free(B);
+  return rc;
+}
+
+/* Pass B, one rank: its body's summaries as this rank sees them. */
+static int merge_rank(vstate *vs, int32_t r)
+{
+  dt_trace *t = vs->t;
+  const dt_rank *own = &t->ranks[r];
+  int32_t b = r;
+  if (own->template_rank >= 0) {
+    b = own->template_rank;
+    if (t->ranks[b].template_rank >= 0)
+      return dt_error_set(vs->err, "", 0, 0,
+                          "rank %d runs the template of rank %d, which runs the template of rank %d itself: templates "
+                          "do not chain",
+                          (int)r, (int)b, (int)t->ranks[b].template_rank);
+    for (size_t s = 0; s < own->nstreams; s++)
+      if (own->streams[s].nops > 0)
+        return dt_error_set(vs->err, "", 0, 0, "rank %d runs the template of rank %d but also has ops of its own",
+                            (int)r, (int)b);
+  }
+  char d[256];
+  for (size_t e = vs->csum0[b]; e < vs->csum0[b + 1]; e++) {
+    const csum *c = &vs->cs[e];
+    oref o = c->first;
+    o.rank = r;
+    int32_t g = dt_trace_op_group(t, r, o.op);
+    if (g < 0 || (size_t)g >= t->ngroups)
+      return fail_at(vs->err, t, &o,
+                     "rank %d runs the template of rank %d, but its group map sends group '%s' to group index %d, "
+                     "which does not exist",
+                     (int)r, (int)b, t->groups[c->group].name, (int)g);
+    const dt_group *gr = &t->groups[g];
+    int64_t m = pmap_get(&vs->member, (uint64_t)g, (uint64_t)r);
+    if (m < 0)
+      return fail_at(vs->err, t, &o, "rank %d issues %s on group '%s' but is not one of its ranks", (int)r,
+                     describe(t, o.op, d, sizeof d), gr->name);
+    if (vs->msrc[m] >= 0)
+      return fail_at(vs->err, t, &o,
+                     "the group map of rank %d sends groups '%s' and '%s' of its template (rank %d) both to group "
+                     "'%s': their collectives would not match by issue order",
+                     (int)r, t->groups[vs->msrc[m]].name, t->groups[c->group].name, (int)b, gr->name);
+    vs->msrc[m] = c->group;
+    vs->mcount[m] = c->count;
+    vs->mhash[m] = c->hash;
+    if (c->s1 >= 0 && vs->multi[g]++ == 0) {
+      vs->multi_ex[g] = o;
+      vs->multi_s0[g] = c->s0;
+      vs->multi_s1[g] = c->s1;
+    }
+    int64_t ref = vs->ref[g];
+    if (ref < 0) {
+      vs->ref[g] = m;
+      continue;
+    }
+    if (vs->mcount[ref] == c->count && vs->mhash[ref] == c->hash)
+      continue;
+    int32_t rr = gr->ranks[(size_t)ref - vs->member_base[g]];
+    if (locate_coll(vs, g, rr, r) != DT_OK)
+      return DT_ERR;
+    if (c->count > vs->mcount[ref])
+      vs->ref[g] = m;
+  }
+  int32_t n = t->nranks;
+  for (size_t e = vs->psum0[b]; e < vs->psum0[b + 1]; e++) {
+    const psum *p = &vs->ps[e];
+    int32_t other = (int32_t)(((int64_t)r + p->off) % n);
+    int32_t src = p->send ? r : other, dst = p->send ? other : r;
+    uint64_t a = (uint64_t)(uint32_t)src << 32 | (uint32_t)dst;
+    int64_t i = pmap_get(&vs->chanmap, a, (uint64_t)p->tag);
+    if (i < 0) {
+      vs->chans = dt_grow(vs->chans, &vs->chancap, vs->nchans, sizeof *vs->chans);
+      i = (int64_t)vs->nchans++;
+      vs->chans[i] = (chan){src, dst, p->tag, 0, 0, HASH_SEED, HASH_SEED};
+      pmap_put(&vs->chanmap, a, (uint64_t)p->tag, i);
+    }
+    chan *ch = &vs->chans[i];
+    if (p->send) {
+      ch->ns = p->count;
+      ch->hs = p->hash;
+    } else {
+      ch->nr = p->count;
+      ch->hr = p->hash;
+    }
+  }
   return DT_OK;
 }
 
@@ -440,71 +585,84 @@ static int check_cycles(vstate *vs, int32_t r)
   return rc;
 }
 
-/* After every rank is read: each member must have issued every instance of its groups. */
+/* After every rank is merged: each member must have issued every instance of its groups. */
 static int check_instances(vstate *vs)
 {
   dt_trace *t = vs->t;
   char w[600], d[256], ord[32];
+  int64_t total = 0;
   for (size_t g = 0; g < t->ngroups; g++) {
     const dt_group *gr = &t->groups[g];
-    const ivec *iv = &vs->inst[g];
+    int64_t ref = vs->ref[g];
+    if (ref < 0)
+      continue;
+    int64_t want = vs->mcount[ref];
+    total += want;
     for (size_t i = 0; i < gr->nranks; i++) {
-      int64_t got = vs->issued[vs->member_base[g] + i];
-      if ((size_t)got == iv->n)
+      int64_t got = vs->mcount[vs->member_base[g] + i];
+      if (got == want)
         continue;
-      const oref *ref = &iv->v[got];
-      return fail_at(vs->err, t, ref,
-                     "%s on group '%s' at rank %d (%s) has no match on rank %d: rank %d issues %zu collectives on '%s' "
-                     "but rank %d issues only %" PRId64 ", so the %s is missing",
-                     describe(t, ref->op, d, sizeof d), gr->name, (int)ref->rank, where(t, ref, w, sizeof w),
-                     (int)gr->ranks[i], (int)ref->rank, iv->n, gr->name, (int)gr->ranks[i], got,
+      int32_t rr = gr->ranks[(size_t)ref - vs->member_base[g]];
+      oref *A;
+      size_t na = rank_ops_where(t, rr, 1, (int32_t)g, DT_OP_COMPUTE, -1, 0, &A);
+      int rc = DT_ERR;
+      if ((size_t)got < na) /* always: the reference holds the longest sequence */
+        rc = fail_at(vs->err, t, &A[got],
+                     "%s on group '%s' at rank %d (%s) has no match on rank %d: rank %d issues %" PRId64
+                     " collectives on '%s' but rank %d issues only %" PRId64 ", so the %s is missing",
+                     describe(t, A[got].op, d, sizeof d), gr->name, (int)rr, where(t, &A[got], w, sizeof w),
+                     (int)gr->ranks[i], (int)rr, want, gr->name, (int)gr->ranks[i], got,
                      ordinal(got + 1, ord, sizeof ord));
+      free(A);
+      return rc;
     }
   }
+  t->ninstances = total;
   return DT_OK;
 }
 
-static int pair_p2p(vstate *vs)
+/* Sends and recvs of one (src, dst, tag) pair in order with equal sizes. */
+static int check_channels(vstate *vs)
 {
   dt_trace *t = vs->t;
   char w1[600], w2[600], tag[48];
-  int64_t id = 0;
-  for (size_t i = 0; i < vs->npairs_keys; i++) {
-    const p2p *p = &vs->pairs[i];
-    size_t n = p->ns < p->nr ? p->ns : p->nr;
+  int64_t total = 0;
+  for (size_t i = 0; i < vs->nchans; i++) {
+    const chan *p = &vs->chans[i];
+    if (p->ns == p->nr && p->hs == p->hr) {
+      total += p->ns;
+      continue;
+    }
+    oref *S, *R;
+    size_t ns = rank_ops_where(t, p->src, 0, -1, DT_OP_SEND, p->dst, p->tag, &S);
+    size_t nr = rank_ops_where(t, p->dst, 0, -1, DT_OP_RECV, p->src, p->tag, &R);
+    size_t n = ns < nr ? ns : nr, k = 0;
     tag[0] = '\0';
     if (p->tag != 0)
       snprintf(tag, sizeof tag, " with tag %" PRId64, p->tag);
-    for (size_t k = 0; k < n; k++) {
-      const oref *s = &p->sends[k], *r = &p->recvs[k];
-      if (s->op->bytes != r->op->bytes)
-        return fail_at(vs->err, t, s,
-                       "send of %" PRIu64 " bytes from rank %d to rank %d%s (%s) pairs with a recv of %" PRIu64
-                       " bytes on rank %d (%s): the sizes differ",
-                       s->op->bytes, (int)p->src, (int)p->dst, tag, where(t, s, w1, sizeof w1), r->op->bytes,
-                       (int)p->dst, where(t, r, w2, sizeof w2));
-      s->op->match = id;
-      r->op->match = id;
-      id++;
-    }
-    if (p->ns > n) {
-      const oref *s = &p->sends[n];
-      return fail_at(vs->err, t, s,
-                     "send of %" PRIu64 " bytes to rank %d%s has no matching recv (rank %d posts %zu sends to rank %d%s, "
-                     "rank %d posts %zu recvs from rank %d)",
-                     s->op->bytes, (int)p->dst, tag, (int)p->src, p->ns, (int)p->dst, tag, (int)p->dst, p->nr,
-                     (int)p->src);
-    }
-    if (p->nr > n) {
-      const oref *r = &p->recvs[n];
-      return fail_at(vs->err, t, r,
-                     "recv of %" PRIu64 " bytes from rank %d%s has no matching send (rank %d posts %zu recvs from rank "
-                     "%d%s, rank %d posts %zu sends to rank %d)",
-                     r->op->bytes, (int)p->src, tag, (int)p->dst, p->nr, (int)p->src, tag, (int)p->src, p->ns,
-                     (int)p->dst);
-    }
+    while (k < n && S[k].op->bytes == R[k].op->bytes)
+      k++;
+    if (k < n)
+      fail_at(vs->err, t, &S[k],
+              "send of %" PRIu64 " bytes from rank %d to rank %d%s (%s) pairs with a recv of %" PRIu64
+              " bytes on rank %d (%s): the sizes differ",
+              S[k].op->bytes, (int)p->src, (int)p->dst, tag, where(t, &S[k], w1, sizeof w1), R[k].op->bytes,
+              (int)p->dst, where(t, &R[k], w2, sizeof w2));
+    else if (ns > n)
+      fail_at(vs->err, t, &S[n],
+              "send of %" PRIu64 " bytes to rank %d%s has no matching recv (rank %d posts %zu sends to rank %d%s, "
+              "rank %d posts %zu recvs from rank %d)",
+              S[n].op->bytes, (int)p->dst, tag, (int)p->src, ns, (int)p->dst, tag, (int)p->dst, nr, (int)p->src);
+    else
+      fail_at(vs->err, t, &R[n],
+              "recv of %" PRIu64 " bytes from rank %d%s has no matching send (rank %d posts %zu recvs from rank "
+              "%d%s, rank %d posts %zu sends to rank %d)",
+              R[n].op->bytes, (int)p->src, tag, (int)p->dst, nr, (int)p->src, tag, (int)p->src, ns, (int)p->dst);
+    free(S);
+    free(R);
+    return DT_ERR;
   }
-  t->npairs = id;
+  t->npairs = total;
   return DT_OK;
 }
 
@@ -518,26 +676,24 @@ static void add_note_once(dt_trace *t, const char *note)
 
 static void vstate_free(vstate *vs)
 {
-  pmap_free(&vs->member);
-  pmap_free(&vs->p2pmap);
+  pmap_free(&vs->local);
   pmap_free(&vs->batches);
+  pmap_free(&vs->member);
+  pmap_free(&vs->chanmap);
+  free(vs->csum0);
+  free(vs->psum0);
+  free(vs->cs);
+  free(vs->ps);
   free(vs->member_base);
-  free(vs->issued);
-  free(vs->first_stream);
+  free(vs->mcount);
+  free(vs->mhash);
+  free(vs->msrc);
+  free(vs->ref);
   free(vs->multi);
   free(vs->multi_ex);
   free(vs->multi_s0);
-  if (vs->inst)
-    for (size_t g = 0; g < vs->t->ngroups; g++) {
-      free(vs->inst[g].v);
-      free(vs->inst[g].ids);
-    }
-  free(vs->inst);
-  for (size_t i = 0; i < vs->npairs_keys; i++) {
-    free(vs->pairs[i].sends);
-    free(vs->pairs[i].recvs);
-  }
-  free(vs->pairs);
+  free(vs->multi_s1);
+  free(vs->chans);
 }
 
 int dt_trace_validate(dt_trace *t, dt_error *err)
@@ -549,71 +705,91 @@ int dt_trace_validate(dt_trace *t, dt_error *err)
   int rc = DT_OK;
   dt_dep *order = NULL;
   size_t ocap = 0;
-  size_t nmembers = 0;
-  for (size_t g = 0; g < t->ngroups; g++)
-    nmembers += t->groups[g].nranks;
-  pmap_init(&vs.member, nmembers);
-  pmap_init(&vs.p2pmap, 64);
+  size_t nranks = t->nranks > 0 ? (size_t)t->nranks : 0;
+  pmap_init(&vs.local, 16);
   pmap_init(&vs.batches, 64);
-  vs.member_base = dt_xcalloc(t->ngroups + 1, sizeof *vs.member_base);
-  vs.issued = dt_xcalloc(nmembers + 1, sizeof *vs.issued);
-  vs.first_stream = dt_xmalloc((nmembers + 1) * sizeof *vs.first_stream);
-  vs.multi = dt_xcalloc(t->ngroups + 1, sizeof *vs.multi);
-  vs.multi_ex = dt_xcalloc(t->ngroups + 1, sizeof *vs.multi_ex);
-  vs.multi_s0 = dt_xcalloc(t->ngroups + 1, sizeof *vs.multi_s0);
-  vs.inst = dt_xcalloc(t->ngroups + 1, sizeof *vs.inst);
-  for (size_t g = 0, base = 0; g < t->ngroups; g++) {
-    vs.member_base[g] = base;
-    for (size_t i = 0; i < t->groups[g].nranks; i++) {
-      vs.first_stream[base + i] = -1;
-      pmap_put(&vs.member, g, (uint64_t)t->groups[g].ranks[i], (int64_t)(base + i));
-    }
-    base += t->groups[g].nranks;
-  }
+  pmap_init(&vs.chanmap, 64);
+  vs.csum0 = dt_xcalloc(nranks + 1, sizeof *vs.csum0);
+  vs.psum0 = dt_xcalloc(nranks + 1, sizeof *vs.psum0);
 
+  /* pass A: the ranks that own ops */
   uint64_t global_stream = 0;
   for (int32_t r = 0; r < t->nranks && rc == DT_OK; r++) {
-    size_t n = dt_trace_rank_op_count(t, r);
-    if (n == 0)
-      continue;
-    order = dt_grow(order, &ocap, n, sizeof *order);
-    dt_trace_rank_order(t, r, order);
-    for (size_t i = 0; i < n && rc == DT_OK; i++) {
-      dt_stream *st = &((dt_rank *)dt_trace_rank_body(t, r))->streams[order[i].stream];
-      oref o = {&st->ops[order[i].index], r, order[i].stream, order[i].index};
-      o.op->match = -1;
-      rc = check_deps(&vs, &o);
-      if (rc == DT_OK && dt_op_is_collective(o.op->kind))
-        rc = collective(&vs, &o);
-      else if (rc == DT_OK && (o.op->kind == DT_OP_SEND || o.op->kind == DT_OP_RECV))
-        rc = point_to_point(&vs, &o);
+    const dt_rank *rk = &t->ranks[r];
+    size_t n = 0;
+    if (rk->template_rank < 0)
+      for (size_t s = 0; s < rk->nstreams; s++)
+        n += rk->streams[s].nops;
+    if (n > 0) {
+      order = dt_grow(order, &ocap, n, sizeof *order);
+      dt_trace_rank_order(t, r, order);
+      pmap_clear(&vs.local);
+      for (size_t i = 0; i < n && rc == DT_OK; i++) {
+        dt_stream *st = &rk->streams[order[i].stream];
+        oref o = {&st->ops[order[i].index], r, order[i].stream, order[i].index};
+        o.op->match = -1;
+        rc = check_deps(&vs, &o);
+        if (rc == DT_OK && dt_op_is_collective(o.op->kind))
+          rc = collective(&vs, &o);
+        else if (rc == DT_OK && (o.op->kind == DT_OP_SEND || o.op->kind == DT_OP_RECV))
+          rc = point_to_point(&vs, &o);
+      }
+      if (rc == DT_OK)
+        rc = check_cycles(&vs, r);
+      if (rc == DT_OK)
+        rc = check_batches(&vs, r, &global_stream);
     }
-    if (rc == DT_OK)
-      rc = check_cycles(&vs, r);
-    if (rc == DT_OK)
-      rc = check_batches(&vs, r, &global_stream);
+    vs.csum0[r + 1] = vs.ncs;
+    vs.psum0[r + 1] = vs.nps;
+  }
+  free(order);
+
+  /* pass B: every rank, through its body */
+  if (rc == DT_OK) {
+    size_t nmembers = 0;
+    for (size_t g = 0; g < t->ngroups; g++)
+      nmembers += t->groups[g].nranks;
+    pmap_init(&vs.member, nmembers);
+    vs.member_base = dt_xcalloc(t->ngroups + 1, sizeof *vs.member_base);
+    vs.mcount = dt_xcalloc(nmembers + 1, sizeof *vs.mcount);
+    vs.mhash = dt_xcalloc(nmembers + 1, sizeof *vs.mhash);
+    vs.msrc = dt_xmalloc((nmembers + 1) * sizeof *vs.msrc);
+    vs.ref = dt_xmalloc((t->ngroups + 1) * sizeof *vs.ref);
+    vs.multi = dt_xcalloc(t->ngroups + 1, sizeof *vs.multi);
+    vs.multi_ex = dt_xcalloc(t->ngroups + 1, sizeof *vs.multi_ex);
+    vs.multi_s0 = dt_xcalloc(t->ngroups + 1, sizeof *vs.multi_s0);
+    vs.multi_s1 = dt_xcalloc(t->ngroups + 1, sizeof *vs.multi_s1);
+    for (size_t g = 0, base = 0; g < t->ngroups; g++) {
+      vs.member_base[g] = base;
+      vs.ref[g] = -1;
+      for (size_t i = 0; i < t->groups[g].nranks; i++) {
+        vs.msrc[base + i] = -1;
+        pmap_put(&vs.member, g, (uint64_t)t->groups[g].ranks[i], (int64_t)(base + i));
+      }
+      base += t->groups[g].nranks;
+    }
+    for (int32_t r = 0; r < t->nranks && rc == DT_OK; r++)
+      rc = merge_rank(&vs, r);
   }
   if (rc == DT_OK)
     rc = check_instances(&vs);
   if (rc == DT_OK)
-    rc = pair_p2p(&vs);
+    rc = check_channels(&vs);
   if (rc == DT_OK) {
-    t->ninstances = vs.ninst;
     for (size_t g = 0; g < t->ngroups; g++) {
       if (!vs.multi[g])
         continue;
       const oref *ex = &vs.multi_ex[g];
-      const dt_rank *rk = &t->ranks[ex->rank];
+      const dt_rank *rk = dt_trace_rank_body(t, ex->rank);
       char note[1024];
       snprintf(note, sizeof note,
                "warning: group '%s' is used from two streams of one rank (rank %d: s%d and s%d; %zu rank%s in all): "
                "its collectives are matched in line order across the streams",
-               t->groups[g].name, (int)ex->rank, (int)rk->streams[vs.multi_s0[g]].id, (int)rk->streams[ex->stream].id,
-               vs.multi[g], vs.multi[g] == 1 ? "" : "s");
+               t->groups[g].name, (int)ex->rank, (int)rk->streams[vs.multi_s0[g]].id,
+               (int)rk->streams[vs.multi_s1[g]].id, vs.multi[g], vs.multi[g] == 1 ? "" : "s");
       add_note_once(t, note);
     }
   }
-  free(order);
   vstate_free(&vs);
   return rc;
 }
