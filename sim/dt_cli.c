@@ -7,6 +7,7 @@
 #include "../platforms/dt_platform.h"
 #include "../replay/dt_replay.h"
 #include "../traces/dt_trace_io.h"
+#include "dt_cmd_gen.h"
 #include "dt_report.h"
 
 #include <getopt.h>
@@ -26,13 +27,16 @@ typedef struct cmd {
 static int cmd_run(int argc, char **argv);
 static int cmd_import(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
+static int cmd_gen(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
 
 static const char run_usage[] =
     "usage: dtsim run [options] PLATFORM.yaml TRACE...\n"
+    "       dtsim run [options] PLATFORM.yaml --gen PRESET|WORKLOAD.yaml [generator options]\n"
     "\n"
     "Replays a trace (native .dtt, one file or per-rank files, or a PyTorch profiler / Kineto .json[.gz]\n"
-    "capture) on a platform and reports the iteration time and where communication goes.\n"
+    "capture) on a platform and reports the iteration time and where communication goes. With --gen, the\n"
+    "trace is generated (as 'dtsim gen' would write it, see 'dtsim help gen') and replayed without a file.\n"
     "\n"
     "  --json                 print only the JSON report on stdout (notes also go to stderr)\n"
     "  --fidelity flow|step   collective model: one aggregated flow per neighbour (default) or every\n"
@@ -55,6 +59,7 @@ static const char import_usage[] =
 static const cmd commands[] = {
     {"run", cmd_run, "replay a trace on a platform and report iteration time and communication", run_usage},
     {"import", cmd_import, "convert a capture (Kineto JSON) to the native trace format", import_usage},
+    {"gen", cmd_gen, "generate the trace of a GPT training iteration (Megatron-LM / DeepSpeed)", dt_gen_usage},
     {"help", cmd_help, "show help for dtsim or a subcommand", "usage: dtsim help [COMMAND]\n"},
     {"version", cmd_version, "print the version", "usage: dtsim version\n"},
 };
@@ -153,12 +158,21 @@ static char *trace_label(char **paths, int n)
 
 static int cmd_run(int argc, char **argv)
 {
-  static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+  static const struct option run_opts[] = {{"json", no_argument, NULL, 'j'},
                                            {"fidelity", required_argument, NULL, 'f'},
                                            {"placement", required_argument, NULL, 'p'},
                                            {"help", no_argument, NULL, 'h'},
-                                           IMPORT_LONG_OPTIONS,
-                                           {NULL, 0, NULL, 0}};
+                                           {"gen", required_argument, NULL, 'g'},
+                                           IMPORT_LONG_OPTIONS};
+  size_t nrun = sizeof run_opts / sizeof run_opts[0], ngen = 0;
+  while (dt_gen_long_options[ngen].name)
+    ngen++;
+  struct option *longopts = dt_xmalloc(sizeof *longopts * (nrun + ngen + 1));
+  memcpy(longopts, run_opts, sizeof run_opts);
+  memcpy(longopts + nrun, dt_gen_long_options, sizeof *longopts * (ngen + 1));
+  dt_gen_flags gf;
+  memset(&gf, 0, sizeof gf);
+  int gen = 0;
   int json = 0;
   const char *placement_path = NULL;
   dt_import_opts io;
@@ -167,13 +181,23 @@ static int cmd_run(int argc, char **argv)
   dt_replay_opts_init(&ro);
   int opt;
   optind = 1;
+  int rc = EXIT_USAGE;
   while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     int handled = import_option(opt, "run", &io);
+    if (!handled) {
+      handled = dt_gen_flags_take(&gf, opt, optarg, "run");
+      if (handled > 0)
+        gen = 1;
+    }
     if (handled < 0)
-      return EXIT_USAGE;
+      goto done_usage;
     if (handled)
       continue;
     switch (opt) {
+    case 'g':
+      gen = 1;
+      gf.source = optarg;
+      break;
     case 'j':
       json = 1;
       break;
@@ -182,23 +206,34 @@ static int cmd_run(int argc, char **argv)
         ro.fidelity = DT_FIDELITY_FLOW;
       else if (strcmp(optarg, "step") == 0)
         ro.fidelity = DT_FIDELITY_STEP;
-      else
-        return usage_error("run", "--fidelity expects flow or step, found '%s'", optarg);
+      else {
+        usage_error("run", "--fidelity expects flow or step, found '%s'", optarg);
+        goto done_usage;
+      }
       break;
     case 'p':
       placement_path = optarg;
       break;
     case 'h':
       fputs(run_usage, stdout);
-      return EXIT_OK;
+      rc = EXIT_OK;
+      goto done_usage;
     default:
-      return usage_error("run", "%s", "unknown option");
+      usage_error("run", "%s", "unknown option");
+      goto done_usage;
     }
   }
-  if (argc - optind < 2)
-    return usage_error("run", "%s", "expected a platform file and at least one trace file");
+  if (gen && !gf.source) {
+    usage_error("run", "%s", "generator options need --gen PRESET or --workload FILE");
+    goto done_usage;
+  }
+  if (gen ? argc - optind != 1 : argc - optind < 2) {
+    usage_error("run", "%s",
+                gen ? "expected a platform file (and no trace file with --gen)"
+                    : "expected a platform file and at least one trace file");
+    goto done_usage;
+  }
 
-  int rc = EXIT_USAGE;
   dt_error err;
   dt_error_clear(&err);
   dt_platform *p = NULL;
@@ -208,8 +243,18 @@ static int cmd_run(int argc, char **argv)
   char *label = NULL;
   if (dt_platform_load(argv[optind], &p, &err) != DT_OK)
     goto fail;
-  if (dt_trace_load((const char *const *)&argv[optind + 1], (size_t)(argc - optind - 1), &io, &t, &err) != DT_OK)
+  if (gen) {
+    dt_gen_config gc;
+    if (dt_gen_flags_config(&gf, &gc, &err) != DT_OK || dt_gen_validate(&gc, dt_platform_gpu_count(p), &err) != DT_OK ||
+        dt_gen_build(&gc, 0, &t, &err) != DT_OK || dt_trace_validate(t, &err) != DT_OK)
+      goto fail;
+    size_t len = strlen(gc.name) + 8;
+    label = dt_xmalloc(len);
+    snprintf(label, len, "gen:%s", gc.name);
+  } else if (dt_trace_load((const char *const *)&argv[optind + 1], (size_t)(argc - optind - 1), &io, &t, &err) !=
+             DT_OK) {
     goto fail;
+  }
   if (placement_path) {
     if (dt_placement_load(placement_path, p, t->nranks, &placement, &err) != DT_OK)
       goto fail;
@@ -218,7 +263,8 @@ static int cmd_run(int argc, char **argv)
   if (dt_replay_run(p, t, &ro, &s, &err) != DT_OK)
     goto fail;
 
-  label = trace_label(&argv[optind + 1], argc - optind - 1);
+  if (!label)
+    label = trace_label(&argv[optind + 1], argc - optind - 1);
   dt_report_input in = {p, t, s, label, ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow"};
   if (json) {
     for (size_t i = 0; i < dt_report_note_count(&in); i++)
@@ -245,6 +291,9 @@ cleanup:
   dt_stats_free(s);
   dt_trace_free(t);
   dt_platform_free(p);
+done_usage:
+  dt_gen_flags_free(&gf);
+  free(longopts);
   return rc;
 }
 
@@ -299,6 +348,11 @@ static int cmd_import(int argc, char **argv)
   return rc;
 }
 
+static int cmd_gen(int argc, char **argv)
+{
+  return dt_cmd_gen(argc, argv);
+}
+
 static void print_overview(FILE *f)
 {
   fprintf(f, "dtsim %s: replays distributed-training communication traces on simulated GPU clusters (SimGrid)\n\n",
@@ -319,6 +373,10 @@ static int cmd_help(int argc, char **argv)
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(argv[1], commands[i].name) == 0) {
       fputs(commands[i].usage, stdout);
+      if (commands[i].fn == cmd_gen || commands[i].fn == cmd_run)
+        fputs(commands[i].fn == cmd_gen ? dt_gen_flags_help : "\ngenerator options (with --gen):\n", stdout);
+      if (commands[i].fn == cmd_run)
+        fputs(dt_gen_flags_help, stdout);
       return EXIT_OK;
     }
   fprintf(stderr, "dtsim: no command '%s'; run 'dtsim help' for the list\n", argv[1]);

@@ -1,0 +1,302 @@
+/* `dtsim gen`: writes the trace of a GPT training iteration (or its volume summary) from a preset or workload
+ * file and flags; the flag table and the configuration builder are shared with `dtsim run --gen`. */
+#include "dt_cmd_gen.h"
+
+#include "../common/dt_units.h"
+#include "../common/dt_util.h"
+#include "../traces/dt_trace_io.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_OK = 0, EXIT_USAGE = 2 };
+
+/* One row per flag: its long name, whether it takes an argument, the dt_gen_set key (NULL: handled
+ * specially) and the value set by argument-less flags. */
+typedef struct flag_row {
+  const char *flag;
+  int has_arg;
+  const char *key;
+  const char *fixed;
+} flag_row;
+
+static const flag_row flag_rows[] = {
+    {"workload", 1, NULL, NULL},          {"set", 1, NULL, NULL},
+    {"tp", 1, "tp", NULL},                {"pp", 1, "pp", NULL},
+    {"dp", 1, "dp", NULL},                {"zero", 1, "zero", NULL},
+    {"sp", 0, "sp", "true"},              {"recompute", 1, "recompute", NULL},
+    {"schedule", 1, "schedule", NULL},    {"virtual-stages", 1, "virtual_stages", NULL},
+    {"microbatch", 1, "microbatch", NULL}, {"global-batch", 1, "global_batch", NULL},
+    {"seq", 1, "seq", NULL},              {"bucket", 1, "bucket", NULL},
+    {"no-dp-overlap", 0, "dp_overlap", "false"}, {"experts", 1, "experts", NULL},
+    {"top-k", 1, "top_k", NULL},          {"ep", 1, "ep", NULL},
+    {"dtype", 1, "dtype", NULL},          {"layers", 1, "layers", NULL},
+    {"hidden", 1, "hidden", NULL},        {"heads", 1, "heads", NULL},
+    {"kv-heads", 1, "kv_heads", NULL},    {"ffn", 1, "ffn", NULL},
+    {"vocab", 1, "vocab", NULL},
+};
+#define NFLAGS (sizeof flag_rows / sizeof flag_rows[0])
+
+#define ROW(i) {flag_rows[i].flag, flag_rows[i].has_arg ? required_argument : no_argument, NULL, DT_GEN_OPT_BASE + i}
+const struct option dt_gen_long_options[] = {
+    ROW(0),  ROW(1),  ROW(2),  ROW(3),  ROW(4),  ROW(5),  ROW(6),  ROW(7),  ROW(8),
+    ROW(9),  ROW(10), ROW(11), ROW(12), ROW(13), ROW(14), ROW(15), ROW(16), ROW(17),
+    ROW(18), ROW(19), ROW(20), ROW(21), ROW(22), ROW(23), ROW(24), {NULL, 0, NULL, 0}};
+_Static_assert(NFLAGS == 25, "dt_gen_long_options lists every flag row");
+
+const char dt_gen_flags_help[] =
+    "  PRESET                 neox-19m, neox-125m, neox-1.3b, neox-13b, gpt3-175b, llama2-7b, llama2-70b\n"
+    "  --workload FILE        workload YAML (dtsim_workload: 1; docs/generator.md) instead of a preset\n"
+    "  --tp N --pp N --dp N   tensor, pipeline and data parallel sizes (world = tp x pp x dp)\n"
+    "  --zero K               ZeRO stage 0-3 (1: Megatron's distributed optimizer)\n"
+    "  --sp                   sequence parallelism\n"
+    "  --recompute MODE       activation recomputation: none (default), full, selective\n"
+    "  --schedule S           pipeline schedule: 1f1b (default) or interleaved (with --virtual-stages V)\n"
+    "  --microbatch B         micro-batch size;  --global-batch G   sequences per iteration\n"
+    "  --seq S                sequence length;   --dtype bf16|fp16|fp32\n"
+    "  --bucket SIZE          DP gradient bucket (80MB, 64MiB; default Megatron's max(40M, 1M x dp) elements)\n"
+    "  --no-dp-overlap        issue DP gradient reduction after the whole backward\n"
+    "  --experts E --top-k K --ep N   mixture of experts: experts per layer, experts per token, expert parallel\n"
+    "  --layers, --hidden, --heads, --kv-heads, --ffn, --vocab N   model shape\n"
+    "  --set KEY=VALUE        any workload key (docs/generator.md), e.g. --set tied_embeddings=false\n";
+
+const char dt_gen_usage[] =
+    "usage: dtsim gen PRESET|--workload FILE [options] (-o OUT | --summary)\n"
+    "\n"
+    "Generates the trace of one training iteration of a GPT model as Megatron-LM / DeepSpeed would run it\n"
+    "(tensor, pipeline, data parallelism, ZeRO, MoE), or prints its communication volumes.\n"
+    "\n"
+    "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout\n"
+    "  --summary              print bytes per GPU and in total by scheme and op kind, the seed study's\n"
+    "                         closed forms and the message-size histogram\n";
+
+int dt_gen_flags_take(dt_gen_flags *f, int opt, const char *arg, const char *cmdname)
+{
+  if (opt < DT_GEN_OPT_BASE || opt >= DT_GEN_OPT_BASE + (int)NFLAGS)
+    return 0;
+  const flag_row *row = &flag_rows[opt - DT_GEN_OPT_BASE];
+  const char *key = row->key, *value = row->fixed ? row->fixed : arg;
+  char *k = NULL;
+  if (strcmp(row->flag, "workload") == 0) {
+    f->source = arg;
+    return 1;
+  }
+  if (strcmp(row->flag, "set") == 0) {
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) {
+      fprintf(stderr, "dtsim %s: --set expects KEY=VALUE, found '%s'\nrun 'dtsim help %s' for usage\n", cmdname, arg,
+              cmdname);
+      return -1;
+    }
+    k = dt_xstrndup(arg, (size_t)(eq - arg));
+    value = eq + 1;
+  }
+  f->keys = dt_grow(f->keys, &f->cap, f->n, sizeof *f->keys);
+  size_t cap = f->cap;
+  f->values = dt_xrealloc(f->values, cap * sizeof *f->values);
+  f->keys[f->n] = k ? k : dt_xstrdup(key);
+  f->values[f->n] = dt_xstrdup(value);
+  f->n++;
+  return 1;
+}
+
+static int is_yaml_path(const char *s)
+{
+  size_t n = strlen(s);
+  return (n > 5 && strcmp(s + n - 5, ".yaml") == 0) || (n > 4 && strcmp(s + n - 4, ".yml") == 0);
+}
+
+int dt_gen_flags_config(const dt_gen_flags *f, dt_gen_config *c, dt_error *err)
+{
+  dt_gen_config_init(c);
+  if (!f->source)
+    return dt_error_set(err, "", 0, 0, "expected a preset or --workload FILE");
+  if (is_yaml_path(f->source)) {
+    if (dt_gen_load_yaml(f->source, c, err) != DT_OK)
+      return DT_ERR;
+  } else if (dt_gen_preset(f->source, c, err) != DT_OK) {
+    return DT_ERR;
+  }
+  for (size_t i = 0; i < f->n; i++)
+    if (dt_gen_set(c, f->keys[i], f->values[i], err) != DT_OK)
+      return DT_ERR;
+  return DT_OK;
+}
+
+void dt_gen_flags_free(dt_gen_flags *f)
+{
+  for (size_t i = 0; i < f->n; i++) {
+    free(f->keys[i]);
+    free(f->values[i]);
+  }
+  free(f->keys);
+  free(f->values);
+  memset(f, 0, sizeof *f);
+}
+
+/* ---- summary ---- */
+
+static const char *fmt_bytes(double b, char *buf, size_t size)
+{
+  return dt_format_bytes(b, buf, size);
+}
+
+int dt_gen_print_summary(FILE *out, const dt_gen_config *c, const dt_trace *t, dt_error *err)
+{
+  dt_gen_volume v;
+  if (dt_gen_volume_compute(c, t, &v, err) != DT_OK)
+    return DT_ERR;
+  char a[32], b[32], d[32];
+  fprintf(out, "model %s: L %d, h %d, heads %d (kv %d), ffn %d%s, vocab %d, seq %d, dtype %s\n", c->name, c->layers,
+          c->hidden, c->heads, c->kv_heads > 0 ? c->kv_heads : c->heads, c->ffn, c->swiglu ? " SwiGLU" : "", c->vocab,
+          c->seq, c->dtype);
+  fprintf(out, "parallel: tp %d x pp %d x dp %d = %lld GPUs, ZeRO %d%s, recompute %s, %s schedule", c->tp, c->pp,
+          c->dp, (long long)dt_gen_world(c), c->zero, c->sp ? ", sequence parallel" : "",
+          c->recompute == DT_RECOMPUTE_FULL ? "full" : c->recompute == DT_RECOMPUTE_SELECTIVE ? "selective" : "none",
+          c->schedule == DT_SCHEDULE_INTERLEAVED ? "interleaved" : "1F1B");
+  if (c->schedule == DT_SCHEDULE_INTERLEAVED)
+    fprintf(out, " (%d virtual stages)", c->virtual_stages);
+  if (c->experts > 0)
+    fprintf(out, ", MoE %d experts top-%d ep %d", c->experts, c->top_k, c->ep);
+  fprintf(out, "\nbatch: micro-batch %d, global %lld, %lld micro-batches per pipeline\n\n", c->microbatch,
+          (long long)c->global_batch, (long long)dt_gen_microbatches(c));
+
+  fprintf(out, "per GPU and iteration (bytes = sum of op bytes=, wire = bytes a GPU sends with ring algorithms)\n");
+  fprintf(out, "%-10s %-6s %12s %14s %14s\n", "scheme", "stage", "ops", "bytes", "wire");
+  for (int sc = 0; sc < DT_SCHEME_COUNT; sc++) {
+    if (v.total_ops[sc] == 0)
+      continue;
+    for (int32_t s = 0; s < v.stages; s++) {
+      if (v.stages > 8 && s > 1 && s < v.stages - 1) {
+        if (s == 2)
+          fprintf(out, "%-10s %-6s\n", "", "...");
+        continue;
+      }
+      fprintf(out, "%-10s %-6d %12.0f %14s %14s\n", dt_gen_scheme_name((dt_gen_scheme)sc), s, v.stage_ops[sc][s],
+              fmt_bytes(v.stage_bytes[sc][s], a, sizeof a), fmt_bytes(v.stage_wire[sc][s], b, sizeof b));
+    }
+  }
+  fprintf(out, "\ntotal over %lld GPUs\n%-10s %14s %14s %14s\n", (long long)dt_gen_world(c), "scheme", "ops", "bytes",
+          "wire");
+  for (int sc = 0; sc < DT_SCHEME_COUNT; sc++)
+    if (v.total_ops[sc] > 0)
+      fprintf(out, "%-10s %14.0f %14s %14s\n", dt_gen_scheme_name((dt_gen_scheme)sc), v.total_ops[sc],
+              fmt_bytes(v.total_bytes[sc], a, sizeof a), fmt_bytes(v.total_wire[sc], b, sizeof b));
+  fprintf(out, "\nby op kind, over all GPUs (a send/recv pair counted once)\n%-14s %14s %14s\n", "op", "count", "bytes");
+  for (int k = 0; k < DT_OP_COUNT; k++)
+    if (v.kind_ops[k] > 0)
+      fprintf(out, "%-14s %14.0f %14s\n", dt_op_kind_name((dt_op_kind)k), v.kind_ops[k],
+              fmt_bytes(v.kind_bytes[k], a, sizeof a));
+
+  double dp_wire = v.stage_wire[DT_SCHEME_DP][0] + v.stage_wire[DT_SCHEME_ZERO][0];
+  fprintf(out, "\nclosed forms (seed study, HOTI 2024), per GPU of stage 0 unless said\n");
+  fprintf(out, "  TP message b*s*h*e            %14s   largest TP op in the trace %s\n",
+          fmt_bytes(v.cf_tp_msg, a, sizeof a), fmt_bytes((double)v.max_msg[DT_SCHEME_TP], b, sizeof b));
+  fprintf(out, "  PP message b*s*h*e%-11s %14s   largest PP op in the trace %s\n", c->sp ? "/t" : "",
+          fmt_bytes(v.cf_pp_msg, a, sizeof a), fmt_bytes((double)v.max_msg[DT_SCHEME_PP], b, sizeof b));
+  fprintf(out, "  gradients m = params*e        %14s   (%lld parameters per GPU)\n", fmt_bytes(v.cf_dp_m, a, sizeof a),
+          (long long)dt_gen_stage_params(c, 0));
+  if (c->dp > 1)
+    fprintf(out, "  %-29s %14s   trace wire (DP + ZeRO) %s, x(dp-1)/dp = %s\n",
+            c->zero == 3 ? "ZeRO-3 ~1.5 x 2m x micro-batches" : "all-reduce 2m (all-gather m)",
+            fmt_bytes(v.cf_dp_volume, a, sizeof a), fmt_bytes(dp_wire, b, sizeof b),
+            fmt_bytes(v.cf_dp_volume * (c->dp - 1) / c->dp, d, sizeof d));
+  fprintf(out, "\nmessage sizes (ops over all GPUs, power-of-two buckets)\n");
+  for (int k = 0; k < DT_GEN_HIST; k++) {
+    if (v.hist[k] == 0)
+      continue;
+    if (k == 0)
+      fprintf(out, "  %-24s %14.0f\n", "0 B", v.hist[k]);
+    else {
+      char lo[32], hi[32], label[80];
+      snprintf(label, sizeof label, "[%s, %s)", fmt_bytes(ldexp(1, k - 1), lo, sizeof lo),
+               fmt_bytes(ldexp(1, k), hi, sizeof hi));
+      fprintf(out, "  %-24s %14.0f\n", label, v.hist[k]);
+    }
+  }
+  dt_gen_volume_free(&v);
+  return DT_OK;
+}
+
+/* ---- dtsim gen ---- */
+
+int dt_cmd_gen(int argc, char **argv)
+{
+  struct option longopts[NFLAGS + 4];
+  size_t n = 0;
+  longopts[n++] = (struct option){"output", required_argument, NULL, 'o'};
+  longopts[n++] = (struct option){"summary", no_argument, NULL, 'S'};
+  longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+  for (size_t i = 0; i <= NFLAGS; i++)
+    longopts[n++] = dt_gen_long_options[i];
+  const char *out = NULL;
+  int summary = 0;
+  dt_gen_flags gf;
+  memset(&gf, 0, sizeof gf);
+  int opt, rc = EXIT_USAGE;
+  dt_trace *t = NULL;
+  dt_error err;
+  dt_error_clear(&err);
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    int handled = dt_gen_flags_take(&gf, opt, optarg, "gen");
+    if (handled < 0)
+      goto cleanup;
+    if (handled)
+      continue;
+    switch (opt) {
+    case 'o':
+      out = optarg;
+      break;
+    case 'S':
+      summary = 1;
+      break;
+    case 'h':
+      fputs(dt_gen_usage, stdout);
+      fputs(dt_gen_flags_help, stdout);
+      rc = EXIT_OK;
+      goto cleanup;
+    default:
+      fprintf(stderr, "dtsim gen: unknown option\nrun 'dtsim help gen' for usage\n");
+      goto cleanup;
+    }
+  }
+  if (optind < argc) {
+    if (gf.source || argc - optind > 1) {
+      fprintf(stderr, "dtsim gen: unexpected argument '%s'\nrun 'dtsim help gen' for usage\n", argv[argc - 1]);
+      goto cleanup;
+    }
+    gf.source = argv[optind];
+  }
+  if (!out && !summary) {
+    fprintf(stderr, "dtsim gen: expected -o OUT or --summary\nrun 'dtsim help gen' for usage\n");
+    goto cleanup;
+  }
+  if (summary && out && strcmp(out, "-") == 0) {
+    fprintf(stderr, "dtsim gen: --summary and -o - both write to standard output\nrun 'dtsim help gen' for usage\n");
+    goto cleanup;
+  }
+  dt_gen_config c;
+  if (dt_gen_flags_config(&gf, &c, &err) != DT_OK || dt_gen_build(&c, 0, &t, &err) != DT_OK)
+    goto fail;
+  if (out) {
+    if (dt_trace_write_native(t, out, &err) != DT_OK)
+      goto fail;
+    if (strcmp(out, "-") != 0)
+      fprintf(stderr, "dtsim: wrote %s: %d ranks, %zu ops\n", out, (int)t->nranks, dt_trace_op_count(t));
+  }
+  if (summary && dt_gen_print_summary(stdout, &c, t, &err) != DT_OK)
+    goto fail;
+  rc = EXIT_OK;
+  goto cleanup;
+fail: {
+  char buf[2048];
+  fprintf(stderr, "dtsim: error: %s\n", dt_error_format(&err, buf, sizeof buf));
+  rc = EXIT_USAGE;
+}
+cleanup:
+  dt_trace_free(t);
+  dt_gen_flags_free(&gf);
+  return rc;
+}

@@ -1,0 +1,40 @@
+/* `dtsim gen` and the generator flags `dtsim run --gen` shares with it (docs/generator.md). */
+#ifndef DT_CMD_GEN_H
+#define DT_CMD_GEN_H
+
+#include "../common/dt_error.h"
+#include "../traces/dt_gen.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+/* getopt_long values of the generator flags start here (above any short option). */
+#define DT_GEN_OPT_BASE 1000
+
+/* The generator flags (--workload, --tp, --pp, ... --set KEY=VALUE), terminated by a zero row. */
+extern const struct option dt_gen_long_options[];
+/* Their help text, one line per flag. */
+extern const char dt_gen_flags_help[];
+
+/* Generator flags in command-line order, applied after the preset or workload file. */
+typedef struct dt_gen_flags {
+  const char *source; /* preset name or workload file (ends with .yaml / .yml), NULL until given */
+  size_t n, cap;
+  char **keys, **values; /* owned */
+} dt_gen_flags;
+
+/* Takes generator option opt (a dt_gen_long_options value) with its argument. Returns 1 when opt is a generator
+ * flag, 0 when it is not, -1 (message printed for cmdname) for a malformed --set. */
+int dt_gen_flags_take(dt_gen_flags *f, int opt, const char *arg, const char *cmdname);
+/* Builds the configuration: preset or workload file, then the flags in order. Returns DT_OK or DT_ERR. */
+int dt_gen_flags_config(const dt_gen_flags *f, dt_gen_config *c, dt_error *err);
+void dt_gen_flags_free(dt_gen_flags *f);
+
+/* Prints the --summary tables for c and its trace t. */
+int dt_gen_print_summary(FILE *out, const dt_gen_config *c, const dt_trace *t, dt_error *err);
+
+/* `dtsim gen`: argv[0] is "gen". Returns the exit code (0, or 2 for bad input or usage). */
+int dt_cmd_gen(int argc, char **argv);
+extern const char dt_gen_usage[];
+
+#endif

@@ -1,0 +1,928 @@
+/* The GPT workload generator's emission (DESIGN.md §5, docs/generator.md): the ops one rank runs in one
+ * training iteration — compute from FLOPs, TP / PP / DP / ZeRO / MoE communication in Megatron-LM's order —
+ * written for one template rank per pipeline stage, which the stage's other ranks run through group maps. */
+#include "dt_gen.h"
+
+#include "../common/dt_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { S_MAIN = 0, S_GRAD = 1 }; /* stream ids: compute + TP + PP + EP on s0, DP / ZeRO / embedding grads on s1 */
+enum { TAG_FWD = 0, TAG_BWD = 1 }; /* activations go down the pipeline with tag 0, gradients up with tag 1 */
+
+/* Groups of one rank (-1 when it has none of that kind). */
+typedef struct rank_groups {
+  int32_t tp, dp, emb, ep, edp;
+} rank_groups;
+
+/* Group indices of the whole world, filled once. */
+typedef struct world_groups {
+  int32_t *tp;  /* [stage * dp + dpi] */
+  int32_t *dp;  /* [stage * tp + tpi] */
+  int32_t *emb; /* [dpi * tp + tpi] */
+  int32_t *ep;  /* [(stage * tp + tpi) * (dp / ep) + dpi / ep] */
+  int32_t *edp; /* [(stage * tp + tpi) * ep + dpi % ep] */
+} world_groups;
+
+typedef struct gen {
+  const dt_gen_config *c;
+  dt_trace *t;
+  int32_t rank, stage, dpi, tpi;
+  rank_groups g;
+  uint32_t seq;     /* running line number: the issue order across streams */
+  int64_t batch;    /* running batch id */
+  size_t n[2];      /* ops on s0 and s1 so far */
+  /* sizes */
+  int64_t m;        /* micro-batches per pipeline */
+  int32_t lpc;      /* layers per model chunk */
+  int64_t vocab_p;  /* vocabulary padded to a multiple of 128 * tp (Megatron) */
+  uint64_t tp_msg;  /* b*s*h*e */
+  uint64_t pp_msg;  /* b*s*h*e, / tp with SP */
+  uint64_t loss_bytes; /* b*s*4: one fp32 per token */
+  uint64_t a2a_bytes;  /* MoE dispatch/combine send buffer per rank */
+  double f_attn, f_mlp, f_logits, f_core; /* forward FLOP per TP rank per micro-batch */
+  int64_t p_layer, p_expert, p_emb, p_norm; /* parameters per TP rank */
+  /* DP buckets */
+  int64_t bucket_elems, bucket_acc;
+  int nbucket;
+  int64_t *deferred; /* buckets waiting for the end of backward (overlap off) */
+  size_t ndeferred, deferred_cap;
+  int64_t *done_buckets; /* every bucket (for the ZeRO-1/2 parameter all-gathers) */
+  size_t ndone, done_cap;
+  /* ZeRO-3 prefetch */
+  int64_t anchor; /* s0 op count when the previous parameter unit started */
+} gen;
+
+/* ---- sizes and FLOPs ---- */
+
+static int64_t pad_vocab(const dt_gen_config *c)
+{
+  int64_t mult = 128LL * c->tp; /* Megatron: make-vocab-size-divisible-by 128, times tp */
+  return (c->vocab + mult - 1) / mult * mult;
+}
+
+static int32_t kv_heads(const dt_gen_config *c)
+{
+  return c->kv_heads > 0 ? c->kv_heads : c->heads;
+}
+
+/* Parameters of one layer's attention block per TP rank: QKV h x (h + 2 kv dh), output h x h (biases left out). */
+static int64_t attn_params(const dt_gen_config *c)
+{
+  int64_t h = c->hidden, dh = h / c->heads;
+  return (h * (h + 2 * kv_heads(c) * dh) + h * h) / c->tp;
+}
+
+/* One MLP (or one expert) per TP rank: 2 h x f matmuls, 3 with SwiGLU. */
+static int64_t mlp_params(const dt_gen_config *c)
+{
+  return (c->swiglu ? 3 : 2) * (int64_t)c->hidden * c->ffn / c->tp;
+}
+
+/* Norm weights of a layer (replicated across TP): two LayerNorms of weight and bias (GPT), two RMSNorm weights
+ * (Llama, the SwiGLU presets). */
+static int64_t norm_params(const dt_gen_config *c)
+{
+  return (c->swiglu ? 2 : 4) * (int64_t)c->hidden;
+}
+
+/* Dense (DP-reduced) parameters of one layer per TP rank: attention, norms, and the MLP or the MoE router. */
+static int64_t layer_params(const dt_gen_config *c)
+{
+  int64_t mlp = c->experts > 0 ? (int64_t)c->hidden * c->experts : mlp_params(c);
+  return attn_params(c) + mlp + norm_params(c);
+}
+
+int64_t dt_gen_stage_params(const dt_gen_config *c, int32_t stage)
+{
+  int64_t layers = c->layers / c->pp;
+  int64_t p = layers * layer_params(c);
+  int64_t emb = pad_vocab(c) * c->hidden / c->tp;
+  if (stage == 0)
+    p += emb;
+  if (stage == c->pp - 1) {
+    p += (c->swiglu ? 1 : 2) * (int64_t)c->hidden; /* final norm */
+    if (!c->tied_embeddings || c->pp > 1)
+      p += emb; /* output layer, or the last stage's copy of the tied embedding */
+  }
+  return p;
+}
+
+int64_t dt_gen_stage_expert_params(const dt_gen_config *c, int32_t stage)
+{
+  (void)stage;
+  if (c->experts == 0)
+    return 0;
+  return (int64_t)(c->layers / c->pp) * (c->experts / c->ep) * mlp_params(c);
+}
+
+/* Forward FLOP per micro-batch of one layer, per TP rank (matmuls count 2 FLOP per multiply-add; Narayanan et
+ * al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", §5.1, which
+ * gives 24 b s h^2 + 4 b s^2 h for f = 4h and multi-head attention). General form:
+ *   QKV projection   2 b s h (h + 2 kv dh)      (dh = h / heads; GQA shrinks K and V to kv heads)
+ *   scores QK^T      2 b s^2 h
+ *   attention x V    2 b s^2 h
+ *   output proj.     2 b s h^2
+ *   MLP              2 b s h f x 2 (GPT) or x 3 (SwiGLU: gate, up, down)
+ * With f = 4h and kv = heads: 6 + 2 + 16 = 24 b s h^2 and 4 b s^2 h. Logits 2 b s h V. Backward is 2x forward,
+ * full recompute adds one forward in the backward, selective recompute the core attention (4 b s^2 h). MoE: each
+ * token runs top_k experts' MLPs (uniform routing: each EP rank gets b s top_k tokens) plus a router 2 b s h E. */
+static void flops(gen *G)
+{
+  const dt_gen_config *c = G->c;
+  double b = c->microbatch, s = c->seq, h = c->hidden, t = c->tp;
+  double dh = h / c->heads, kv = kv_heads(c);
+  G->f_core = 4 * b * s * s * h / t;
+  G->f_attn = (2 * b * s * h * (h + 2 * kv * dh) + 2 * b * s * h * h) / t + G->f_core;
+  double mlp = 2 * b * s * h * c->ffn * (c->swiglu ? 3 : 2) / t;
+  G->f_mlp = c->experts > 0 ? mlp * c->top_k + 2 * b * s * h * c->experts : mlp;
+  G->f_logits = 2 * b * s * h * (double)G->vocab_p / t;
+}
+
+/* ---- op emission ---- */
+
+static int stream_pos(gen *G, int stream)
+{
+  return dt_trace_stream(G->t, G->rank, stream, 1);
+}
+
+static dt_op *emit(gen *G, int stream, dt_op_kind kind, const char *fmt, ...) DT_PRINTF(4, 5);
+static dt_op *emit(gen *G, int stream, dt_op_kind kind, const char *fmt, ...)
+{
+  char name[96];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(name, sizeof name, fmt, ap);
+  va_end(ap);
+  stream_pos(G, stream);
+  dt_op *op = dt_trace_append(G->t, G->rank, stream);
+  op->kind = kind;
+  op->name = dt_xstrdup(name);
+  op->line = ++G->seq;
+  G->n[stream == S_MAIN ? 0 : 1]++;
+  return op;
+}
+
+static void add_dep(gen *G, dt_op *op, int stream, int64_t index)
+{
+  if (index < 0)
+    return;
+  op->deps = dt_xrealloc(op->deps, sizeof *op->deps * (op->ndeps + 1));
+  op->deps[op->ndeps].stream = stream_pos(G, stream);
+  op->deps[op->ndeps].index = (int32_t)index;
+  op->ndeps++;
+}
+
+static void compute(gen *G, double flop, const char *name)
+{
+  dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "%s", name);
+  op->flop = flop;
+}
+
+/* A collective on s0 (TP, EP) or s1 (DP, ZeRO, embedding). */
+static dt_op *coll(gen *G, int stream, dt_op_kind kind, int32_t group, uint64_t bytes, const char *name)
+{
+  dt_op *op = emit(G, stream, kind, "%s", name);
+  op->group = group;
+  op->bytes = bytes;
+  return op;
+}
+
+static int64_t last_main(const gen *G)
+{
+  return (int64_t)G->n[0] - 1;
+}
+
+/* ---- tensor parallel ---- */
+
+/* Forward TP collective around a block ("attn", "mlp", "embed", "logits"): without SP an all-reduce of the
+ * block output (b s h e); with SP an all-gather of the input shard before (b s h e / t per rank) and a
+ * reduce-scatter of the output after (the whole b s h e input). pre = 1 for the part before the compute. */
+static void tp_fwd(gen *G, int pre, const char *phase, const char *block, int layer)
+{
+  if (G->c->tp < 2)
+    return;
+  char name[96];
+  if (layer >= 0)
+    snprintf(name, sizeof name, "tp.%s.l%d.%s", phase, layer, block);
+  else
+    snprintf(name, sizeof name, "tp.%s.%s", phase, block);
+  if (G->c->sp) {
+    if (pre)
+      coll(G, S_MAIN, DT_OP_ALLGATHER, G->g.tp, G->tp_msg / G->c->tp, name);
+    else
+      coll(G, S_MAIN, DT_OP_REDUCESCATTER, G->g.tp, G->tp_msg, name);
+  } else if (!pre) {
+    coll(G, S_MAIN, DT_OP_ALLREDUCE, G->g.tp, G->tp_msg, name);
+  }
+}
+
+/* Backward TP collectives of a block: without SP one all-reduce of the input gradient after the compute; with
+ * SP an all-gather of the output gradient and one re-gathering the input (for the weight gradient) before, a
+ * reduce-scatter of the input gradient after (DESIGN.md §5: 4 all-gathers + 2 reduce-scatters per layer). */
+static void tp_bwd(gen *G, int pre, const char *block, int layer)
+{
+  if (G->c->tp < 2)
+    return;
+  char name[96];
+  if (layer >= 0)
+    snprintf(name, sizeof name, "tp.bwd.l%d.%s", layer, block);
+  else
+    snprintf(name, sizeof name, "tp.bwd.%s", block);
+  if (G->c->sp) {
+    if (pre) {
+      coll(G, S_MAIN, DT_OP_ALLGATHER, G->g.tp, G->tp_msg / G->c->tp, name);
+      coll(G, S_MAIN, DT_OP_ALLGATHER, G->g.tp, G->tp_msg / G->c->tp, name);
+    } else {
+      coll(G, S_MAIN, DT_OP_REDUCESCATTER, G->g.tp, G->tp_msg, name);
+    }
+  } else if (!pre) {
+    coll(G, S_MAIN, DT_OP_ALLREDUCE, G->g.tp, G->tp_msg, name);
+  }
+}
+
+/* ---- data parallel and ZeRO ---- */
+
+static int use_dp(const gen *G)
+{
+  return G->c->dp > 1;
+}
+
+/* ZeRO-3: all-gather a parameter unit's shard before it is used (prefetch one unit ahead: the gather may start
+ * once the previous unit started). Makes the next s0 op wait for it. Returns the s1 op index. */
+static int64_t zero3_gather(gen *G, int64_t params, const char *name)
+{
+  if (!use_dp(G) || G->c->zero != 3 || params <= 0)
+    return -1;
+  int64_t d = G->c->dp;
+  dt_op *op = coll(G, S_GRAD, DT_OP_ALLGATHER, G->g.dp, (uint64_t)((params + d - 1) / d) * G->c->elem_bytes, name);
+  add_dep(G, op, S_MAIN, G->anchor);
+  G->anchor = last_main(G);
+  return (int64_t)G->n[1] - 1;
+}
+
+/* ZeRO-3: reduce-scatter a unit's gradients once its backward is done. */
+static void zero3_reduce(gen *G, int64_t params, const char *name)
+{
+  if (!use_dp(G) || G->c->zero != 3 || params <= 0)
+    return;
+  int64_t d = G->c->dp;
+  dt_op *op =
+      coll(G, S_GRAD, DT_OP_REDUCESCATTER, G->g.dp, (uint64_t)((params + d - 1) / d * d) * G->c->elem_bytes, name);
+  add_dep(G, op, S_MAIN, last_main(G));
+}
+
+static void emit_bucket(gen *G, int64_t elems, int64_t after)
+{
+  int64_t d = G->c->dp;
+  elems = (elems + d - 1) / d * d; /* Megatron pads buckets to a multiple of dp */
+  char name[48];
+  snprintf(name, sizeof name, "%s.bucket%d", G->c->zero ? "zero.rs" : "dp", G->nbucket++);
+  dt_op *op = coll(G, S_GRAD, G->c->zero ? DT_OP_REDUCESCATTER : DT_OP_ALLREDUCE, G->g.dp,
+                   (uint64_t)elems * G->c->elem_bytes, name);
+  add_dep(G, op, S_MAIN, after);
+  G->done_buckets = dt_grow(G->done_buckets, &G->done_cap, G->ndone, sizeof *G->done_buckets);
+  G->done_buckets[G->ndone++] = elems;
+}
+
+static void bucket_flush(gen *G)
+{
+  if (G->bucket_acc <= 0)
+    return;
+  if (G->c->dp_overlap) {
+    emit_bucket(G, G->bucket_acc, last_main(G));
+  } else {
+    G->deferred = dt_grow(G->deferred, &G->deferred_cap, G->ndeferred, sizeof *G->deferred);
+    G->deferred[G->ndeferred++] = G->bucket_acc;
+  }
+  G->bucket_acc = 0;
+}
+
+/* Gradients of `params` elements are ready (the last s0 op produced them): into the current bucket, which is
+ * issued once it holds bucket_elems. ZeRO-3 reduces per unit instead (zero3_reduce). */
+static void grads_ready(gen *G, int64_t params, int last_mb)
+{
+  if (!use_dp(G) || G->c->zero == 3 || params <= 0)
+    return;
+  if (!last_mb && G->c->zero != 2)
+    return; /* gradient accumulation: Megatron and ZeRO-1 reduce once, in the last micro-batch's backward */
+  G->bucket_acc += params;
+  if (G->bucket_acc >= G->bucket_elems)
+    bucket_flush(G);
+}
+
+/* MoE expert gradients: all-reduce over the expert-data-parallel group (same expert shard) when ready. */
+static void expert_grads(gen *G, int layer, int last_mb)
+{
+  if (!last_mb || G->g.edp < 0 || G->p_expert <= 0)
+    return;
+  char name[48];
+  snprintf(name, sizeof name, "dp.expert.l%d", layer);
+  dt_op *op = coll(G, S_GRAD, DT_OP_ALLREDUCE, G->g.edp, (uint64_t)G->p_expert * G->c->elem_bytes, name);
+  add_dep(G, op, S_MAIN, last_main(G));
+}
+
+/* ---- forward and backward of one model chunk for one micro-batch ---- */
+
+static int chunk_layer0(const gen *G, int chunk)
+{
+  return (chunk * G->c->pp + G->stage) * G->lpc;
+}
+
+static int is_vfirst(const gen *G, int chunk)
+{
+  return G->stage == 0 && chunk == 0;
+}
+
+static int is_vlast(const gen *G, int chunk)
+{
+  return G->stage == G->c->pp - 1 && chunk == G->c->virtual_stages - 1;
+}
+
+static int64_t output_params(const gen *G)
+{
+  const dt_gen_config *c = G->c;
+  return (!c->tied_embeddings || c->pp > 1) ? G->p_emb : 0;
+}
+
+/* Emits the MLP or MoE block's forward (phase "fwd" or "recompute"). */
+static void mlp_fwd(gen *G, const char *phase, int l)
+{
+  const dt_gen_config *c = G->c;
+  tp_fwd(G, 1, phase, "mlp", l);
+  if (c->experts > 0 && c->ep > 1) {
+    char name[64];
+    double router = 2.0 * c->microbatch * c->seq * c->hidden * c->experts;
+    snprintf(name, sizeof name, "%s.l%d.router", phase, l);
+    compute(G, router, name);
+    snprintf(name, sizeof name, "ep.%s.l%d.dispatch", phase, l);
+    coll(G, S_MAIN, DT_OP_ALLTOALL, G->g.ep, G->a2a_bytes, name);
+    snprintf(name, sizeof name, "%s.l%d.experts", phase, l);
+    compute(G, G->f_mlp - router, name);
+    snprintf(name, sizeof name, "ep.%s.l%d.combine", phase, l);
+    coll(G, S_MAIN, DT_OP_ALLTOALL, G->g.ep, G->a2a_bytes, name);
+  } else {
+    dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "%s.l%d.mlp", phase, l);
+    op->flop = G->f_mlp;
+  }
+  tp_fwd(G, 0, phase, "mlp", l);
+}
+
+static void layer_fwd(gen *G, const char *phase, int l)
+{
+  tp_fwd(G, 1, phase, "attn", l);
+  dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "%s.l%d.attn", phase, l);
+  op->flop = G->f_attn;
+  tp_fwd(G, 0, phase, "attn", l);
+  mlp_fwd(G, phase, l);
+}
+
+/* Makes the most recent s0 op wait for s1 op index (ZeRO-3 gathers). */
+static void wait_s1(gen *G, int64_t s1)
+{
+  if (s1 < 0)
+    return;
+  const dt_rank *rk = &G->t->ranks[G->rank];
+  dt_stream *st = &rk->streams[stream_pos(G, S_MAIN)];
+  add_dep(G, &st->ops[st->nops - 1], S_GRAD, s1);
+}
+
+static void forward(gen *G, int chunk, int64_t mb)
+{
+  (void)mb;
+  const dt_gen_config *c = G->c;
+  if (is_vfirst(G, chunk)) {
+    int64_t z = zero3_gather(G, G->p_emb, "zero.ag.fwd.embed");
+    /* embedding lookup: no matmul FLOP; a zero-FLOP compute op anchors the TP collective and ZeRO-3 gather */
+    compute(G, 0, "fwd.embed");
+    wait_s1(G, z);
+    if (c->tp > 1) {
+      /* vocab-parallel embedding: all-reduce of the output (reduce-scatter with SP) */
+      coll(G, S_MAIN, c->sp ? DT_OP_REDUCESCATTER : DT_OP_ALLREDUCE, G->g.tp, G->tp_msg, "tp.fwd.embed");
+    }
+  }
+  int l0 = chunk_layer0(G, chunk);
+  for (int i = 0; i < G->lpc; i++) {
+    char name[48];
+    snprintf(name, sizeof name, "zero.ag.fwd.l%d", l0 + i);
+    int64_t z = zero3_gather(G, G->p_layer, name);
+    size_t before = G->n[0];
+    layer_fwd(G, "fwd", l0 + i);
+    if (z >= 0) {
+      dt_stream *st = &G->t->ranks[G->rank].streams[stream_pos(G, S_MAIN)];
+      add_dep(G, &st->ops[before], S_GRAD, z);
+    }
+  }
+  if (is_vlast(G, chunk)) {
+    int64_t z = zero3_gather(G, output_params(G), "zero.ag.fwd.output");
+    tp_fwd(G, 1, "fwd", "logits", -1);
+    size_t before = G->n[0];
+    dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "fwd.logits");
+    op->flop = G->f_logits;
+    if (z >= 0)
+      add_dep(G, &G->t->ranks[G->rank].streams[stream_pos(G, S_MAIN)].ops[before], S_GRAD, z);
+    if (c->tp > 1) /* vocab-parallel cross entropy: max logit, target logit, sum of exponentials (fp32) */
+      for (int k = 0; k < 3; k++)
+        coll(G, S_MAIN, DT_OP_ALLREDUCE, G->g.tp, G->loss_bytes, "tp.fwd.loss");
+  }
+}
+
+static void backward(gen *G, int chunk, int64_t mb)
+{
+  const dt_gen_config *c = G->c;
+  int last_mb = mb == G->m - 1;
+  if (is_vlast(G, chunk)) {
+    int64_t z = zero3_gather(G, output_params(G), "zero.ag.bwd.output");
+    tp_bwd(G, 1, "logits", -1);
+    size_t before = G->n[0];
+    dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "bwd.logits");
+    op->flop = 2 * G->f_logits;
+    if (z >= 0)
+      add_dep(G, &G->t->ranks[G->rank].streams[stream_pos(G, S_MAIN)].ops[before], S_GRAD, z);
+    tp_bwd(G, 0, "logits", -1);
+    zero3_reduce(G, output_params(G), "zero.rs.output");
+    grads_ready(G, output_params(G) + (c->swiglu ? 1 : 2) * (int64_t)c->hidden, last_mb);
+  }
+  int l0 = chunk_layer0(G, chunk);
+  for (int i = G->lpc - 1; i >= 0; i--) {
+    int l = l0 + i;
+    char name[48];
+    snprintf(name, sizeof name, "zero.ag.bwd.l%d", l);
+    int64_t z = zero3_gather(G, G->p_layer, name);
+    size_t before = G->n[0];
+    if (c->recompute == DT_RECOMPUTE_FULL)
+      layer_fwd(G, "recompute", l);
+    /* MLP block backward */
+    tp_bwd(G, 1, "mlp", l);
+    if (c->experts > 0 && c->ep > 1) {
+      snprintf(name, sizeof name, "ep.bwd.l%d.combine", l);
+      coll(G, S_MAIN, DT_OP_ALLTOALL, G->g.ep, G->a2a_bytes, name);
+      dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "bwd.l%d.experts", l);
+      op->flop = 2 * G->f_mlp;
+      expert_grads(G, l, last_mb);
+      snprintf(name, sizeof name, "ep.bwd.l%d.dispatch", l);
+      coll(G, S_MAIN, DT_OP_ALLTOALL, G->g.ep, G->a2a_bytes, name);
+    } else {
+      dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "bwd.l%d.mlp", l);
+      op->flop = 2 * G->f_mlp;
+      expert_grads(G, l, last_mb);
+    }
+    tp_bwd(G, 0, "mlp", l);
+    /* attention block backward */
+    tp_bwd(G, 1, "attn", l);
+    if (c->recompute == DT_RECOMPUTE_SELECTIVE) {
+      dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "recompute.l%d.core_attn", l);
+      op->flop = G->f_core;
+    }
+    dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "bwd.l%d.attn", l);
+    op->flop = 2 * G->f_attn;
+    tp_bwd(G, 0, "attn", l);
+    if (z >= 0)
+      add_dep(G, &G->t->ranks[G->rank].streams[stream_pos(G, S_MAIN)].ops[before], S_GRAD, z);
+    snprintf(name, sizeof name, "zero.rs.l%d", l);
+    zero3_reduce(G, G->p_layer, name);
+    grads_ready(G, G->p_layer, last_mb);
+  }
+  if (is_vfirst(G, chunk)) {
+    int64_t z = zero3_gather(G, G->p_emb, "zero.ag.bwd.embed");
+    size_t before = G->n[0];
+    if (c->tp > 1 && c->sp)
+      coll(G, S_MAIN, DT_OP_ALLGATHER, G->g.tp, G->tp_msg / c->tp, "tp.bwd.embed");
+    compute(G, 0, "bwd.embed");
+    if (z >= 0)
+      add_dep(G, &G->t->ranks[G->rank].streams[stream_pos(G, S_MAIN)].ops[before], S_GRAD, z);
+    zero3_reduce(G, G->p_emb, "zero.rs.embed");
+    grads_ready(G, G->p_emb, last_mb);
+  }
+  /* a chunk's buckets close with its backward (Megatron keeps buckets per model chunk); ZeRO-2 every
+   * micro-batch */
+  if (last_mb || c->zero == 2)
+    bucket_flush(G);
+}
+
+/* ---- pipeline point-to-point ---- */
+
+static int32_t next_rank(const gen *G)
+{
+  int32_t s = (G->stage + 1) % G->c->pp;
+  return dt_gen_rank(G->c, s, G->dpi, G->tpi);
+}
+
+static int32_t prev_rank(const gen *G)
+{
+  int32_t s = (G->stage + G->c->pp - 1) % G->c->pp;
+  return dt_gen_rank(G->c, s, G->dpi, G->tpi);
+}
+
+/* One batch_isend_irecv as Megatron's p2p_communication._communicate posts it: send to prev, recv from prev,
+ * send to next, recv from next (activations forward with tag 0, gradients backward with tag 1). Each flag is
+ * the micro-batch number carried (for the op name), or -1 when that part is absent. */
+static void p2p(gen *G, int64_t send_prev, int64_t recv_prev, int64_t send_next, int64_t recv_next)
+{
+  if (G->c->pp < 2)
+    return;
+  int64_t id = G->batch;
+  int any = 0;
+  struct {
+    int64_t mb;
+    dt_op_kind kind;
+    int next;
+    int tag;
+    const char *what;
+  } parts[4] = {{send_prev, DT_OP_SEND, 0, TAG_BWD, "pp.send_bwd"},
+                {recv_prev, DT_OP_RECV, 0, TAG_FWD, "pp.recv_fwd"},
+                {send_next, DT_OP_SEND, 1, TAG_FWD, "pp.send_fwd"},
+                {recv_next, DT_OP_RECV, 1, TAG_BWD, "pp.recv_bwd"}};
+  for (int i = 0; i < 4; i++) {
+    if (parts[i].mb < 0)
+      continue;
+    dt_op *op = emit(G, S_MAIN, parts[i].kind, "%s.mb%lld", parts[i].what, (long long)parts[i].mb);
+    op->peer = parts[i].next ? next_rank(G) : prev_rank(G);
+    op->tag = parts[i].tag;
+    op->bytes = G->pp_msg;
+    op->batch = id;
+    any = 1;
+  }
+  if (any)
+    G->batch++;
+}
+
+/* ---- schedules ---- */
+
+/* Megatron-LM forward_backward_pipelining_without_interleaving (schedules.py): warm-up of p - stage - 1
+ * forwards, steady 1F1B with send_forward_recv_backward / send_backward_recv_forward, cool-down backwards. */
+static void schedule_1f1b(gen *G)
+{
+  int64_t p = G->c->pp, m = G->m;
+  int first = G->stage == 0, last = G->stage == p - 1;
+  int64_t warmup = p - G->stage - 1;
+  if (warmup > m)
+    warmup = m;
+  int64_t remaining = m - warmup;
+  int64_t fwd = 0, bwd = 0;
+  for (int64_t i = 0; i < warmup; i++) {
+    if (!first)
+      p2p(G, -1, fwd, -1, -1); /* recv_forward */
+    forward(G, 0, fwd);
+    if (!last)
+      p2p(G, -1, -1, fwd, -1); /* send_forward */
+    fwd++;
+  }
+  if (remaining > 0 && !first)
+    p2p(G, -1, fwd, -1, -1);
+  for (int64_t i = 0; i < remaining; i++) {
+    int last_iter = i == remaining - 1;
+    forward(G, 0, fwd);
+    if (!last)
+      p2p(G, -1, -1, fwd, bwd); /* send_forward_recv_backward */
+    fwd++;
+    backward(G, 0, bwd);
+    if (!first) {
+      if (last_iter)
+        p2p(G, bwd, -1, -1, -1); /* send_backward */
+      else
+        p2p(G, bwd, fwd, -1, -1); /* send_backward_recv_forward */
+    }
+    bwd++;
+  }
+  for (int64_t i = 0; i < warmup; i++) {
+    if (!last)
+      p2p(G, -1, -1, -1, bwd); /* recv_backward */
+    backward(G, 0, bwd);
+    if (!first)
+      p2p(G, bwd, -1, -1, -1); /* send_backward */
+    bwd++;
+  }
+}
+
+/* Megatron-LM forward_backward_pipelining_with_interleaving (schedules.py, without overlapped p2p): model
+ * chunks v per stage, micro-batches taken in groups of p per chunk; warm-up (p - stage - 1) * 2 + (v - 1) * p
+ * forwards; every communication is one batch of up to four p2p ops. */
+static int64_t chunk_of(const gen *G, int64_t k, int forward)
+{
+  int64_t p = G->c->pp, v = G->c->virtual_stages;
+  int64_t c = (k % (p * v)) / p;
+  return forward ? c : v - c - 1;
+}
+
+static int64_t mb_of(const gen *G, int64_t k)
+{
+  int64_t p = G->c->pp, v = G->c->virtual_stages;
+  return (k / (p * v)) * p + k % p;
+}
+
+static void schedule_interleaved(gen *G)
+{
+  int64_t p = G->c->pp, v = G->c->virtual_stages, total = G->m * v;
+  int first = G->stage == 0, last = G->stage == p - 1;
+  int64_t warmup = (p - G->stage - 1) * 2 + (v - 1) * p;
+  int all_warmup = 0;
+  if (warmup >= total) {
+    warmup = total;
+    all_warmup = 1;
+  }
+  int64_t remaining = total - warmup;
+  /* micro-batch numbers carried by the next recv_forward / recv_backward, for op names only */
+  int64_t rf = 0, rb = 0;
+  if (!first)
+    p2p(G, -1, rf++, -1, -1); /* recv_forward for chunk 0 */
+  for (int64_t k = 0; k < warmup; k++) {
+    int64_t ch = chunk_of(G, k, 1), mb = mb_of(G, k);
+    forward(G, (int)ch, mb);
+    int64_t next_ch = chunk_of(G, k + 1, 1);
+    int recv_prev = 1;
+    if (first && next_ch == 0)
+      recv_prev = 0;
+    if (k == total - 1)
+      recv_prev = 0;
+    int64_t send = is_vlast(G, (int)ch) ? -1 : mb;
+    if (k == warmup - 1 && !all_warmup) {
+      int recv_next = !last;
+      p2p(G, -1, recv_prev ? rf++ : -1, send, recv_next ? rb++ : -1);
+    } else {
+      p2p(G, -1, recv_prev ? rf++ : -1, send, -1);
+    }
+  }
+  for (int64_t k = 0; k < remaining; k++) {
+    int64_t fk = k + warmup, bk = k;
+    int64_t fch = chunk_of(G, fk, 1), bch = chunk_of(G, bk, 0);
+    forward(G, (int)fch, mb_of(G, fk));
+    backward(G, (int)bch, mb_of(G, bk));
+    int64_t send_fwd = is_vlast(G, (int)fch) ? -1 : mb_of(G, fk);
+    int64_t send_bwd = is_vfirst(G, (int)bch) ? -1 : mb_of(G, bk);
+    int recv_prev = 1, recv_next = 1;
+    if (first) {
+      if (chunk_of(G, fk - (p - 1), 1) == v - 1)
+        recv_prev = 0;
+    }
+    if (last) {
+      if (chunk_of(G, bk - (p - 1), 0) == 0)
+        recv_next = 0;
+    }
+    if (k == remaining - 1)
+      recv_prev = 0;
+    p2p(G, send_bwd, recv_prev ? rf++ : -1, send_fwd, recv_next ? rb++ : -1);
+  }
+  if (all_warmup && !last)
+    p2p(G, -1, -1, -1, rb++); /* recv_backward */
+  for (int64_t k = remaining; k < total; k++) {
+    int64_t ch = chunk_of(G, k, 0);
+    backward(G, (int)ch, mb_of(G, k));
+    int64_t next_ch = chunk_of(G, k + 1, 0);
+    int recv_next = 1;
+    if (last && next_ch == v - 1)
+      recv_next = 0;
+    if (k == total - 1)
+      recv_next = 0;
+    int64_t send_bwd = is_vfirst(G, (int)ch) ? -1 : mb_of(G, k);
+    p2p(G, send_bwd, -1, -1, recv_next ? rb++ : -1);
+  }
+}
+
+/* Everything after the last backward: deferred buckets (overlap off), the tied-embedding gradient all-reduce
+ * between the first and last stage, and ZeRO-1/2's parameter all-gathers after the optimizer step. */
+static void finish(gen *G)
+{
+  const dt_gen_config *c = G->c;
+  int64_t end = last_main(G);
+  for (size_t i = 0; i < G->ndeferred; i++)
+    emit_bucket(G, G->deferred[i], end);
+  if (G->g.emb >= 0) {
+    dt_op *op =
+        coll(G, S_GRAD, DT_OP_ALLREDUCE, G->g.emb, (uint64_t)G->p_emb * c->elem_bytes, "emb.grad");
+    add_dep(G, op, S_MAIN, end);
+  }
+  if (use_dp(G) && (c->zero == 1 || c->zero == 2)) {
+    /* Megatron's distributed optimizer / ZeRO-1: each rank updates its shard, then gathers the parameters; one
+     * all-gather per bucket (shard = bucket / dp). ZeRO-2 reduced every micro-batch: gather each parameter
+     * once. */
+    size_t n = c->zero == 2 ? G->ndone / (size_t)G->m : G->ndone;
+    for (size_t i = 0; i < n; i++) {
+      char name[48];
+      snprintf(name, sizeof name, "zero.ag.bucket%zu", i);
+      dt_op *op = coll(G, S_GRAD, DT_OP_ALLGATHER, G->g.dp,
+                       (uint64_t)(G->done_buckets[i] / c->dp) * c->elem_bytes, name);
+      add_dep(G, op, S_MAIN, end);
+    }
+  }
+}
+
+/* ---- groups and ranks ---- */
+
+static int add_groups(const dt_gen_config *c, dt_trace *t, world_groups *W, dt_error *err)
+{
+  int32_t T = c->tp, P = c->pp, D = c->dp, E = c->ep;
+  int32_t *ranks = dt_xmalloc(sizeof *ranks * (size_t)(T > D ? T : D) * 2 + 8);
+  char name[96];
+  int rc = DT_ERR;
+  W->tp = dt_xmalloc(sizeof *W->tp * (size_t)P * D);
+  W->dp = dt_xmalloc(sizeof *W->dp * (size_t)P * T);
+  W->emb = dt_xmalloc(sizeof *W->emb * (size_t)D * T);
+  W->ep = dt_xmalloc(sizeof *W->ep * (size_t)P * T * (D / E));
+  W->edp = dt_xmalloc(sizeof *W->edp * (size_t)P * T * E);
+  for (int32_t s = 0; s < P; s++)
+    for (int32_t j = 0; j < D; j++) {
+      W->tp[s * D + j] = -1;
+      if (T < 2)
+        continue;
+      for (int32_t i = 0; i < T; i++)
+        ranks[i] = dt_gen_rank(c, s, j, i);
+      snprintf(name, sizeof name, "tp.pp%d.dp%d", s, j);
+      if ((W->tp[s * D + j] = dt_trace_add_group(t, name, ranks, (size_t)T, 0, 0, err)) < 0)
+        goto done;
+    }
+  for (int32_t s = 0; s < P; s++)
+    for (int32_t i = 0; i < T; i++) {
+      int32_t base = (s * T + i);
+      W->dp[base] = -1;
+      if (D >= 2) {
+        for (int32_t j = 0; j < D; j++)
+          ranks[j] = dt_gen_rank(c, s, j, i);
+        snprintf(name, sizeof name, "dp.pp%d.tp%d", s, i);
+        if ((W->dp[base] = dt_trace_add_group(t, name, ranks, (size_t)D, 0, 0, err)) < 0)
+          goto done;
+      }
+      for (int32_t k = 0; k < D / E; k++) {
+        W->ep[base * (D / E) + k] = -1;
+        if (E < 2 || c->experts == 0)
+          continue;
+        for (int32_t j = 0; j < E; j++)
+          ranks[j] = dt_gen_rank(c, s, k * E + j, i);
+        snprintf(name, sizeof name, "ep.pp%d.tp%d.%d", s, i, k);
+        if ((W->ep[base * (D / E) + k] = dt_trace_add_group(t, name, ranks, (size_t)E, 0, 0, err)) < 0)
+          goto done;
+      }
+      for (int32_t r = 0; r < E; r++) {
+        W->edp[base * E + r] = -1;
+        if (D / E < 2 || c->experts == 0)
+          continue;
+        for (int32_t j = 0; j < D / E; j++)
+          ranks[j] = dt_gen_rank(c, s, j * E + r, i);
+        snprintf(name, sizeof name, "edp.pp%d.tp%d.%d", s, i, r);
+        if ((W->edp[base * E + r] = dt_trace_add_group(t, name, ranks, (size_t)(D / E), 0, 0, err)) < 0)
+          goto done;
+      }
+    }
+  for (int32_t j = 0; j < D; j++)
+    for (int32_t i = 0; i < T; i++) {
+      W->emb[j * T + i] = -1;
+      if (!c->tied_embeddings || P < 2)
+        continue;
+      ranks[0] = dt_gen_rank(c, 0, j, i);
+      ranks[1] = dt_gen_rank(c, P - 1, j, i);
+      snprintf(name, sizeof name, "emb.dp%d.tp%d", j, i);
+      if ((W->emb[j * T + i] = dt_trace_add_group(t, name, ranks, 2, 0, 0, err)) < 0)
+        goto done;
+    }
+  rc = DT_OK;
+done:
+  free(ranks);
+  return rc;
+}
+
+static rank_groups groups_of(const dt_gen_config *c, const world_groups *W, int32_t s, int32_t j, int32_t i)
+{
+  int32_t T = c->tp, D = c->dp, E = c->ep, base = s * T + i;
+  rank_groups g;
+  g.tp = W->tp[s * D + j];
+  g.dp = W->dp[base];
+  g.ep = W->ep[base * (D / E) + j / E];
+  g.edp = W->edp[base * E + j % E];
+  g.emb = (s == 0 || s == c->pp - 1) ? W->emb[j * T + i] : -1;
+  return g;
+}
+
+static void emit_rank(const dt_gen_config *c, dt_trace *t, const world_groups *W, int32_t s, int32_t j, int32_t i)
+{
+  gen G;
+  memset(&G, 0, sizeof G);
+  G.c = c;
+  G.t = t;
+  G.stage = s;
+  G.dpi = j;
+  G.tpi = i;
+  G.rank = dt_gen_rank(c, s, j, i);
+  G.g = groups_of(c, W, s, j, i);
+  G.m = dt_gen_microbatches(c);
+  G.lpc = c->layers / (c->pp * c->virtual_stages);
+  G.vocab_p = pad_vocab(c);
+  G.tp_msg = (uint64_t)c->microbatch * c->seq * c->hidden * c->elem_bytes;
+  G.pp_msg = c->sp ? G.tp_msg / c->tp : G.tp_msg;
+  G.loss_bytes = (uint64_t)c->microbatch * c->seq * 4;
+  /* dispatch/combine: each token's hidden state to top_k experts (tokens per rank: b s, / tp with SP) */
+  G.a2a_bytes = (uint64_t)c->microbatch * c->seq / (c->sp ? c->tp : 1) * c->top_k * c->hidden * c->elem_bytes;
+  G.p_layer = layer_params(c);
+  G.p_expert = c->experts > 0 ? (int64_t)(c->experts / c->ep) * mlp_params(c) : 0;
+  G.p_emb = G.vocab_p * c->hidden / c->tp;
+  int64_t def = 40000000LL > 1000000LL * c->dp ? 40000000LL : 1000000LL * c->dp; /* Megatron DDP default */
+  G.bucket_elems = c->bucket_bytes > 0 ? c->bucket_bytes / c->elem_bytes : def;
+  if (G.bucket_elems < 1)
+    G.bucket_elems = 1;
+  G.anchor = -1;
+  flops(&G);
+  stream_pos(&G, S_MAIN);
+  if (c->dp > 1 || G.g.emb >= 0 || G.g.edp >= 0)
+    stream_pos(&G, S_GRAD);
+  if (c->schedule == DT_SCHEDULE_INTERLEAVED)
+    schedule_interleaved(&G);
+  else
+    schedule_1f1b(&G);
+  finish(&G);
+  free(G.deferred);
+  free(G.done_buckets);
+}
+
+int dt_gen_build(const dt_gen_config *c, int materialize, dt_trace **out, dt_error *err)
+{
+  *out = NULL;
+  if (dt_gen_validate(c, 0, err) != DT_OK)
+    return DT_ERR;
+  int64_t world = dt_gen_world(c);
+  dt_trace *t = dt_trace_new((int32_t)world);
+  world_groups W;
+  memset(&W, 0, sizeof W);
+  int rc = DT_ERR;
+  int32_t *map = NULL;
+  if (add_groups(c, t, &W, err) != DT_OK)
+    goto done;
+  for (int32_t s = 0; s < c->pp; s++) {
+    if (materialize) {
+      for (int32_t j = 0; j < c->dp; j++)
+        for (int32_t i = 0; i < c->tp; i++)
+          emit_rank(c, t, &W, s, j, i);
+      continue;
+    }
+    emit_rank(c, t, &W, s, 0, 0);
+  }
+  if (!materialize) {
+    map = dt_xmalloc(sizeof *map * (t->ngroups + 1));
+    for (int32_t s = 0; s < c->pp; s++) {
+      rank_groups tg = groups_of(c, &W, s, 0, 0);
+      int32_t tmpl = dt_gen_rank(c, s, 0, 0);
+      for (int32_t j = 0; j < c->dp; j++)
+        for (int32_t i = 0; i < c->tp; i++) {
+          if (j == 0 && i == 0)
+            continue;
+          rank_groups ug = groups_of(c, &W, s, j, i);
+          for (size_t g = 0; g < t->ngroups; g++)
+            map[g] = (int32_t)g;
+          int32_t from[5] = {tg.tp, tg.dp, tg.emb, tg.ep, tg.edp}, to[5] = {ug.tp, ug.dp, ug.emb, ug.ep, ug.edp};
+          for (int k = 0; k < 5; k++)
+            if (from[k] >= 0)
+              map[from[k]] = to[k];
+          if (dt_trace_set_template(t, dt_gen_rank(c, s, j, i), tmpl, map, err) != DT_OK)
+            goto done;
+        }
+    }
+  }
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", c->name);
+  dt_trace_add_meta(t, "generator", "dtsim gen (docs/generator.md)");
+  dt_trace_add_meta(t, "model", buf);
+  snprintf(buf, sizeof buf,
+           "tp=%d pp=%d dp=%d zero=%d sp=%d recompute=%s schedule=%s virtual_stages=%d microbatch=%d "
+           "global_batch=%lld microbatches=%lld seq=%d dtype=%s experts=%d ep=%d",
+           c->tp, c->pp, c->dp, c->zero, c->sp,
+           c->recompute == DT_RECOMPUTE_FULL ? "full" : c->recompute == DT_RECOMPUTE_SELECTIVE ? "selective" : "none",
+           c->schedule == DT_SCHEDULE_INTERLEAVED ? "interleaved" : "1f1b", c->virtual_stages, c->microbatch,
+           (long long)c->global_batch, (long long)dt_gen_microbatches(c), c->seq, c->dtype, c->experts, c->ep);
+  dt_trace_add_meta(t, "parallel", buf);
+  dt_trace_add_note(t, "generated trace '%s' (%s): compute from FLOPs at the platform's peak x efficiency, "
+                       "communication as Megatron-LM/DeepSpeed issue it (docs/generator.md)", c->name, buf);
+  rc = DT_OK;
+done:
+  free(map);
+  free(W.tp);
+  free(W.dp);
+  free(W.emb);
+  free(W.ep);
+  free(W.edp);
+  if (rc != DT_OK)
+    dt_trace_free(t);
+  else
+    *out = t;
+  return rc;
+}
+
+/* ---- schemes ---- */
+
+static const char *const scheme_names[DT_SCHEME_COUNT] = {"DP", "ZeRO", "TP", "PP", "EP", "embedding"};
+static const char *const scheme_prefix[DT_SCHEME_COUNT] = {"dp.", "zero.", "tp.", "pp.", "ep.", "emb."};
+
+const char *dt_gen_scheme_name(dt_gen_scheme s)
+{
+  return (unsigned)s < DT_SCHEME_COUNT ? scheme_names[s] : NULL;
+}
+
+int dt_gen_scheme_of(const char *name)
+{
+  if (!name)
+    return -1;
+  for (int i = 0; i < DT_SCHEME_COUNT; i++)
+    if (strncmp(name, scheme_prefix[i], strlen(scheme_prefix[i])) == 0)
+      return i;
+  return -1;
+}

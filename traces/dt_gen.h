@@ -1,0 +1,152 @@
+/* The GPT training workload generator (DESIGN.md §5, docs/generator.md): from a model shape and a parallel
+ * configuration, the trace Megatron-LM / DeepSpeed would run for one training iteration — TP, PP, DP / ZeRO
+ * and MoE communication in the schedule's real order, compute as FLOPs. One template rank per pipeline stage
+ * holds the ops; every other rank of the stage runs it through a group map (dt_trace_set_template), so memory
+ * grows with the stages, not with the ranks. */
+#ifndef DT_GEN_H
+#define DT_GEN_H
+
+#include "../common/dt_error.h"
+#include "dt_trace.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { DT_RECOMPUTE_NONE = 0, DT_RECOMPUTE_FULL, DT_RECOMPUTE_SELECTIVE } dt_gen_recompute;
+typedef enum { DT_SCHEDULE_1F1B = 0, DT_SCHEDULE_INTERLEAVED } dt_gen_schedule;
+
+/* Model and parallel configuration. Counts are plain numbers; sizes in bytes. Fill with dt_gen_config_init
+ * or dt_gen_preset, change with dt_gen_set (the one entry point shared by flags and workload files). */
+typedef struct dt_gen_config {
+  char name[64];        /* preset or workload name, for reports */
+  /* model */
+  int32_t layers;       /* L transformer layers */
+  int32_t hidden;       /* h */
+  int32_t heads;        /* attention heads a */
+  int32_t kv_heads;     /* key/value heads (GQA); = heads for multi-head attention */
+  int32_t ffn;          /* f, MLP inner size */
+  int32_t vocab;        /* V */
+  int32_t seq;          /* s, sequence length */
+  int swiglu;           /* 1: gated MLP with three h x f matmuls (Llama), 0: two (GPT) */
+  int tied_embeddings;  /* 1: output layer shares the input embedding (GPT-3 / Megatron GPT) */
+  int32_t experts;      /* MoE experts per layer, 0 = dense */
+  int32_t top_k;        /* experts per token (MoE) */
+  /* training */
+  int32_t microbatch;   /* b */
+  int64_t global_batch; /* sequences per iteration; micro-batches per pipeline m = global / (b * dp) */
+  int32_t elem_bytes;   /* e: 2 for bf16/fp16, 4 for fp32 */
+  char dtype[8];        /* "bf16", "fp16", "fp32" */
+  /* parallelism */
+  int32_t tp, pp, dp;
+  int zero;             /* ZeRO stage 0-3 */
+  int sp;               /* sequence parallelism (Megatron), needs tp > 1 to matter */
+  dt_gen_recompute recompute;
+  dt_gen_schedule schedule;
+  int32_t virtual_stages; /* model chunks per pipeline stage (interleaved schedule); 1 for 1F1B */
+  int64_t bucket_bytes; /* DP gradient bucket size; 0 = Megatron's default max(40M, 1M * dp) elements */
+  int dp_overlap;       /* 1: buckets issued during the last backward as gradients are ready; 0: after it */
+  int32_t ep;           /* expert parallel size (divides dp), 1 without MoE */
+} dt_gen_config;
+
+/* Defaults: no model (layers 0 until a preset or keys set it), b 1, bf16, tp = pp = dp = 1, ZeRO 0, no SP,
+ * no recompute, 1F1B, 1 virtual stage, default bucket, DP overlap on, dense, ep 1. */
+void dt_gen_config_init(dt_gen_config *c);
+
+/* Presets (docs/generator.md lists their sources): "neox-19m", "neox-125m", "neox-1.3b", "neox-13b",
+ * "gpt3-175b", "llama2-7b", "llama2-70b". */
+size_t dt_gen_preset_count(void);
+/* Name and one-line description of preset i (< dt_gen_preset_count()), NULL when out of range. */
+const char *dt_gen_preset_name(size_t i);
+const char *dt_gen_preset_about(size_t i);
+/* Fills c (after dt_gen_config_init) with preset name's model and its default global batch. Returns DT_OK,
+ * or DT_ERR naming the nearest preset. */
+int dt_gen_preset(const char *name, dt_gen_config *c, dt_error *err);
+
+/* Sets one key from its text value: the keys of docs/generator.md (layers, hidden, heads, kv_heads, ffn,
+ * vocab, seq, swiglu, tied_embeddings, experts, top_k, microbatch, global_batch, dtype, tp, pp, dp, zero,
+ * sp, recompute, schedule, virtual_stages, bucket, dp_overlap, ep). "bucket" takes a byte size with an
+ * optional unit (B, kB, MB, GB, KiB, MiB, GiB); booleans take true/false/1/0/yes/no/on/off. Returns DT_OK,
+ * or DT_ERR with a message (no position; callers add it) for an unknown key (with the nearest) or a bad
+ * value. */
+int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *err);
+/* Whether key is a dt_gen_set key. */
+int dt_gen_is_key(const char *key);
+
+/* Reads a workload YAML file (libyaml):
+ *   dtsim_workload: 1
+ *   preset: gpt3-175b        # optional base
+ *   model: {layers: ..., hidden: ...}
+ *   training: {microbatch: 1, global_batch: 1536, dtype: bf16}
+ *   parallel: {tp: 8, pp: 16, dp: 8, zero: 1, sp: true, ...}
+ * into c (on top of what c holds). Unknown keys or sections are errors at file:line:col with the nearest
+ * known key; values are checked as dt_gen_set does. */
+int dt_gen_load_yaml(const char *path, dt_gen_config *c, dt_error *err);
+int dt_gen_parse_yaml(const char *text, size_t len, const char *source_name, dt_gen_config *c, dt_error *err);
+
+/* Checks that the configuration can run: a model is given, tp divides heads and kv_heads, pp * virtual
+ * stages divides layers, the global batch is a multiple of b * dp, the interleaved schedule has at least two
+ * virtual stages and a micro-batch count that is a multiple of pp, ep divides dp and experts, ZeRO 2-3 is
+ * not combined with pp > 1 (DeepSpeed refuses it), sizes fit 64 bits. gpus > 0 also checks world = tp*pp*dp
+ * <= gpus. Returns DT_OK or DT_ERR with a message that names the values. */
+int dt_gen_validate(const dt_gen_config *c, int64_t gpus, dt_error *err);
+
+/* World size tp * pp * dp and micro-batches per pipeline global_batch / (microbatch * dp). */
+int64_t dt_gen_world(const dt_gen_config *c);
+int64_t dt_gen_microbatches(const dt_gen_config *c);
+
+/* Megatron rank layout: rank = pp * (tp * dp) + dp_index * tp + tp_index (TP innermost, then DP, then PP). */
+int32_t dt_gen_rank(const dt_gen_config *c, int32_t pp_index, int32_t dp_index, int32_t tp_index);
+
+/* Parameters (elements) one GPU of pipeline stage `stage` holds and reduces over data parallelism: its TP shard
+ * of the stage's layers, embeddings and norms (expert parameters excluded, see expert_params). */
+int64_t dt_gen_stage_params(const dt_gen_config *c, int32_t stage);
+/* Expert parameters (elements) one GPU of a stage holds (MoE; 0 when dense). */
+int64_t dt_gen_stage_expert_params(const dt_gen_config *c, int32_t stage);
+
+/* Builds the iteration's trace (validates c first). With materialize = 0 (the normal case) every pipeline
+ * stage has one template rank (tp 0, dp 0) and every other rank runs it through dt_trace_set_template;
+ * materialize = 1 writes every rank's ops out (small worlds only: tests compare both forms). Ops carry
+ * `name=` (fwd.l3.mlp, tp.fwd.l3.attn, pp.send_fwd, dp.bucket4 ...) and op->line is a running sequence
+ * number per rank that fixes the issue order across streams. Returns DT_OK and *out (caller frees), or
+ * DT_ERR. The trace is not validated. */
+int dt_gen_build(const dt_gen_config *c, int materialize, dt_trace **out, dt_error *err);
+
+/* Communication scheme of a generated op, from its name prefix. */
+typedef enum {
+  DT_SCHEME_DP = 0, DT_SCHEME_ZERO, DT_SCHEME_TP, DT_SCHEME_PP, DT_SCHEME_EP, DT_SCHEME_EMB, DT_SCHEME_COUNT
+} dt_gen_scheme;
+const char *dt_gen_scheme_name(dt_gen_scheme s);
+/* Scheme of op name (prefix "dp.", "zero.", "tp.", "pp.", "ep.", "emb."), -1 for compute and others. */
+int dt_gen_scheme_of(const char *name);
+
+#define DT_GEN_HIST 48
+/* Volumes of one generated iteration, per GPU and in total (docs/generator.md). "bytes" is the sum of the
+ * ops' `bytes=` (DESIGN.md §4 convention: all-gather the shard, reduce-scatter the whole input, a send/recv
+ * pair counted at the sender); "wire" is what one GPU sends with ring algorithms: all-reduce 2(n-1)/n S,
+ * all-gather (n-1) S, reduce-scatter and all-to-all (n-1)/n S, send S. */
+typedef struct dt_gen_volume {
+  int32_t stages;
+  int32_t ranks_per_stage;              /* tp * dp */
+  /* per GPU of each stage (stages entries) */
+  double *stage_bytes[DT_SCHEME_COUNT];
+  double *stage_wire[DT_SCHEME_COUNT];
+  double *stage_ops[DT_SCHEME_COUNT];
+  double *stage_flop;
+  /* totals over all GPUs */
+  double total_bytes[DT_SCHEME_COUNT], total_wire[DT_SCHEME_COUNT], total_ops[DT_SCHEME_COUNT];
+  double kind_ops[DT_OP_COUNT], kind_bytes[DT_OP_COUNT]; /* over all GPUs; send/recv pairs under send */
+  uint64_t max_msg[DT_SCHEME_COUNT];   /* largest `bytes` per scheme */
+  double hist[DT_GEN_HIST];            /* ops over all GPUs by `bytes`: bucket k holds [2^(k-1), 2^k), 0 holds 0 */
+  /* closed forms of the seed study (HOTI 2024), computed from the configuration alone */
+  double cf_tp_msg;     /* b*s*h*e */
+  double cf_pp_msg;     /* b*s*h*e, / tp with SP */
+  double cf_dp_m;       /* per GPU of stage 0: gradient bytes m = params * e */
+  double cf_dp_volume;  /* 2m (ring all-reduce), or 1.5 * 2m * microbatches for ZeRO-3 */
+} dt_gen_volume;
+
+/* Computes the volumes of trace t built by dt_gen_build from c (template or materialized). Returns DT_OK
+ * and fills v (free with dt_gen_volume_free). */
+int dt_gen_volume_compute(const dt_gen_config *c, const dt_trace *t, dt_gen_volume *v, dt_error *err);
+void dt_gen_volume_free(dt_gen_volume *v);
+
+#endif

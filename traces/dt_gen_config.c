@@ -1,0 +1,541 @@
+/* The generator's inputs: presets, the key table shared by command-line flags and workload files, the
+ * workload YAML reader (libyaml document API, errors at file:line:col) and the checks that reject
+ * configurations Megatron-LM / DeepSpeed would refuse. */
+#include "dt_gen.h"
+
+#include "../common/dt_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+void dt_gen_config_init(dt_gen_config *c)
+{
+  memset(c, 0, sizeof *c);
+  snprintf(c->name, sizeof c->name, "custom");
+  c->top_k = 2;
+  c->microbatch = 1;
+  c->elem_bytes = 2;
+  snprintf(c->dtype, sizeof c->dtype, "bf16");
+  c->tp = c->pp = c->dp = 1;
+  c->virtual_stages = 1;
+  c->dp_overlap = 1;
+  c->ep = 1;
+}
+
+/* ---- presets ---- */
+
+typedef struct preset {
+  const char *name, *about;
+  int32_t layers, hidden, heads, kv_heads, ffn, vocab, seq;
+  int swiglu, tied;
+  int32_t microbatch;
+  int64_t global_batch;
+  const char *dtype;
+} preset;
+
+/* Sources:
+ * - neox-*: EleutherAI/gpt-neox configs/19M.yml, 125M.yml, 1-3B.yml, 13B.yml (the configurations the seed
+ *   study, HOTI 2024 "Demystifying the Communication Characteristics for Distributed Transformer Models",
+ *   runs; the same shapes as Pythia-70M/160M/1.4B/12B, whose first names were 19M/125M/1.3B/13B): f = 4h,
+ *   "no-weight-tying": true, fp16, train_micro_batch_size_per_gpu 4; vocabulary 50277 padded to 50304
+ *   (make-vocab-size-divisible-by 128); global batch 1024 sequences (Pythia's 2M tokens at s = 2048).
+ * - gpt3-175b: Brown et al. 2020, Table 2.1 (96 layers, d_model 12288, 96 heads, n_ctx 2048, vocab 50257,
+ *   tied input/output embeddings); global batch 1536 as Narayanan et al. 2021 (Megatron-LM, SC21) Table 1
+ *   for 175B on 1,024 GPUs, micro-batch 1.
+ * - llama2-*: Touvron et al. 2023 and the released config.json (7B: 32 layers, h 4096, 32 heads, f 11008;
+ *   70B: 80 layers, h 8192, 64 heads, 8 KV heads (GQA), f 28672; SwiGLU, vocab 32000, s 4096, untied);
+ *   4M tokens per batch = 1024 sequences. */
+static const preset presets[] = {
+    {"neox-19m", "GPT-NeoX 19M (seed study): L 6, h 512, 8 heads, s 2048", 6, 512, 8, 8, 2048, 50304, 2048, 0, 0, 4,
+     1024, "fp16"},
+    {"neox-125m", "GPT-NeoX 125M (seed study): L 12, h 768, 12 heads, s 2048", 12, 768, 12, 12, 3072, 50304, 2048, 0,
+     0, 4, 1024, "fp16"},
+    {"neox-1.3b", "GPT-NeoX 1.3B (seed study): L 24, h 2048, 16 heads, s 2048", 24, 2048, 16, 16, 8192, 50304, 2048,
+     0, 0, 4, 1024, "fp16"},
+    {"neox-13b", "GPT-NeoX 13B (seed study): L 40, h 5120, 40 heads, s 2048", 40, 5120, 40, 40, 20480, 50304, 2048, 0,
+     0, 4, 1024, "fp16"},
+    {"gpt3-175b", "GPT-3 175B: L 96, h 12288, 96 heads, s 2048, V 50257, tied embeddings", 96, 12288, 96, 96, 49152,
+     50257, 2048, 0, 1, 1, 1536, "bf16"},
+    {"llama2-7b", "Llama-2 7B: L 32, h 4096, 32 heads, SwiGLU f 11008, s 4096, V 32000", 32, 4096, 32, 32, 11008,
+     32000, 4096, 1, 0, 1, 1024, "bf16"},
+    {"llama2-70b", "Llama-2 70B: L 80, h 8192, 64 heads, 8 KV heads (GQA), SwiGLU f 28672, s 4096", 80, 8192, 64, 8,
+     28672, 32000, 4096, 1, 0, 1, 1024, "bf16"},
+};
+#define NPRESETS (sizeof presets / sizeof presets[0])
+
+size_t dt_gen_preset_count(void)
+{
+  return NPRESETS;
+}
+
+const char *dt_gen_preset_name(size_t i)
+{
+  return i < NPRESETS ? presets[i].name : NULL;
+}
+
+const char *dt_gen_preset_about(size_t i)
+{
+  return i < NPRESETS ? presets[i].about : NULL;
+}
+
+int dt_gen_preset(const char *name, dt_gen_config *c, dt_error *err)
+{
+  for (size_t i = 0; i < NPRESETS; i++) {
+    const preset *p = &presets[i];
+    if (strcmp(name, p->name) != 0)
+      continue;
+    snprintf(c->name, sizeof c->name, "%s", p->name);
+    c->layers = p->layers;
+    c->hidden = p->hidden;
+    c->heads = p->heads;
+    c->kv_heads = p->kv_heads;
+    c->ffn = p->ffn;
+    c->vocab = p->vocab;
+    c->seq = p->seq;
+    c->swiglu = p->swiglu;
+    c->tied_embeddings = p->tied;
+    c->microbatch = p->microbatch;
+    c->global_batch = p->global_batch;
+    return dt_gen_set(c, "dtype", p->dtype, err);
+  }
+  const char *names[NPRESETS];
+  for (size_t i = 0; i < NPRESETS; i++)
+    names[i] = presets[i].name;
+  const char *near = dt_nearest_word(name, names, NPRESETS);
+  if (near)
+    return dt_error_set(err, "", 0, 0, "unknown preset '%s' (did you mean '%s'?)", name, near);
+  return dt_error_set(err, "", 0, 0, "unknown preset '%s' (known: neox-19m, neox-125m, neox-1.3b, neox-13b, "
+                                     "gpt3-175b, llama2-7b, llama2-70b)", name);
+}
+
+/* ---- keys ---- */
+
+typedef enum { K_COUNT, K_COUNT64, K_BOOL, K_BYTES, K_DTYPE, K_ZERO, K_RECOMPUTE, K_SCHEDULE, K_NAME } key_type;
+
+typedef struct key_spec {
+  const char *key;
+  const char *section; /* workload file section: model, training, parallel */
+  key_type type;
+  size_t offset;
+  long lo; /* smallest accepted count */
+} key_spec;
+
+#define F(field) offsetof(dt_gen_config, field)
+static const key_spec keys[] = {
+    {"name", "model", K_NAME, F(name), 0},
+    {"layers", "model", K_COUNT, F(layers), 1},
+    {"hidden", "model", K_COUNT, F(hidden), 1},
+    {"heads", "model", K_COUNT, F(heads), 1},
+    {"kv_heads", "model", K_COUNT, F(kv_heads), 1},
+    {"ffn", "model", K_COUNT, F(ffn), 1},
+    {"vocab", "model", K_COUNT, F(vocab), 1},
+    {"seq", "model", K_COUNT, F(seq), 1},
+    {"swiglu", "model", K_BOOL, F(swiglu), 0},
+    {"tied_embeddings", "model", K_BOOL, F(tied_embeddings), 0},
+    {"experts", "model", K_COUNT, F(experts), 0},
+    {"top_k", "model", K_COUNT, F(top_k), 1},
+    {"microbatch", "training", K_COUNT, F(microbatch), 1},
+    {"global_batch", "training", K_COUNT64, F(global_batch), 1},
+    {"dtype", "training", K_DTYPE, 0, 0},
+    {"tp", "parallel", K_COUNT, F(tp), 1},
+    {"pp", "parallel", K_COUNT, F(pp), 1},
+    {"dp", "parallel", K_COUNT, F(dp), 1},
+    {"zero", "parallel", K_ZERO, F(zero), 0},
+    {"sp", "parallel", K_BOOL, F(sp), 0},
+    {"recompute", "parallel", K_RECOMPUTE, F(recompute), 0},
+    {"schedule", "parallel", K_SCHEDULE, F(schedule), 0},
+    {"virtual_stages", "parallel", K_COUNT, F(virtual_stages), 1},
+    {"bucket", "parallel", K_BYTES, F(bucket_bytes), 0},
+    {"dp_overlap", "parallel", K_BOOL, F(dp_overlap), 0},
+    {"ep", "parallel", K_COUNT, F(ep), 1},
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static const key_spec *find_key(const char *key)
+{
+  for (size_t i = 0; i < NKEYS; i++)
+    if (strcmp(keys[i].key, key) == 0)
+      return &keys[i];
+  return NULL;
+}
+
+int dt_gen_is_key(const char *key)
+{
+  return find_key(key) != NULL;
+}
+
+static int parse_count(const char *v, long lo, long long hi, long long *out)
+{
+  if (!*v || !isdigit((unsigned char)*v))
+    return -1;
+  errno = 0;
+  char *end;
+  long long x = strtoll(v, &end, 10);
+  if (errno || *end || x < lo || x > hi)
+    return -1;
+  *out = x;
+  return 0;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+  static const char *const yes[] = {"true", "1", "yes", "on"}, *const no[] = {"false", "0", "no", "off"};
+  for (size_t i = 0; i < 4; i++) {
+    if (strcmp(v, yes[i]) == 0)
+      return *out = 1, 0;
+    if (strcmp(v, no[i]) == 0)
+      return *out = 0, 0;
+  }
+  return -1;
+}
+
+/* "80MB", "64MiB", "1048576" into bytes. */
+static int parse_size(const char *v, int64_t *out)
+{
+  static const struct {
+    const char *unit;
+    double mult;
+  } units[] = {{"", 1},      {"B", 1},           {"kB", 1e3},        {"KB", 1e3},        {"MB", 1e6},
+               {"GB", 1e9},  {"KiB", 1024.0},    {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+  char *end;
+  errno = 0;
+  if (!isdigit((unsigned char)*v))
+    return -1;
+  double x = strtod(v, &end);
+  if (errno || x < 0)
+    return -1;
+  while (*end == ' ')
+    end++;
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (strcmp(end, units[i].unit) == 0) {
+      double b = x * units[i].mult;
+      if (b > 9e18)
+        return -1;
+      *out = (int64_t)(b + 0.5);
+      return 0;
+    }
+  return -1;
+}
+
+int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *err)
+{
+  const key_spec *k = find_key(key);
+  if (!k) {
+    const char *names[NKEYS];
+    for (size_t i = 0; i < NKEYS; i++)
+      names[i] = keys[i].key;
+    const char *near = dt_nearest_word(key, names, NKEYS);
+    if (near)
+      return dt_error_set(err, "", 0, 0, "unknown key '%s' (did you mean '%s'?)", key, near);
+    return dt_error_set(err, "", 0, 0, "unknown key '%s'", key);
+  }
+  char *field = (char *)c + k->offset;
+  long long n;
+  int b;
+  switch (k->type) {
+  case K_NAME:
+    if (!*value)
+      return dt_error_set(err, "", 0, 0, "'%s' expects a non-empty name", key);
+    snprintf(c->name, sizeof c->name, "%s", value);
+    return DT_OK;
+  case K_COUNT:
+  case K_ZERO:
+    if (parse_count(value, k->lo, k->type == K_ZERO ? 3 : 100000000, &n) != 0) {
+      if (k->type == K_ZERO)
+        return dt_error_set(err, "", 0, 0, "'%s' expects a ZeRO stage 0-3, found '%s'", key, value);
+      return dt_error_set(err, "", 0, 0, "'%s' expects a whole number >= %ld, found '%s'", key, k->lo, value);
+    }
+    if (k->type == K_ZERO)
+      *(int *)field = (int)n;
+    else
+      *(int32_t *)field = (int32_t)n;
+    return DT_OK;
+  case K_COUNT64:
+    if (parse_count(value, k->lo, (long long)1 << 50, &n) != 0)
+      return dt_error_set(err, "", 0, 0, "'%s' expects a whole number >= %ld, found '%s'", key, k->lo, value);
+    *(int64_t *)field = n;
+    return DT_OK;
+  case K_BOOL:
+    if (parse_bool(value, &b) != 0)
+      return dt_error_set(err, "", 0, 0, "'%s' expects true or false, found '%s'", key, value);
+    *(int *)field = b;
+    return DT_OK;
+  case K_BYTES: {
+    int64_t x;
+    if (parse_size(value, &x) != 0)
+      return dt_error_set(err, "", 0, 0, "'%s' expects a size such as 80MB, 64MiB or 1048576, found '%s'", key, value);
+    *(int64_t *)field = x;
+    return DT_OK;
+  }
+  case K_DTYPE:
+    if (strcmp(value, "bf16") == 0 || strcmp(value, "fp16") == 0)
+      c->elem_bytes = 2;
+    else if (strcmp(value, "fp32") == 0)
+      c->elem_bytes = 4;
+    else
+      return dt_error_set(err, "", 0, 0, "'dtype' expects bf16, fp16 or fp32, found '%s'", value);
+    snprintf(c->dtype, sizeof c->dtype, "%s", value);
+    return DT_OK;
+  case K_RECOMPUTE:
+    if (strcmp(value, "none") == 0)
+      c->recompute = DT_RECOMPUTE_NONE;
+    else if (strcmp(value, "full") == 0)
+      c->recompute = DT_RECOMPUTE_FULL;
+    else if (strcmp(value, "selective") == 0)
+      c->recompute = DT_RECOMPUTE_SELECTIVE;
+    else
+      return dt_error_set(err, "", 0, 0, "'recompute' expects none, full or selective, found '%s'", value);
+    return DT_OK;
+  case K_SCHEDULE:
+    if (strcmp(value, "1f1b") == 0)
+      c->schedule = DT_SCHEDULE_1F1B;
+    else if (strcmp(value, "interleaved") == 0)
+      c->schedule = DT_SCHEDULE_INTERLEAVED;
+    else
+      return dt_error_set(err, "", 0, 0, "'schedule' expects 1f1b or interleaved, found '%s'", value);
+    return DT_OK;
+  }
+  return DT_ERR;
+}
+
+/* ---- checks ---- */
+
+int64_t dt_gen_world(const dt_gen_config *c)
+{
+  return (int64_t)c->tp * c->pp * c->dp;
+}
+
+int64_t dt_gen_microbatches(const dt_gen_config *c)
+{
+  int64_t per = (int64_t)c->microbatch * c->dp;
+  return per > 0 ? c->global_batch / per : 0;
+}
+
+int32_t dt_gen_rank(const dt_gen_config *c, int32_t pp_index, int32_t dp_index, int32_t tp_index)
+{
+  return pp_index * (c->tp * c->dp) + dp_index * c->tp + tp_index;
+}
+
+int dt_gen_validate(const dt_gen_config *c, int64_t gpus, dt_error *err)
+{
+  if (c->layers < 1 || c->hidden < 1 || c->heads < 1 || c->seq < 1 || c->vocab < 1 || c->ffn < 1)
+    return dt_error_set(err, "", 0, 0, "no model: give a preset or layers, hidden, heads, ffn, seq and vocab");
+  int32_t kv = c->kv_heads > 0 ? c->kv_heads : c->heads;
+  if (c->hidden % c->heads)
+    return dt_error_set(err, "", 0, 0, "heads (%d) does not divide hidden (%d)", c->heads, c->hidden);
+  if (c->heads % kv)
+    return dt_error_set(err, "", 0, 0, "kv_heads (%d) does not divide heads (%d)", kv, c->heads);
+  if (c->heads % c->tp)
+    return dt_error_set(err, "", 0, 0, "tensor parallel size %d does not divide the %d attention heads", c->tp,
+                        c->heads);
+  if (kv % c->tp)
+    return dt_error_set(err, "", 0, 0, "tensor parallel size %d does not divide the %d key/value heads", c->tp, kv);
+  if (c->ffn % c->tp)
+    return dt_error_set(err, "", 0, 0, "tensor parallel size %d does not divide the FFN size %d", c->tp, c->ffn);
+  if (c->schedule == DT_SCHEDULE_INTERLEAVED && c->virtual_stages < 2)
+    return dt_error_set(err, "", 0, 0, "the interleaved schedule needs --virtual-stages of at least 2");
+  if (c->schedule == DT_SCHEDULE_1F1B && c->virtual_stages != 1)
+    return dt_error_set(err, "", 0, 0, "%d virtual stages need the interleaved schedule (--schedule interleaved)",
+                        c->virtual_stages);
+  if (c->schedule == DT_SCHEDULE_INTERLEAVED && c->pp < 2)
+    return dt_error_set(err, "", 0, 0, "the interleaved schedule needs pipeline parallelism (pp >= 2)");
+  int64_t chunks = (int64_t)c->pp * c->virtual_stages;
+  if (c->layers % chunks) {
+    if (c->virtual_stages > 1)
+      return dt_error_set(err, "", 0, 0, "pp (%d) x virtual stages (%d) = %lld does not divide the %d layers", c->pp,
+                          c->virtual_stages, (long long)chunks, c->layers);
+    return dt_error_set(err, "", 0, 0, "pipeline parallel size %d does not divide the %d layers", c->pp, c->layers);
+  }
+  if (c->seq % c->tp && c->sp)
+    return dt_error_set(err, "", 0, 0, "sequence parallelism needs tp (%d) to divide the sequence length %d", c->tp,
+                        c->seq);
+  if (c->global_batch < 1)
+    return dt_error_set(err, "", 0, 0, "no global batch: give --global-batch");
+  int64_t per = (int64_t)c->microbatch * c->dp;
+  if (c->global_batch % per)
+    return dt_error_set(err, "", 0, 0,
+                        "global batch %lld is not a multiple of micro-batch %d x data parallel size %d = %lld",
+                        (long long)c->global_batch, c->microbatch, c->dp, (long long)per);
+  int64_t m = c->global_batch / per;
+  if (c->schedule == DT_SCHEDULE_INTERLEAVED && m % c->pp)
+    return dt_error_set(err, "", 0, 0,
+                        "the interleaved schedule needs the %lld micro-batches per pipeline to be a multiple of pp (%d)",
+                        (long long)m, c->pp);
+  if (m > 1000000)
+    return dt_error_set(err, "", 0, 0, "%lld micro-batches per pipeline is too many (at most 1000000)", (long long)m);
+  if (c->zero >= 2 && c->pp > 1)
+    return dt_error_set(err, "", 0, 0, "ZeRO stage %d with pipeline parallelism (pp %d) is not supported (DeepSpeed "
+                                       "refuses it; use ZeRO-1, Megatron's distributed optimizer)", c->zero, c->pp);
+  if (c->experts > 0) {
+    if (c->top_k < 1 || c->top_k > c->experts)
+      return dt_error_set(err, "", 0, 0, "top_k (%d) must be between 1 and the %d experts", c->top_k, c->experts);
+    if (c->experts % c->ep)
+      return dt_error_set(err, "", 0, 0, "expert parallel size %d does not divide the %d experts", c->ep, c->experts);
+  }
+  if (c->ep > 1 && c->experts == 0)
+    return dt_error_set(err, "", 0, 0, "expert parallelism (ep %d) needs MoE experts (--experts)", c->ep);
+  if (c->dp % c->ep)
+    return dt_error_set(err, "", 0, 0, "expert parallel size %d does not divide the data parallel size %d", c->ep,
+                        c->dp);
+  int64_t world = dt_gen_world(c);
+  if (world > INT32_MAX / 2)
+    return dt_error_set(err, "", 0, 0, "world size tp x pp x dp = %lld is too large", (long long)world);
+  if (gpus > 0 && world != gpus && world > gpus)
+    return dt_error_set(err, "", 0, 0,
+                        "world size tp %d x pp %d x dp %d = %lld needs more GPUs than the platform's %lld", c->tp,
+                        c->pp, c->dp, (long long)world, (long long)gpus);
+  return DT_OK;
+}
+
+/* ---- workload YAML ---- */
+
+static int yaml_fail(dt_error *err, const char *file, const yaml_node_t *n, const char *fmt, const char *a,
+                     const char *b)
+{
+  return dt_error_set(err, file, n ? (long)n->start_mark.line + 1 : 0, n ? (long)n->start_mark.column + 1 : 0, fmt,
+                      a, b ? b : "");
+}
+
+/* Puts a position-less message from dt_gen_set / dt_gen_preset at node n. */
+static int at_node(dt_error *err, const char *file, const yaml_node_t *n)
+{
+  if (!err)
+    return DT_ERR;
+  char msg[sizeof err->msg];
+  snprintf(msg, sizeof msg, "%s", err->msg);
+  return dt_error_set(err, file, (long)n->start_mark.line + 1, (long)n->start_mark.column + 1, "%s", msg);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+  return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int walk_section(yaml_document_t *doc, yaml_node_t *map, const char *section, const char *file,
+                        dt_gen_config *c, dt_error *err)
+{
+  if (map->type != YAML_MAPPING_NODE)
+    return yaml_fail(err, file, map, "'%s' must be a mapping of keys%s", section, NULL);
+  for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top; pr++) {
+    yaml_node_t *kn = yaml_document_get_node(doc, pr->key), *vn = yaml_document_get_node(doc, pr->value);
+    const char *k = scalar(kn);
+    const key_spec *ks = k ? find_key(k) : NULL;
+    if (!ks || strcmp(ks->section, section) != 0) {
+      const char *names[NKEYS];
+      size_t n = 0;
+      for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].section, section) == 0)
+          names[n++] = keys[i].key;
+      const char *near = k ? dt_nearest_word(k, names, n) : NULL;
+      if (ks)
+        return dt_error_set(err, file, (long)kn->start_mark.line + 1, (long)kn->start_mark.column + 1,
+                            "key '%s' belongs in section '%s', not '%s'", k, ks->section, section);
+      if (near)
+        return dt_error_set(err, file, (long)kn->start_mark.line + 1, (long)kn->start_mark.column + 1,
+                            "unknown key '%s' in '%s' (did you mean '%s'?)", k ? k : "?", section, near);
+      return dt_error_set(err, file, kn ? (long)kn->start_mark.line + 1 : 0, kn ? (long)kn->start_mark.column + 1 : 0,
+                          "unknown key '%s' in '%s'", k ? k : "?", section);
+    }
+    const char *v = scalar(vn);
+    if (!v)
+      return yaml_fail(err, file, vn, "'%s' expects a value, not a list or mapping%s", k, NULL);
+    if (dt_gen_set(c, k, v, err) != DT_OK)
+      return at_node(err, file, vn);
+  }
+  return DT_OK;
+}
+
+int dt_gen_parse_yaml(const char *text, size_t len, const char *source_name, dt_gen_config *c, dt_error *err)
+{
+  static const char *const top[] = {"dtsim_workload", "preset", "model", "training", "parallel"};
+  yaml_parser_t parser;
+  yaml_document_t doc;
+  int rc = DT_ERR, have_doc = 0, have_version = 0;
+  if (!yaml_parser_initialize(&parser))
+    return dt_error_set(err, source_name, 0, 0, "cannot initialise the YAML parser");
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  if (!yaml_parser_load(&parser, &doc)) {
+    dt_error_set(err, source_name, (long)parser.problem_mark.line + 1, (long)parser.problem_mark.column + 1,
+                 "YAML syntax error: %s", parser.problem ? parser.problem : "unknown problem");
+    goto done;
+  }
+  have_doc = 1;
+  yaml_node_t *root = yaml_document_get_root_node(&doc);
+  if (!root || root->type != YAML_MAPPING_NODE) {
+    yaml_fail(err, source_name, root, "a workload file is a mapping with 'dtsim_workload: 1' at the top%s%s", "",
+              NULL);
+    goto done;
+  }
+  /* preset first, whatever its position, so that the other keys override it */
+  for (int pass = 0; pass < 2; pass++)
+    for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top; pr++) {
+      yaml_node_t *kn = yaml_document_get_node(&doc, pr->key), *vn = yaml_document_get_node(&doc, pr->value);
+      const char *k = scalar(kn);
+      size_t which = 0;
+      while (which < 5 && (!k || strcmp(k, top[which]) != 0))
+        which++;
+      if (which == 5) {
+        const char *near = k ? dt_nearest_word(k, top, 5) : NULL;
+        if (near)
+          dt_error_set(err, source_name, (long)kn->start_mark.line + 1, (long)kn->start_mark.column + 1,
+                       "unknown key '%s' (did you mean '%s'?)", k ? k : "?", near);
+        else
+          dt_error_set(err, source_name, (long)kn->start_mark.line + 1, (long)kn->start_mark.column + 1,
+                       "unknown key '%s' (known: dtsim_workload, preset, model, training, parallel)", k ? k : "?");
+        goto done;
+      }
+      if (pass == 0 && which == 1) {
+        if (!scalar(vn) || dt_gen_preset(scalar(vn), c, err) != DT_OK) {
+          if (!scalar(vn))
+            dt_error_set(err, "", 0, 0, "'preset' expects a preset name");
+          at_node(err, source_name, vn);
+          goto done;
+        }
+      } else if (pass == 0 && which == 0) {
+        if (!scalar(vn) || strcmp(scalar(vn), "1") != 0) {
+          yaml_fail(err, source_name, vn, "unsupported workload version '%s': this dtsim reads 'dtsim_workload: 1'%s",
+                    scalar(vn) ? scalar(vn) : "?", NULL);
+          goto done;
+        }
+        have_version = 1;
+      } else if (pass == 1 && which >= 2) {
+        if (walk_section(&doc, vn, top[which], source_name, c, err) != DT_OK)
+          goto done;
+      }
+    }
+  if (!have_version) {
+    dt_error_set(err, source_name, 1, 1, "missing 'dtsim_workload: 1' (the workload schema version)");
+    goto done;
+  }
+  rc = DT_OK;
+done:
+  if (have_doc)
+    yaml_document_delete(&doc);
+  yaml_parser_delete(&parser);
+  return rc;
+}
+
+int dt_gen_load_yaml(const char *path, dt_gen_config *c, dt_error *err)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return dt_error_set(err, path, 0, 0, "cannot open workload file: %s", strerror(errno));
+  size_t cap = 4096, len = 0;
+  char *buf = dt_xmalloc(cap);
+  size_t got;
+  while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
+    len += got;
+    if (len == cap)
+      buf = dt_xrealloc(buf, cap *= 2);
+  }
+  int bad = ferror(f);
+  fclose(f);
+  int rc = bad ? dt_error_set(err, path, 0, 0, "cannot read workload file") : dt_gen_parse_yaml(buf, len, path, c, err);
+  free(buf);
+  return rc;
+}
