@@ -3,6 +3,8 @@
  * the link and route table built on this shape is dt_topology.c. */
 #include "dt_platform.h"
 
+#include "../common/dt_util.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,7 @@ void dt_platform_free(dt_platform *p)
   free(p->name);
   free(p->source);
   free(p->gpu_model);
+  free(p->nvlinks);
   free(p);
 }
 
@@ -42,6 +45,34 @@ int dt_platform_fabric_shape(const dt_platform *p, dt_fabric_shape *s, dt_error 
     return DT_OK;
   long nics = (long)p->nodes * p->nics_per_node;
   s->nics = (int)nics;
+
+  if (p->topology == DT_NET_DRAGONFLY) {
+    long g = p->groups, a = p->routers_per_group, pr = p->nodes_per_router, h = p->global_links_per_router;
+    if (g < 1 || a < 1 || pr < 1 || h < 0)
+      return dt_error_set(err, NULL, 0, 0, "a dragonfly needs at least 1 group, 1 router per group and 1 node per "
+                                           "router");
+    if (g > 1 && a * h < g - 1)
+      return dt_error_set(err, NULL, 0, 0,
+                          "a dragonfly of %ld groups needs at least %ld global links per group to join every pair "
+                          "of groups, it has routers_per_group x global_links_per_router = %ld x %ld = %ld",
+                          g, g - 1, a, h, a * h);
+    long routers = g * a;
+    if (routers > 1000000)
+      return dt_error_set(err, NULL, 0, 0, "a dragonfly of %ld routers is too large (at most 1000000)", routers);
+    s->groups = (int)g;
+    s->routers_per_group = (int)a;
+    s->global_per_pair = g > 1 ? (int)(a * h / (g - 1)) : 0;
+    s->leaves = (int)routers;
+    s->leaves_per_rail = (int)routers;
+    s->down_ports = (int)(pr * p->nics_per_node);
+    s->capacity = routers * pr * p->nics_per_node;
+    if ((long)p->nodes > routers * pr)
+      return dt_error_set(err, NULL, 0, 0,
+                          "a dragonfly of %ld groups x %ld routers x %ld nodes per router holds at most %ld nodes, "
+                          "the platform has %d",
+                          g, a, pr, routers * pr, p->nodes);
+    return DT_OK;
+  }
 
   if (p->topology == DT_NET_SINGLE_SWITCH) {
     s->down_ports = s->nics;
@@ -111,10 +142,75 @@ int dt_platform_leaf_of_nic(const dt_platform *p, const dt_fabric_shape *s, int 
     return -1;
   if (p->topology == DT_NET_SINGLE_SWITCH)
     return 0;
+  if (p->topology == DT_NET_DRAGONFLY)
+    return global_nic / p->nics_per_node / p->nodes_per_router;
   if (p->wiring == DT_WIRING_RAIL) {
     int rail = global_nic % p->nics_per_node;
     int node = global_nic / p->nics_per_node;
     return rail * s->leaves_per_rail + node / s->down_ports;
   }
   return global_nic / s->down_ports;
+}
+
+int *dt_platform_mesh_distances(const dt_platform *p)
+{
+  int g = p->gpus_per_node;
+  size_t gg = (size_t)g * (size_t)g;
+  int *dist = dt_xmalloc(gg * sizeof *dist);
+  for (size_t i = 0; i < gg; i++)
+    dist[i] = -1;
+  /* adjacency as a g x g matrix: the mesh is a node's GPUs, a few dozen at most in practice */
+  unsigned char *adj = dt_xcalloc(gg, 1);
+  for (int i = 0; i < p->n_nvlinks; i++) {
+    int a = p->nvlinks[i].a, b = p->nvlinks[i].b;
+    if (a < 0 || b < 0 || a >= g || b >= g || a == b)
+      continue;
+    adj[(size_t)a * g + b] = adj[(size_t)b * g + a] = 1;
+  }
+  int *queue = dt_xmalloc((size_t)g * sizeof *queue);
+  for (int src = 0; src < g; src++) {
+    int *d = dist + (size_t)src * g;
+    int head = 0, tail = 0;
+    d[src] = 0;
+    queue[tail++] = src;
+    while (head < tail) {
+      int u = queue[head++];
+      for (int v = 0; v < g; v++)
+        if (adj[(size_t)u * g + v] && d[v] < 0) {
+          d[v] = d[u] + 1;
+          queue[tail++] = v;
+        }
+    }
+  }
+  free(queue);
+  free(adj);
+  return dist;
+}
+
+int dt_platform_pcie_switches(const dt_platform *p)
+{
+  if (!p || p->intra_kind != DT_INTRA_PCIE || p->gpus_per_switch <= 0)
+    return 0;
+  return p->gpus_per_node / p->gpus_per_switch;
+}
+
+int dt_platform_pcie_switch_of_nic(const dt_platform *p, int local_nic)
+{
+  if (!p || p->intra_kind != DT_INTRA_PCIE || p->gpus_per_switch <= 0 || p->nics_per_node <= 0)
+    return 0;
+  return (int)((long)local_nic * p->gpus_per_node / p->nics_per_node / p->gpus_per_switch);
+}
+
+const char *dt_platform_intra_kind_name(dt_intra_kind kind)
+{
+  static const char *const names[] = {[DT_INTRA_NVSWITCH] = "nvswitch", [DT_INTRA_NVLINK_MESH] = "nvlink-mesh",
+                                      [DT_INTRA_PCIE] = "pcie"};
+  return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
+
+const char *dt_platform_topology_name(dt_net_topology topology)
+{
+  static const char *const names[] = {[DT_NET_NONE] = "none", [DT_NET_SINGLE_SWITCH] = "single-switch",
+                                      [DT_NET_FAT_TREE] = "fat-tree", [DT_NET_DRAGONFLY] = "dragonfly"};
+  return (unsigned)topology < sizeof names / sizeof names[0] ? names[topology] : "?";
 }

@@ -8,9 +8,15 @@
 
 #include <stddef.h>
 
-typedef enum { DT_INTRA_NVSWITCH = 0 } dt_intra_kind;
-typedef enum { DT_NET_NONE = 0, DT_NET_SINGLE_SWITCH, DT_NET_FAT_TREE } dt_net_topology;
+typedef enum { DT_INTRA_NVSWITCH = 0, DT_INTRA_NVLINK_MESH, DT_INTRA_PCIE } dt_intra_kind;
+typedef enum { DT_NET_NONE = 0, DT_NET_SINGLE_SWITCH, DT_NET_FAT_TREE, DT_NET_DRAGONFLY } dt_net_topology;
 typedef enum { DT_WIRING_NODE = 0, DT_WIRING_RAIL } dt_wiring;
+
+/* One entry of an nvlink-mesh link table: node-local GPUs a < b joined by `count` NVLinks. */
+typedef struct dt_nvlink {
+  int a, b;
+  int count;
+} dt_nvlink;
 
 typedef struct dt_platform {
   char *name;         /* `name`, owned */
@@ -21,8 +27,17 @@ typedef struct dt_platform {
   int nodes;
   int gpus_per_node;
   dt_intra_kind intra_kind;
-  double intra_bandwidth; /* bytes/s per GPU per direction */
-  double intra_latency;   /* s, one-way GPU-to-GPU inside a node (the route's total) */
+  double intra_bandwidth; /* nvswitch: bytes/s per GPU per direction; pcie: the GPU's PCIe link; mesh: unused */
+  double intra_latency;   /* s, nvswitch and pcie: one-way GPU-to-GPU through the switch (the route's total
+                           * between GPUs of one switch); nvlink-mesh: per NVLink hop */
+  /* nvlink-mesh (DT_INTRA_NVLINK_MESH): one node's link table, the same in every node */
+  double nvlink_bandwidth; /* `intra_node.link_bandwidth`: bytes/s per NVLink per direction */
+  int n_nvlinks;           /* entries of `intra_node.links` */
+  dt_nvlink *nvlinks;      /* owned; a < b, no pair twice, the mesh connected */
+  /* pcie (DT_INTRA_PCIE): GPUs behind PCIe switches, switches joined through the CPU */
+  int gpus_per_switch;     /* divides gpus_per_node; GPU g is behind switch g / gpus_per_switch */
+  double cpu_bandwidth;    /* bytes/s per direction of each switch's link to the CPU root complex */
+  double cpu_latency;      /* s added to a route that crosses the CPU (half on each switch's link) */
   int nics_per_node;      /* 0 when nodes == 1 and no `nics` given */
   double nic_bandwidth;   /* bytes/s per NIC per direction */
   double nic_latency;     /* s, added once per NIC traversed */
@@ -33,6 +48,14 @@ typedef struct dt_platform {
   dt_wiring wiring;       /* default DT_WIRING_NODE */
   double link_bandwidth;  /* bytes/s per fabric cable per direction */
   double link_latency;    /* s per fabric cable */
+  /* dragonfly (DT_NET_DRAGONFLY): groups of routers joined all-to-all by local links, groups joined by
+   * global links; a node's NICs all attach to one router */
+  int groups;                  /* G >= 1 */
+  int routers_per_group;       /* a >= 1 */
+  int nodes_per_router;        /* p >= 1 */
+  int global_links_per_router; /* h >= 0; a*h >= G-1 */
+  double local_bandwidth, local_latency;   /* per router-to-router link inside a group */
+  double global_bandwidth, global_latency; /* per global link between groups */
   double bandwidth_factor; /* `model.bandwidth_factor`, default 1.0: multiplies every bandwidth */
   double latency_factor;   /* `model.latency_factor`, default 1.0: multiplies every latency */
 } dt_platform;
@@ -64,7 +87,11 @@ int dt_platform_nic_of_gpu(const dt_platform *p, int local_gpu);
  * 3 levels (k-ary fat-tree, oversubscription at the leaf only): pods of R/2 leaves and u aggregation
  *   switches; each aggregation switch has R/2 up-ports to cores; u*R/2 cores; at most R pods; capacity
  *   R * R/2 * d NICs. Leaves are assigned to pods in order.
- * single-switch: one switch with R = NICs ports (any number fits). */
+ * single-switch: one switch with R = NICs ports (any number fits).
+ * dragonfly: G groups of a routers (all built), p nodes per router (node m on router m / p, all its NICs on
+ *   it), every pair of groups joined by m = floor(a*h / (G-1)) parallel global links; fits while
+ *   nodes <= G*a*p; needs a*h >= G-1. The fields hold: leaves = routers G*a, down_ports = p*nics_per_node,
+ *   groups, routers_per_group, global_per_pair = m (0 with one group). */
 typedef struct dt_fabric_shape {
   int nics;           /* nodes * nics_per_node */
   int down_ports;     /* d (single-switch: nics) */
@@ -75,6 +102,9 @@ typedef struct dt_fabric_shape {
   int pods;           /* 3 levels: ceil(leaves/(R/2)); otherwise 0 */
   int aggs_per_pod;   /* 3 levels: u; otherwise 0 */
   long capacity;      /* most NICs this radix/levels/oversubscription can hold */
+  int groups;           /* dragonfly: G; otherwise 0 */
+  int routers_per_group;/* dragonfly: a; otherwise 0 */
+  int global_per_pair;  /* dragonfly: parallel global links between two groups; otherwise 0 */
 } dt_fabric_shape;
 
 /* Computes the fabric shape. Returns DT_OK, or DT_ERR with a message (no position) when the split is not
@@ -82,7 +112,24 @@ typedef struct dt_fabric_shape {
 int dt_platform_fabric_shape(const dt_platform *p, dt_fabric_shape *shape, dt_error *err);
 
 /* Leaf switch of a NIC given by its global index (node * nics_per_node + local nic), per the wiring rule:
- * node wiring: nic / d; rail wiring: rail * leaves_per_rail + node / d. */
+ * node wiring: nic / d; rail wiring: rail * leaves_per_rail + node / d; dragonfly: the router
+ * (group * a + router in group) of the NIC's node, node / p. */
 int dt_platform_leaf_of_nic(const dt_platform *p, const dt_fabric_shape *shape, int global_nic);
+
+/* nvlink-mesh: fewest NVLink hops between every pair of node-local GPUs, by breadth-first search over
+ * p->nvlinks (entries may name GPUs out of range: they are skipped). Returns a malloc'ed gpus_per_node^2
+ * array, dist[a * gpus_per_node + b], -1 where b cannot be reached from a; the caller frees it. */
+int *dt_platform_mesh_distances(const dt_platform *p);
+
+/* Number of PCIe switches per node (pcie kind: gpus_per_node / gpus_per_switch; otherwise 0). */
+int dt_platform_pcie_switches(const dt_platform *p);
+
+/* pcie kind: the switch NIC `local_nic` hangs off, the switch of the first GPU it serves,
+ * (local_nic * gpus_per_node / nics_per_node) / gpus_per_switch. */
+int dt_platform_pcie_switch_of_nic(const dt_platform *p, int local_nic);
+
+/* Names of the kinds as written in YAML ("nvswitch", "fat-tree", ...). */
+const char *dt_platform_intra_kind_name(dt_intra_kind kind);
+const char *dt_platform_topology_name(dt_net_topology topology);
 
 #endif

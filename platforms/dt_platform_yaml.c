@@ -2,6 +2,7 @@
  * node tree, a table of known keys walks it (unknown and duplicate keys, types, units), then cross-key rules
  * are checked. Every error carries the file and the 1-based line:col of the node at fault. */
 #include "dt_platform.h"
+#include "dt_topology.h"
 
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
@@ -26,6 +27,7 @@ typedef enum {
   T_BANDWIDTH, /* "450GB/s", stored in bytes/s (> 0) */
   T_TIME,      /* "1.2us", stored in seconds (>= 0) */
   T_FLOPS,     /* "989TFLOPS", stored in FLOP/s (> 0) */
+  T_LINKS,     /* nvlink-mesh link table: a sequence of [gpu, gpu, count] (stored in p->nvlinks) */
   T_CHOICE     /* one word of a list; the first nsupported are implemented, the rest "not supported yet" */
 } value_type;
 
@@ -34,9 +36,11 @@ enum {
   R_VERSION, R_NAME,
   R_GPU, R_GPU_MODEL, R_GPU_PEAK, R_GPU_EFF,
   R_NODES, R_GPN,
-  R_INTRA, R_INTRA_KIND, R_INTRA_BW, R_INTRA_LAT,
+  R_INTRA, R_INTRA_KIND, R_INTRA_BW, R_INTRA_LAT, R_INTRA_LINKS, R_INTRA_LBW, R_INTRA_GPS, R_INTRA_CPU_BW,
+  R_INTRA_CPU_LAT,
   R_NICS, R_NICS_PER_NODE, R_NICS_BW, R_NICS_LAT,
   R_NET, R_NET_TOPO, R_NET_LEVELS, R_NET_RADIX, R_NET_OVERSUB, R_NET_WIRING, R_NET_LBW, R_NET_LLAT,
+  R_NET_GROUPS, R_NET_RPG, R_NET_NPR, R_NET_GLPR, R_NET_LOC_BW, R_NET_LOC_LAT, R_NET_GLOB_BW, R_NET_GLOB_LAT,
   R_MODEL, R_MODEL_BWF, R_MODEL_LATF,
   R_COUNT
 };
@@ -71,24 +75,77 @@ static const key_spec schema[R_COUNT] = {
   [R_NODES] = {"nodes", -1, T_COUNT, 1, F(nodes), 1, 1000000, 0, 0, NULL, 0, 0},
   [R_GPN] = {"gpus_per_node", -1, T_COUNT, 1, F(gpus_per_node), 1, 1024, 0, 0, NULL, 0, 0},
   [R_INTRA] = {"intra_node", -1, T_SECTION, 1, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
-  [R_INTRA_KIND] = {"kind", R_INTRA, T_CHOICE, 1, NOFIELD, 0, 0, 0, 0, CHOICES(intra_kinds, 1)},
-  [R_INTRA_BW] = {"bandwidth", R_INTRA, T_BANDWIDTH, 1, F(intra_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
+  [R_INTRA_KIND] = {"kind", R_INTRA, T_CHOICE, 1, NOFIELD, 0, 0, 0, 0, CHOICES(intra_kinds, 3)},
+  /* per kind: which of these are allowed and required is in intra_rules below */
+  [R_INTRA_BW] = {"bandwidth", R_INTRA, T_BANDWIDTH, 0, F(intra_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
   [R_INTRA_LAT] = {"latency", R_INTRA, T_TIME, 1, F(intra_latency), 0, 0, 0, 0, NULL, 0, 0},
+  [R_INTRA_LINKS] = {"links", R_INTRA, T_LINKS, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  [R_INTRA_LBW] = {"link_bandwidth", R_INTRA, T_BANDWIDTH, 0, F(nvlink_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
+  [R_INTRA_GPS] = {"gpus_per_switch", R_INTRA, T_COUNT, 0, F(gpus_per_switch), 1, 1024, 0, 0, NULL, 0, 0},
+  [R_INTRA_CPU_BW] = {"cpu_bandwidth", R_INTRA, T_BANDWIDTH, 0, F(cpu_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
+  [R_INTRA_CPU_LAT] = {"cpu_latency", R_INTRA, T_TIME, 0, F(cpu_latency), 0, 0, 0, 0, NULL, 0, 0},
   [R_NICS] = {"nics", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
   [R_NICS_PER_NODE] = {"per_node", R_NICS, T_COUNT, 1, F(nics_per_node), 1, 1024, 0, 0, NULL, 0, 0},
   [R_NICS_BW] = {"bandwidth", R_NICS, T_BANDWIDTH, 1, F(nic_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
   [R_NICS_LAT] = {"latency", R_NICS, T_TIME, 1, F(nic_latency), 0, 0, 0, 0, NULL, 0, 0},
   [R_NET] = {"network", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
-  [R_NET_TOPO] = {"topology", R_NET, T_CHOICE, 1, NOFIELD, 0, 0, 0, 0, CHOICES(topologies, 2)},
+  [R_NET_TOPO] = {"topology", R_NET, T_CHOICE, 1, NOFIELD, 0, 0, 0, 0, CHOICES(topologies, 3)},
   [R_NET_LEVELS] = {"levels", R_NET, T_COUNT, 0, F(levels), 2, 3, 0, 0, NULL, 0, 0},
   [R_NET_RADIX] = {"radix", R_NET, T_COUNT, 0, F(radix), 2, 65536, 0, 0, NULL, 0, 0},
   [R_NET_OVERSUB] = {"oversubscription", R_NET, T_COUNT, 0, F(oversubscription), 1, 65535, 0, 0, NULL, 0, 0},
   [R_NET_WIRING] = {"wiring", R_NET, T_CHOICE, 0, NOFIELD, 0, 0, 0, 0, CHOICES(wirings, 2)},
   [R_NET_LBW] = {"link_bandwidth", R_NET, T_BANDWIDTH, 1, F(link_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
   [R_NET_LLAT] = {"link_latency", R_NET, T_TIME, 1, F(link_latency), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NET_GROUPS] = {"groups", R_NET, T_COUNT, 0, F(groups), 1, 100000, 0, 0, NULL, 0, 0},
+  [R_NET_RPG] = {"routers_per_group", R_NET, T_COUNT, 0, F(routers_per_group), 1, 100000, 0, 0, NULL, 0, 0},
+  [R_NET_NPR] = {"nodes_per_router", R_NET, T_COUNT, 0, F(nodes_per_router), 1, 100000, 0, 0, NULL, 0, 0},
+  [R_NET_GLPR] = {"global_links_per_router", R_NET, T_COUNT, 0, F(global_links_per_router), 0, 100000, 0, 0, NULL,
+                  0, 0},
+  [R_NET_LOC_BW] = {"local_bandwidth", R_NET, T_BANDWIDTH, 0, F(local_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NET_LOC_LAT] = {"local_latency", R_NET, T_TIME, 0, F(local_latency), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NET_GLOB_BW] = {"global_bandwidth", R_NET, T_BANDWIDTH, 0, F(global_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NET_GLOB_LAT] = {"global_latency", R_NET, T_TIME, 0, F(global_latency), 0, 0, 0, 0, NULL, 0, 0},
   [R_MODEL] = {"model", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
   [R_MODEL_BWF] = {"bandwidth_factor", R_MODEL, T_REAL, 0, F(bandwidth_factor), 0, 0, 0.0, HUGE_VAL, NULL, 0, 0},
   [R_MODEL_LATF] = {"latency_factor", R_MODEL, T_REAL, 0, F(latency_factor), 0, 0, 0.0, HUGE_VAL, NULL, 0, 0},
+};
+
+/* Which kinds (bit 1 << choice index) allow and which require a key; a key given with another kind is an
+ * error rather than silently ignored. */
+typedef struct kind_rule {
+  int row;
+  unsigned allowed, required;
+} kind_rule;
+
+#define K_NVSWITCH (1u << DT_INTRA_NVSWITCH)
+#define K_MESH (1u << DT_INTRA_NVLINK_MESH)
+#define K_PCIE (1u << DT_INTRA_PCIE)
+#define N_SINGLE (1u << 0)
+#define N_TREE (1u << 1)
+#define N_DRAGONFLY (1u << 2)
+
+static const kind_rule intra_rules[] = {
+    {R_INTRA_BW, K_NVSWITCH | K_PCIE, K_NVSWITCH | K_PCIE},
+    {R_INTRA_LINKS, K_MESH, K_MESH},
+    {R_INTRA_LBW, K_MESH, K_MESH},
+    {R_INTRA_GPS, K_PCIE, K_PCIE},
+    {R_INTRA_CPU_BW, K_PCIE, 0}, /* required when there is more than one switch */
+    {R_INTRA_CPU_LAT, K_PCIE, 0},
+};
+
+static const kind_rule net_rules[] = {
+    {R_NET_LEVELS, N_TREE, N_TREE},
+    {R_NET_RADIX, N_TREE, N_TREE},
+    {R_NET_OVERSUB, N_TREE, 0},
+    {R_NET_WIRING, N_TREE, 0},
+    {R_NET_GROUPS, N_DRAGONFLY, N_DRAGONFLY},
+    {R_NET_RPG, N_DRAGONFLY, N_DRAGONFLY},
+    {R_NET_NPR, N_DRAGONFLY, N_DRAGONFLY},
+    {R_NET_GLPR, N_DRAGONFLY, N_DRAGONFLY},
+    {R_NET_LOC_BW, N_DRAGONFLY, N_DRAGONFLY},
+    {R_NET_LOC_LAT, N_DRAGONFLY, N_DRAGONFLY},
+    {R_NET_GLOB_BW, N_DRAGONFLY, N_DRAGONFLY},
+    {R_NET_GLOB_LAT, N_DRAGONFLY, N_DRAGONFLY},
 };
 
 /* State of one load: the document, where each key was seen, and the platform being filled. */
@@ -99,6 +156,7 @@ typedef struct loader {
   yaml_node_t *key[R_COUNT]; /* the key node of each row seen, NULL when absent */
   yaml_node_t *val[R_COUNT]; /* its value node */
   int choice[R_COUNT];       /* index into the row's choices for T_CHOICE rows */
+  yaml_node_t **link_item;   /* [p->n_nvlinks] the YAML entry of each nvlink-mesh link, for positions */
   dt_platform *p;
   dt_error *err;
 } loader;
@@ -193,6 +251,48 @@ static int parse_real(const char *s, double *out)
   return 0;
 }
 
+/* One whole number of a [gpu, gpu, count] entry. */
+static int link_number(loader *L, yaml_node_t *n, const char *what, long lo, long hi, int *out)
+{
+  char found[256];
+  long x;
+  if (n->type != YAML_SCALAR_NODE || parse_long(scalar_text(n), &x) != 0 || x < lo || x > hi)
+    return fail_at(L, n, "expected %s in an entry of 'intra_node.links', found %s", what,
+                   describe(n, found, sizeof found));
+  *out = (int)x;
+  return DT_OK;
+}
+
+/* `intra_node.links`: a non-empty sequence of [gpu, gpu, count]. Ranges against gpus_per_node, duplicates
+ * and connectivity are checked in validate(), once every key is read. */
+static int convert_links(loader *L, yaml_node_t *v)
+{
+  char found[256];
+  if (v->type != YAML_SEQUENCE_NODE || v->data.sequence.items.top == v->data.sequence.items.start)
+    return fail_at(L, v, "expected a sequence of [gpu, gpu, count] entries for 'intra_node.links', found %s",
+                   describe(v, found, sizeof found));
+  size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+  L->p->nvlinks = dt_xcalloc(n, sizeof *L->p->nvlinks);
+  L->link_item = dt_xcalloc(n, sizeof *L->link_item);
+  for (size_t i = 0; i < n; i++) {
+    yaml_node_t *e = yaml_document_get_node(L->doc, v->data.sequence.items.start[i]);
+    if (e->type != YAML_SEQUENCE_NODE || e->data.sequence.items.top - e->data.sequence.items.start != 3)
+      return fail_at(L, e, "expected an entry [gpu, gpu, count] in 'intra_node.links', found %s",
+                     describe(e, found, sizeof found));
+    yaml_node_t *a = yaml_document_get_node(L->doc, e->data.sequence.items.start[0]);
+    yaml_node_t *b = yaml_document_get_node(L->doc, e->data.sequence.items.start[1]);
+    yaml_node_t *c = yaml_document_get_node(L->doc, e->data.sequence.items.start[2]);
+    dt_nvlink *l = &L->p->nvlinks[i];
+    if (link_number(L, a, "a GPU index (a whole number from 0)", 0, INT_MAX, &l->a) != DT_OK ||
+        link_number(L, b, "a GPU index (a whole number from 0)", 0, INT_MAX, &l->b) != DT_OK ||
+        link_number(L, c, "a positive whole number of NVLinks", 1, 1024, &l->count) != DT_OK)
+      return DT_ERR;
+    L->link_item[i] = e;
+    L->p->n_nvlinks = (int)i + 1;
+  }
+  return DT_OK;
+}
+
 /* Converts the value of one non-section row into the platform. */
 static int convert(loader *L, int row, yaml_node_t *v)
 {
@@ -205,8 +305,10 @@ static int convert(loader *L, int row, yaml_node_t *v)
       [T_SECTION] = "a mapping", [T_VERSION] = "the schema version 1", [T_STRING] = "a name",
       [T_COUNT] = "a whole number", [T_REAL] = "a number", [T_BANDWIDTH] = "a bandwidth such as '450GB/s'",
       [T_TIME] = "a time such as '1.2us'", [T_FLOPS] = "a compute rate such as '989TFLOPS'",
-      [T_CHOICE] = "one of"};
+      [T_LINKS] = "a sequence of [gpu, gpu, count]", [T_CHOICE] = "one of"};
 
+  if (k->type == T_LINKS)
+    return convert_links(L, v);
   if (v->type != YAML_SCALAR_NODE || is_null(v) || !*scalar_text(v)) {
     if (k->type == T_CHOICE) {
       char list[256] = "";
@@ -295,6 +397,7 @@ static int convert(loader *L, int row, yaml_node_t *v)
                    list);
   }
   case T_SECTION:
+  case T_LINKS:
     break;
   }
   return DT_OK;
@@ -362,6 +465,89 @@ static int require(loader *L, int row, const char *because)
   return fail_at(L, at, "missing required key '%s'%s%s", schema[row].key, in, because ? because : "");
 }
 
+/* Keys that belong to other kinds (or topologies) than the one chosen are errors at the key; keys the chosen
+ * one requires must be there. */
+static int check_kind_rules(loader *L, const kind_rule *rules, size_t n, int choice, int section, const char *what,
+                            const char *const *names)
+{
+  unsigned bit = 1u << choice;
+  /* the first misplaced key in document order */
+  const kind_rule *bad = NULL;
+  for (size_t i = 0; i < n; i++) {
+    yaml_node_t *k = L->key[rules[i].row];
+    if (k && !(rules[i].allowed & bit) && (!bad || k->start_mark.index < L->key[bad->row]->start_mark.index))
+      bad = &rules[i];
+  }
+  if (bad) {
+    char list[256] = "";
+    int count = 0;
+    for (int c = 0; c < 8; c++)
+      if (bad->allowed & (1u << c))
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s'%s'", count++ ? ", " : "", names[c]);
+    return fail_at(L, L->key[bad->row], "key '%s' in '%s' applies only to %s%s %s (not '%s')", schema[bad->row].key,
+                   schema[section].key, what, count > 1 ? "s" : "", list, names[choice]);
+  }
+  for (size_t i = 0; i < n; i++)
+    if (rules[i].required & bit) {
+      char because[128];
+      snprintf(because, sizeof because, " (required for %s '%s')", what, names[choice]);
+      if (require(L, rules[i].row, because) != DT_OK)
+        return DT_ERR;
+    }
+  return DT_OK;
+}
+
+/* nvlink-mesh: every link names two different GPUs of the node, no pair twice, and every GPU reaches every
+ * other within DT_ROUTE_MAX_HOPS NVLink hops. Entries are then stored with a < b. */
+static int validate_mesh(loader *L)
+{
+  dt_platform *p = L->p;
+  int g = p->gpus_per_node;
+  for (int i = 0; i < p->n_nvlinks; i++) {
+    dt_nvlink *l = &p->nvlinks[i];
+    yaml_node_t *e = L->link_item[i];
+    for (int end = 0; end < 2; end++) {
+      int gpu = end ? l->b : l->a;
+      if (gpu >= g)
+        return fail_at(L, yaml_document_get_node(L->doc, e->data.sequence.items.start[end]),
+                       "GPU %d in 'intra_node.links' is out of range (gpus_per_node is %d: GPUs 0 to %d)", gpu, g,
+                       g - 1);
+    }
+    if (l->a == l->b)
+      return fail_at(L, e, "link from GPU %d to itself in 'intra_node.links'", l->a);
+    if (l->a > l->b) {
+      int t = l->a;
+      l->a = l->b;
+      l->b = t;
+    }
+    for (int j = 0; j < i; j++)
+      if (p->nvlinks[j].a == l->a && p->nvlinks[j].b == l->b)
+        return fail_at(L, e,
+                       "duplicate link between GPUs %d and %d in 'intra_node.links' (first given at line %ld; give "
+                       "one entry with the total count)",
+                       l->a, l->b, (long)L->link_item[j]->start_mark.line + 1);
+  }
+  int *dist = dt_platform_mesh_distances(p);
+  int rc = DT_OK;
+  for (int a = 0; a < g && rc == DT_OK; a++)
+    for (int b = 0; b < g; b++) {
+      int d = dist[(size_t)a * g + b];
+      if (d < 0) {
+        rc = fail_at(L, L->val[R_INTRA_LINKS], "the NVLink mesh is not connected: no path from GPU %d to GPU %d", a,
+                     b);
+        break;
+      }
+      if (d > DT_ROUTE_MAX_HOPS) {
+        rc = fail_at(L, L->val[R_INTRA_LINKS],
+                     "the NVLink mesh needs %d hops from GPU %d to GPU %d, more than the %d a route may have", d, a,
+                     b, DT_ROUTE_MAX_HOPS);
+        break;
+      }
+    }
+  free(dist);
+  return rc;
+}
+
 /* Rules across keys, once every value is converted. */
 static int validate(loader *L)
 {
@@ -379,28 +565,45 @@ static int validate(loader *L)
   if (L->val[R_NET] && require(L, R_NICS, " (required when 'network' is given)") != DT_OK)
     return DT_ERR;
 
-  p->intra_kind = DT_INTRA_NVSWITCH;
+  p->intra_kind = (dt_intra_kind)L->choice[R_INTRA_KIND];
+  if (check_kind_rules(L, intra_rules, sizeof intra_rules / sizeof intra_rules[0], L->choice[R_INTRA_KIND], R_INTRA,
+                       "kind", intra_kinds) != DT_OK)
+    return DT_ERR;
+  if (p->intra_kind == DT_INTRA_NVLINK_MESH && validate_mesh(L) != DT_OK)
+    return DT_ERR;
+  if (p->intra_kind == DT_INTRA_PCIE) {
+    if (p->gpus_per_node % p->gpus_per_switch != 0)
+      return fail_at(L, L->val[R_INTRA_GPS], "'intra_node.gpus_per_switch' (%d) does not divide 'gpus_per_node' (%d)",
+                     p->gpus_per_switch, p->gpus_per_node);
+    if (p->gpus_per_node / p->gpus_per_switch > 1 &&
+        (require(L, R_INTRA_CPU_BW, " (required for kind 'pcie' with more than one switch)") != DT_OK ||
+         require(L, R_INTRA_CPU_LAT, " (required for kind 'pcie' with more than one switch)") != DT_OK))
+      return DT_ERR;
+  }
   if (L->val[R_NICS] && p->gpus_per_node % p->nics_per_node != 0)
     return fail_at(L, L->val[R_NICS_PER_NODE], "'nics.per_node' (%d) does not divide 'gpus_per_node' (%d)",
                    p->nics_per_node, p->gpus_per_node);
 
   if (!L->val[R_NET])
     return DT_OK;
-  p->topology = L->choice[R_NET_TOPO] == 0 ? DT_NET_SINGLE_SWITCH : DT_NET_FAT_TREE;
+  static const dt_net_topology topo_of_choice[] = {DT_NET_SINGLE_SWITCH, DT_NET_FAT_TREE, DT_NET_DRAGONFLY};
+  p->topology = topo_of_choice[L->choice[R_NET_TOPO]];
   p->wiring = L->val[R_NET_WIRING] && L->choice[R_NET_WIRING] == 1 ? DT_WIRING_RAIL : DT_WIRING_NODE;
+  if (check_kind_rules(L, net_rules, sizeof net_rules / sizeof net_rules[0], L->choice[R_NET_TOPO], R_NET, "topology",
+                       topologies) != DT_OK)
+    return DT_ERR;
 
-  if (p->topology == DT_NET_SINGLE_SWITCH) {
-    static const int tree_only[] = {R_NET_LEVELS, R_NET_RADIX, R_NET_OVERSUB, R_NET_WIRING};
-    for (size_t i = 0; i < sizeof tree_only / sizeof tree_only[0]; i++)
-      if (L->key[tree_only[i]])
-        return fail_at(L, L->key[tree_only[i]], "key '%s' in 'network' applies only to topology 'fat-tree'",
-                       schema[tree_only[i]].key);
+  dt_fabric_shape shape;
+  dt_error why;
+  dt_error_clear(&why);
+  if (p->topology == DT_NET_SINGLE_SWITCH)
+    return DT_OK;
+  if (p->topology == DT_NET_DRAGONFLY) {
+    if (dt_platform_fabric_shape(p, &shape, &why) != DT_OK)
+      return fail_at(L, L->val[R_NET], "%s", why.msg);
     return DT_OK;
   }
 
-  if (require(L, R_NET_LEVELS, " (required for topology 'fat-tree')") != DT_OK ||
-      require(L, R_NET_RADIX, " (required for topology 'fat-tree')") != DT_OK)
-    return DT_ERR;
   long r = p->radix, k = p->oversubscription;
   if (r % (k + 1) != 0)
     return fail_at(L, L->val[R_NET_OVERSUB] ? L->val[R_NET_OVERSUB] : L->val[R_NET_RADIX],
@@ -410,9 +613,6 @@ static int validate(loader *L)
   if (p->levels == 3 && r % 2 != 0)
     return fail_at(L, L->val[R_NET_RADIX], "a 3-level fat-tree needs an even 'network.radix', found %ld", r);
 
-  dt_fabric_shape shape;
-  dt_error why;
-  dt_error_clear(&why);
   if (dt_platform_fabric_shape(p, &shape, &why) != DT_OK)
     return fail_at(L, L->val[R_NET], "%s", why.msg);
   return DT_OK;
@@ -494,6 +694,7 @@ int dt_platform_parse(const char *text, size_t len, const char *source_name, dt_
   rc = DT_OK;
 
 cleanup:
+  free(L.link_item);
   dt_platform_free(L.p);
   if (have_extra)
     yaml_document_delete(&extra);

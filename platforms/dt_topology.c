@@ -1,6 +1,7 @@
-/* The platform as a table of split-duplex links and O(1) routes between GPUs (DESIGN.md §3).
- * Nothing here is stored per pair: a route is recomputed from the GPU indices, the NIC of each GPU, the
- * leaf of each NIC and the destination-mod-k uplink rule, so 8,192+ GPUs cost a few arrays. */
+/* The platform as a table of split-duplex links and O(1) routes between GPUs (DESIGN.md §3, docs/platform.md).
+ * Nothing here is stored per pair of GPUs of the cluster: a route is recomputed from the GPU indices, the NIC
+ * of each GPU, the leaf (or dragonfly router) of each NIC and the destination-mod-k uplink rule, so 8,192+ GPUs
+ * cost a few arrays. The one per-pair table is the nvlink-mesh next hop, per pair of GPUs of one node. */
 #include "dt_topology.h"
 
 #include "../common/dt_util.h"
@@ -14,14 +15,21 @@ struct dt_topology {
   int gpus;             /* nodes * gpus_per_node */
   int nics;             /* NICs that carry traffic: 0 with a single node */
   int half_radix;       /* 3 levels: leaves per pod and aggregation up-ports (R/2) */
-  int *leaf_of_nic;     /* [nics] */
+  int *leaf_of_nic;     /* [nics] (dragonfly: the router) */
+  int *mesh_next;       /* nvlink-mesh [g*g]: next GPU from a towards b on the chosen fewest-hop path */
+  int *mesh_link;       /* nvlink-mesh [g*g]: index in p->nvlinks of the link a-b, -1 when not adjacent */
+  int switches;         /* pcie: PCIe switches per node */
   /* Link index ranges, in table order (dt_topology.h): GPU ports, NICs, then cables. */
   size_t off_nic;       /* first NIC link */
   size_t off_nic_cable; /* first NIC-to-leaf (or NIC-to-switch) cable, one per NIC */
-  size_t off_up1;       /* first leaf-spine (2 levels) or leaf-agg (3 levels) cable: leaf * up + j */
+  size_t off_up1;       /* first leaf-spine (2 levels) or leaf-agg (3 levels) cable: leaf * up + j;
+                         * dragonfly: local links, group * a(a-1)/2 + pair(i, j) */
   size_t n_up1;
-  size_t off_up2;       /* first agg-core cable (3 levels, more than one pod): (pod * u + j) * R/2 + m */
+  size_t off_up2;       /* first agg-core cable (3 levels, more than one pod): (pod * u + j) * R/2 + m;
+                         * dragonfly: global links, pair(g, t) * m + r */
   size_t n_up2;
+  size_t off_intra;     /* first nvlink-mesh link (node * n_nvlinks + i) or pcie CPU link (node * switches + s) */
+  size_t n_intra;
   size_t count;
   dt_link *links;
 };
@@ -31,6 +39,52 @@ static void set_link(dt_link *l, dt_link_kind kind, double bandwidth, double lat
   l->kind = kind;
   l->bandwidth = bandwidth;
   l->latency = latency;
+}
+
+/* The nvlink-mesh next-hop table: from a towards b, the lowest-numbered neighbour of a that is one hop closer
+ * to b. Repeated, this gives the fewest-hop path whose sequence of GPUs is lexicographically smallest, so
+ * routes are deterministic (docs/platform.md). */
+static int build_mesh(dt_topology *t, dt_error *err)
+{
+  const dt_platform *p = t->p;
+  size_t g = (size_t)p->gpus_per_node;
+  int *dist = dt_platform_mesh_distances(p);
+  t->mesh_link = dt_xmalloc(g * g * sizeof *t->mesh_link);
+  t->mesh_next = dt_xmalloc(g * g * sizeof *t->mesh_next);
+  for (size_t i = 0; i < g * g; i++)
+    t->mesh_link[i] = t->mesh_next[i] = -1;
+  for (int i = 0; i < p->n_nvlinks; i++) {
+    size_t a = (size_t)p->nvlinks[i].a, b = (size_t)p->nvlinks[i].b;
+    if (a >= g || b >= g || a == b) {
+      free(dist);
+      return dt_error_set(err, "", 0, 0, "nvlink-mesh link %d names GPUs %zu and %zu of %zu", i, a, b, g);
+    }
+    t->mesh_link[a * g + b] = t->mesh_link[b * g + a] = i;
+  }
+  for (size_t a = 0; a < g; a++)
+    for (size_t b = 0; b < g; b++) {
+      int d = dist[a * g + b];
+      if (d < 0 || d > DT_ROUTE_MAX_HOPS) {
+        free(dist);
+        return dt_error_set(err, "", 0, 0, "the NVLink mesh has no route of at most %d hops from GPU %zu to GPU %zu",
+                            DT_ROUTE_MAX_HOPS, a, b);
+      }
+      if (a == b)
+        continue;
+      for (size_t n = 0; n < g; n++)
+        if (t->mesh_link[a * g + n] >= 0 && dist[n * g + b] == d - 1) {
+          t->mesh_next[a * g + b] = (int)n;
+          break;
+        }
+    }
+  free(dist);
+  return DT_OK;
+}
+
+/* Index of the unordered pair i < j among the n(n-1)/2 pairs of n items, row by row. */
+static size_t pair_index(size_t i, size_t j, size_t n)
+{
+  return i * (2 * n - i - 1) / 2 + (j - i - 1);
 }
 
 int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err)
@@ -48,7 +102,7 @@ int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err)
       return dt_error_set(err, "", 0, 0, "'nics.per_node' (%d) must divide 'gpus_per_node' (%d)", p->nics_per_node,
                           p->gpus_per_node);
     }
-    if (p->topology != DT_NET_SINGLE_SWITCH && p->topology != DT_NET_FAT_TREE) {
+    if (p->topology != DT_NET_SINGLE_SWITCH && p->topology != DT_NET_FAT_TREE && p->topology != DT_NET_DRAGONFLY) {
       dt_topology_free(t);
       return dt_error_set(err, "", 0, 0, "platform with %d nodes has no 'network.topology'", p->nodes);
     }
@@ -63,10 +117,27 @@ int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err)
     t->nics = p->nodes * p->nics_per_node;
   }
   t->half_radix = p->radix / 2;
+  if (p->intra_kind == DT_INTRA_PCIE) {
+    t->switches = dt_platform_pcie_switches(p);
+    if (t->switches < 1 || p->gpus_per_node % p->gpus_per_switch != 0) {
+      dt_topology_free(t);
+      return dt_error_set(err, "", 0, 0, "'intra_node.gpus_per_switch' (%d) must divide 'gpus_per_node' (%d)",
+                          p->gpus_per_switch, p->gpus_per_node);
+    }
+  }
+  if (p->intra_kind == DT_INTRA_NVLINK_MESH && build_mesh(t, err) != DT_OK) {
+    dt_topology_free(t);
+    return DT_ERR;
+  }
 
   t->off_nic = (size_t)t->gpus;
   t->off_nic_cable = t->off_nic + (size_t)t->nics;
   t->off_up1 = t->off_nic_cable + (size_t)t->nics;
+  if (t->nics > 0 && p->topology == DT_NET_DRAGONFLY) {
+    size_t g = (size_t)t->shape.groups, a = (size_t)t->shape.routers_per_group;
+    t->n_up1 = g * (a * (a - 1) / 2);
+    t->n_up2 = g * (g - 1) / 2 * (size_t)t->shape.global_per_pair;
+  }
   if (t->nics > 0 && p->topology == DT_NET_FAT_TREE) {
     if (p->levels == 2) {
       t->n_up1 = (size_t)t->shape.leaves * (size_t)t->shape.spines;
@@ -77,22 +148,56 @@ int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err)
     }
   }
   t->off_up2 = t->off_up1 + t->n_up1;
-  t->count = t->off_up2 + t->n_up2;
+  t->off_intra = t->off_up2 + t->n_up2;
+  if (p->intra_kind == DT_INTRA_NVLINK_MESH)
+    t->n_intra = (size_t)p->nodes * (size_t)p->n_nvlinks;
+  else if (p->intra_kind == DT_INTRA_PCIE && t->switches > 1)
+    t->n_intra = (size_t)p->nodes * (size_t)t->switches;
+  t->count = t->off_intra + t->n_intra;
 
   t->leaf_of_nic = dt_xcalloc(t->nics > 0 ? (size_t)t->nics : 1, sizeof *t->leaf_of_nic);
   for (int n = 0; n < t->nics; n++)
-    t->leaf_of_nic[n] = p->topology == DT_NET_FAT_TREE ? dt_platform_leaf_of_nic(p, &t->shape, n) : 0;
+    t->leaf_of_nic[n] = p->topology != DT_NET_SINGLE_SWITCH ? dt_platform_leaf_of_nic(p, &t->shape, n) : 0;
 
   /* The model factors are applied once here, so every consumer (SimGrid links, replay alpha terms) sees the
    * calibrated values. The intra-node latency is the route's total: half on each GPU port. */
   double bf = p->bandwidth_factor, lf = p->latency_factor;
   t->links = dt_xcalloc(t->count > 0 ? t->count : 1, sizeof *t->links);
+  /* A mesh GPU's own port carries only its loopback: its bandwidth is the GPU's total NVLink bandwidth. */
+  double *port_bw = dt_xcalloc((size_t)p->gpus_per_node, sizeof *port_bw);
+  for (int g = 0; g < p->gpus_per_node; g++)
+    port_bw[g] = p->intra_bandwidth;
+  if (p->intra_kind == DT_INTRA_NVLINK_MESH) {
+    for (int g = 0; g < p->gpus_per_node; g++)
+      port_bw[g] = 0;
+    for (int i = 0; i < p->n_nvlinks; i++) {
+      port_bw[p->nvlinks[i].a] += p->nvlinks[i].count * p->nvlink_bandwidth;
+      port_bw[p->nvlinks[i].b] += p->nvlinks[i].count * p->nvlink_bandwidth;
+    }
+  }
   for (size_t i = 0; i < (size_t)t->gpus; i++)
-    set_link(&t->links[i], DT_LINK_GPU, p->intra_bandwidth * bf, p->intra_latency / 2 * lf);
+    set_link(&t->links[i], DT_LINK_GPU, port_bw[i % (size_t)p->gpus_per_node] * bf, p->intra_latency / 2 * lf);
+  free(port_bw);
   for (size_t i = t->off_nic; i < t->off_nic_cable; i++)
     set_link(&t->links[i], DT_LINK_NIC, p->nic_bandwidth * bf, p->nic_latency * lf);
-  for (size_t i = t->off_nic_cable; i < t->count; i++)
+  for (size_t i = t->off_nic_cable; i < t->off_up1; i++)
     set_link(&t->links[i], DT_LINK_CABLE, p->link_bandwidth * bf, p->link_latency * lf);
+  for (size_t i = t->off_up1; i < t->off_intra; i++) {
+    if (p->topology == DT_NET_DRAGONFLY && i < t->off_up2)
+      set_link(&t->links[i], DT_LINK_LOCAL, p->local_bandwidth * bf, p->local_latency * lf);
+    else if (p->topology == DT_NET_DRAGONFLY)
+      set_link(&t->links[i], DT_LINK_GLOBAL, p->global_bandwidth * bf, p->global_latency * lf);
+    else
+      set_link(&t->links[i], DT_LINK_CABLE, p->link_bandwidth * bf, p->link_latency * lf);
+  }
+  for (size_t i = t->off_intra; i < t->count; i++) {
+    size_t k = (i - t->off_intra);
+    if (p->intra_kind == DT_INTRA_NVLINK_MESH)
+      set_link(&t->links[i], DT_LINK_NVLINK, p->nvlinks[k % (size_t)p->n_nvlinks].count * p->nvlink_bandwidth * bf,
+               p->intra_latency * lf);
+    else
+      set_link(&t->links[i], DT_LINK_CPU, p->cpu_bandwidth * bf, p->cpu_latency / 2 * lf);
+  }
 
   *out = t;
   return DT_OK;
@@ -103,6 +208,8 @@ void dt_topology_free(dt_topology *t)
   if (t == NULL)
     return;
   free(t->leaf_of_nic);
+  free(t->mesh_next);
+  free(t->mesh_link);
   free(t->links);
   free(t);
 }
@@ -131,8 +238,33 @@ const char *dt_topology_link_name(const dt_topology *t, size_t index, char *buf,
     size_t n = index - t->off_nic_cable;
     if (p->topology == DT_NET_SINGLE_SWITCH)
       snprintf(buf, size, "cable:nic%zu-switch", n);
+    else if (p->topology == DT_NET_DRAGONFLY)
+      snprintf(buf, size, "cable:nic%zu-router%d", n, t->leaf_of_nic[n]);
     else
       snprintf(buf, size, "cable:nic%zu-leaf%d", n, t->leaf_of_nic[n]);
+  } else if (index < t->off_intra && p->topology == DT_NET_DRAGONFLY) {
+    /* local links: routers i < j of group g; global links: groups g < h, parallel link r */
+    int local = index < t->off_up2;
+    size_t k = local ? index - t->off_up1 : (index - t->off_up2) / (size_t)t->shape.global_per_pair;
+    size_t n = local ? (size_t)t->shape.routers_per_group : (size_t)t->shape.groups;
+    size_t per = n * (n - 1) / 2, grp = local ? k / per : 0, q = local ? k % per : k, i = 0;
+    while (q >= n - 1 - i) {
+      q -= n - 1 - i;
+      i++;
+    }
+    size_t j = i + 1 + q;
+    if (local)
+      snprintf(buf, size, "cable:router%zu-router%zu", grp * n + i, grp * n + j);
+    else
+      snprintf(buf, size, "cable:group%zu-group%zu.%zu", i, j, (index - t->off_up2) % (size_t)t->shape.global_per_pair);
+  } else if (index >= t->off_intra && index < t->count) {
+    size_t k = index - t->off_intra;
+    if (p->intra_kind == DT_INTRA_NVLINK_MESH) {
+      const dt_nvlink *l = &p->nvlinks[k % (size_t)p->n_nvlinks];
+      snprintf(buf, size, "nvlink%zu.%d-%d", k / (size_t)p->n_nvlinks, l->a, l->b);
+    } else {
+      snprintf(buf, size, "cpulink%zu.%zu", k / (size_t)t->switches, k % (size_t)t->switches);
+    }
   } else if (index < t->off_up2) {
     size_t i = index - t->off_up1;
     if (p->levels == 2) {
@@ -144,7 +276,7 @@ const char *dt_topology_link_name(const dt_topology *t, size_t index, char *buf,
       size_t pod = leaf / (size_t)t->half_radix;
       snprintf(buf, size, "cable:leaf%zu-agg%zu", leaf, pod * u + j);
     }
-  } else if (index < t->count) {
+  } else if (index < t->off_intra) {
     /* core j*R/2 + m is wired to aggregation switch j of every pod (k-ary fat-tree) */
     size_t i = index - t->off_up2, h = (size_t)t->half_radix;
     size_t agg = i / h, m = i % h, j = agg % (size_t)t->shape.aggs_per_pod;
@@ -160,6 +292,47 @@ static void add_hop(dt_hop *hops, int *n, size_t link, int dir)
   hops[*n].link = (uint32_t)link;
   hops[*n].dir = (uint8_t)dir;
   (*n)++;
+}
+
+/* Local hop between routers x and y (global indices) of one group; nothing when x == y. */
+static void local_hop(const dt_topology *t, size_t x, size_t y, dt_hop *hops, int *n)
+{
+  if (x == y)
+    return;
+  size_t a = (size_t)t->shape.routers_per_group, g = x / a, i = x % a, j = y % a;
+  size_t lo = i < j ? i : j, hi = i < j ? j : i;
+  add_hop(hops, n, t->off_up1 + g * (a * (a - 1) / 2) + pair_index(lo, hi, a), i < j ? 0 : 1);
+}
+
+/* Router holding global link r between group g and group h (g != h), in group g: in the palm-tree
+ * arrangement, group g's global port q = r*(G-1) + ((h - g - 1) mod G) sits on router q / global_links_per_router
+ * of the group. */
+static size_t gateway(const dt_topology *t, size_t g, size_t h, size_t r)
+{
+  size_t G = (size_t)t->shape.groups, a = (size_t)t->shape.routers_per_group;
+  size_t q = r * (G - 1) + (h + G - g - 1) % G;
+  return g * a + q / (size_t)t->p->global_links_per_router;
+}
+
+/* Minimal dragonfly route between NICs a and b (the cables to their routers are added by the caller): same
+ * router: nothing; same group: one local hop; other group: local hop to the source group's gateway, the
+ * global link, local hop from the destination group's gateway. Of the m parallel global links between two
+ * groups, link (b mod m) is taken (destination-mod-k, as the fat-tree uplinks). */
+static void dragonfly_route(const dt_topology *t, int a, int b, dt_hop *hops, int *n)
+{
+  size_t A = (size_t)t->shape.routers_per_group;
+  size_t ra = (size_t)t->leaf_of_nic[a], rb = (size_t)t->leaf_of_nic[b];
+  size_t ga = ra / A, gb = rb / A;
+  if (ga == gb) {
+    local_hop(t, ra, rb, hops, n);
+    return;
+  }
+  size_t m = (size_t)t->shape.global_per_pair, r = (size_t)b % m;
+  size_t xa = gateway(t, ga, gb, r), xb = gateway(t, gb, ga, r);
+  local_hop(t, ra, xa, hops, n);
+  size_t lo = ga < gb ? ga : gb, hi = ga < gb ? gb : ga;
+  add_hop(hops, n, t->off_up2 + pair_index(lo, hi, (size_t)t->shape.groups) * m + r, ga < gb ? 0 : 1);
+  local_hop(t, xb, rb, hops, n);
 }
 
 /* The fabric part of an inter-node route, from NIC a's cable up to NIC b's cable down.
@@ -178,6 +351,8 @@ static void fabric_route(const dt_topology *t, int a, int b, dt_hop *hops, int *
   if (p->wiring == DT_WIRING_RAIL)
     key = (size_t)(b % p->nics_per_node) * (size_t)p->nodes + (size_t)(b / p->nics_per_node);
   add_hop(hops, n, t->off_nic_cable + (size_t)a, 0);
+  if (p->topology == DT_NET_DRAGONFLY)
+    dragonfly_route(t, a, b, hops, n);
   if (p->topology == DT_NET_FAT_TREE) {
     int la = t->leaf_of_nic[a], lb = t->leaf_of_nic[b];
     if (la != lb) {
@@ -201,6 +376,22 @@ static void fabric_route(const dt_topology *t, int a, int b, dt_hop *hops, int *
   add_hop(hops, n, t->off_nic_cable + (size_t)b, 1);
 }
 
+/* pcie: the switch of a node-local GPU (0 for the other kinds). */
+static int switch_of_gpu(const dt_topology *t, int local_gpu)
+{
+  return t->p->intra_kind == DT_INTRA_PCIE ? local_gpu / t->p->gpus_per_switch : 0;
+}
+
+/* pcie: from switch sa to switch sb of one node through the CPU (nothing when they are the same). */
+static void pcie_cross(const dt_topology *t, int node, int sa, int sb, dt_hop *hops, int *n)
+{
+  if (sa == sb)
+    return;
+  size_t base = t->off_intra + (size_t)node * (size_t)t->switches;
+  add_hop(hops, n, base + (size_t)sa, 0);
+  add_hop(hops, n, base + (size_t)sb, 1);
+}
+
 int dt_topology_route(const dt_topology *t, int src, int dst, dt_hop *hops, double *latency, double *bandwidth)
 {
   if (src < 0 || dst < 0 || src >= t->gpus || dst >= t->gpus)
@@ -208,16 +399,37 @@ int dt_topology_route(const dt_topology *t, int src, int dst, dt_hop *hops, doub
   const dt_platform *p = t->p;
   int g = p->gpus_per_node, n = 0;
   int src_node = src / g, dst_node = dst / g;
-  if (src_node == dst_node) {
-    /* NVLink only; src == dst gives the loopback through the GPU's own port */
+  if (src_node == dst_node && p->intra_kind == DT_INTRA_NVLINK_MESH && src != dst) {
+    /* NVLink hops along the next-hop table; a link a < b is crossed UP from a to b, DOWN from b to a */
+    size_t gg = (size_t)g, node_links = t->off_intra + (size_t)src_node * (size_t)p->n_nvlinks;
+    int cur = src % g, end = dst % g;
+    while (cur != end && n < DT_ROUTE_MAX_HOPS) {
+      int next = t->mesh_next[(size_t)cur * gg + (size_t)end];
+      add_hop(hops, &n, node_links + (size_t)t->mesh_link[(size_t)cur * gg + (size_t)next], cur < next ? 0 : 1);
+      cur = next;
+    }
+  } else if (src_node == dst_node) {
+    /* one switch: src == dst gives the loopback through the GPU's own port; pcie across switches goes up the
+     * source switch's CPU link and down the destination's */
     add_hop(hops, &n, (size_t)src, 0);
+    pcie_cross(t, src_node, switch_of_gpu(t, src % g), switch_of_gpu(t, dst % g), hops, &n);
     add_hop(hops, &n, (size_t)dst, 1);
   } else {
-    int a = src_node * p->nics_per_node + dt_platform_nic_of_gpu(p, src % g);
-    int b = dst_node * p->nics_per_node + dt_platform_nic_of_gpu(p, dst % g);
+    int la = dt_platform_nic_of_gpu(p, src % g), lb = dt_platform_nic_of_gpu(p, dst % g);
+    int a = src_node * p->nics_per_node + la;
+    int b = dst_node * p->nics_per_node + lb;
+    if (p->intra_kind == DT_INTRA_PCIE) {
+      /* the GPU reaches its NIC through its PCIe switch (and the CPU when the NIC hangs off another one) */
+      add_hop(hops, &n, (size_t)src, 0);
+      pcie_cross(t, src_node, switch_of_gpu(t, src % g), dt_platform_pcie_switch_of_nic(p, la), hops, &n);
+    }
     add_hop(hops, &n, t->off_nic + (size_t)a, 0);
     fabric_route(t, a, b, hops, &n);
     add_hop(hops, &n, t->off_nic + (size_t)b, 1);
+    if (p->intra_kind == DT_INTRA_PCIE) {
+      pcie_cross(t, dst_node, dt_platform_pcie_switch_of_nic(p, lb), switch_of_gpu(t, dst % g), hops, &n);
+      add_hop(hops, &n, (size_t)dst, 1);
+    }
   }
   double lat = 0, bw = 0;
   for (int i = 0; i < n; i++) {

@@ -10,7 +10,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { DT_LINK_GPU = 0, DT_LINK_NIC, DT_LINK_CABLE } dt_link_kind;
+/* GPU: a GPU's own port (NVSwitch port, PCIe link to its switch, or on a mesh the loopback port); NVLINK: one
+ * pair of an nvlink-mesh (all its NVLinks); CPU: a PCIe switch's link to the CPU; CABLE: a fat-tree or
+ * single-switch cable, or a NIC-to-router cable; LOCAL and GLOBAL: dragonfly router-to-router links. */
+typedef enum {
+  DT_LINK_GPU = 0,
+  DT_LINK_NIC,
+  DT_LINK_CABLE,
+  DT_LINK_NVLINK,
+  DT_LINK_CPU,
+  DT_LINK_LOCAL,
+  DT_LINK_GLOBAL
+} dt_link_kind;
 
 /* One split-duplex link. bandwidth and latency already include the platform's model factors. */
 typedef struct dt_link {
@@ -32,10 +43,14 @@ typedef struct dt_topology dt_topology;
 
 /* Builds the link table for a validated platform. Link numbering: GPU ports first (index = global GPU,
  * node * gpus_per_node + local gpu), then NICs (global NIC index), then cables: one NIC-to-leaf (or
- * NIC-to-switch) cable per NIC in NIC order, then leaf-spine cables (leaf * spines + spine) for 2 levels, or
- * leaf-agg cables (leaf * u + j) and agg-core cables ((pod * u + j) * R/2 + m, only with more than one pod)
- * for 3 levels. A single-node platform has no NIC and no cable. Intra-node route latency is split in two
- * halves over the source's and destination's GPU links. p is borrowed: it must outlive the topology.
+ * NIC-to-switch, NIC-to-router) cable per NIC in NIC order, then leaf-spine cables (leaf * spines + spine) for
+ * 2 levels, or leaf-agg cables (leaf * u + j) and agg-core cables ((pod * u + j) * R/2 + m, only with more than
+ * one pod) for 3 levels, or for a dragonfly the local links (group * a(a-1)/2 + the index of router pair i < j)
+ * then the global links (index of group pair g < h) * m + r); last the intra-node links of the node kinds that
+ * have them: nvlink-mesh pairs (node * n_nvlinks + entry) or pcie CPU links (node * switches + switch, only
+ * with more than one switch). A single-node platform has no NIC and no cable. The nvswitch and pcie latency
+ * is split in two halves over the source's and destination's GPU links, the pcie CPU latency in two halves
+ * over the two switches' CPU links; an NVLink pair has the whole intra_node.latency (one hop). p is borrowed: it must outlive the topology.
  * Returns DT_OK and *out (free with dt_topology_free; NULL is a no-op) or DT_ERR, *out NULL, when the
  * fabric does not fit (see dt_platform_fabric_shape). */
 int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err);
@@ -45,20 +60,29 @@ size_t dt_topology_link_count(const dt_topology *t);
 const dt_link *dt_topology_link(const dt_topology *t, size_t index);
 /* Unique human-readable link name: "gpu3", "nic1.2" (node 1, NIC 2), "cable:nic5-leaf0" (global NIC 5),
  * "cable:nic5-switch" (single switch), "cable:leaf0-spine3", "cable:leaf0-agg1" and "cable:agg1-core3"
- * (aggregation switch pod * u + j, core j * R/2 + m). Writes into buf, returns buf. The SimGrid links are
+ * (aggregation switch pod * u + j, core j * R/2 + m); dragonfly "cable:nic5-router2", "cable:router4-router6"
+ * (local, global router indices) and "cable:group0-group3.1" (global, parallel link 1); "nvlink1.0-3" (node 1,
+ * the NVLinks between its GPUs 0 and 3); "cpulink1.0" (node 1, PCIe switch 0 to the CPU). Writes into buf, returns buf. The SimGrid links are
  * this name + "_UP" / "_DOWN". */
 const char *dt_topology_link_name(const dt_topology *t, size_t index, char *buf, size_t size);
 
-/* Route from global GPU src to global GPU dst, computed in O(1) (nothing is stored per pair). Same node:
- * src GPU port UP, dst GPU port DOWN (src == dst gives the loopback over the GPU's own port). Other node:
- * src NIC UP, cables (UP to the top switch, DOWN from it), dst NIC DOWN, no GPU port. Going up, a leaf takes
+/* Route from global GPU src to global GPU dst, computed in O(1) (nothing is stored per pair; an nvlink-mesh
+ * route walks a per-node next-hop table, O(hops)). Same node: src GPU port UP, dst GPU port DOWN (src == dst
+ * gives the loopback over the GPU's own port, for every kind); pcie across switches: src GPU UP, src switch's
+ * CPU link UP, dst switch's CPU link DOWN, dst GPU DOWN; nvlink-mesh: the NVLink pairs of the fewest-hop path,
+ * the lowest-numbered next GPU first (a pair a < b is crossed UP from a to b). Other node: src NIC UP, cables
+ * (UP to the top switch, DOWN from it), dst NIC DOWN, no GPU port -- except on pcie nodes, where the GPU's
+ * PCIe link (and the CPU links when its NIC hangs off another switch) come before the src NIC and after the
+ * dst NIC. Dragonfly: NIC cable, local hop to the gateway router, global link (b mod m of the m parallel ones,
+ * b the destination NIC), local hop, NIC cable (see docs/platform.md). Going up, a leaf takes
  * uplink (key mod u), key = the destination NIC's index in the fabric's port order (wiring node: its global
  * index node * nics_per_node + nic; wiring rail: nic * nodes + node); in a 3-level tree the aggregation
  * switch then takes core uplink ((key / u) mod R/2), the next digit (D-mod-k), so that all cores carry
  * traffic.
- * Fills hops (room for DT_ROUTE_MAX_HOPS) and returns the hop count (2, 4, 6 or 8); *latency (may be NULL)
+ * Fills hops (room for DT_ROUTE_MAX_HOPS) and returns the hop count; *latency (may be NULL)
  * gets the sum of link latencies in hop order (the route's alpha), *bandwidth (may be NULL) the smallest
- * link bandwidth on it. Returns -1 if src or dst is out of range. */
+ * link bandwidth on it. Hop counts: nvswitch 2 or 4-8 between nodes; a mesh its path length; pcie up to 6
+ * more; dragonfly up to 7 between nodes; never more than DT_ROUTE_MAX_HOPS. Returns -1 if src or dst is out of range. */
 int dt_topology_route(const dt_topology *t, int src, int dst, dt_hop *hops, double *latency, double *bandwidth);
 
 const dt_platform *dt_topology_platform(const dt_topology *t);

@@ -317,20 +317,23 @@ END_TEST
 
 START_TEST(test_choices)
 {
-  parse_err(variant(6, "intra_node: {kind: pcie, bandwidth: 64GB/s, latency: 1us}", 0), 6, 20,
-            "value 'pcie' for 'intra_node.kind' is not supported yet", "'nvswitch'", NULL);
-  parse_err(variant(6, "intra_node: {kind: nvlink-mesh, bandwidth: 64GB/s, latency: 1us}", 0), 6, 20,
-            "not supported yet", NULL);
+  /* the kinds exist now: their own keys are missing (position: the '{' of the flow mapping) */
+  parse_err(variant(6, "intra_node: {kind: pcie, bandwidth: 64GB/s, latency: 1us}", 0), 6, 13,
+            "missing required key 'gpus_per_switch' in 'intra_node' (required for kind 'pcie')", NULL);
+  parse_err(variant(6, "intra_node: {kind: nvlink-mesh, bandwidth: 64GB/s, latency: 1us}", 0), 6, 33,
+            "key 'bandwidth' in 'intra_node' applies only to kinds 'nvswitch', 'pcie' (not 'nvlink-mesh')", NULL);
   parse_err(variant(6, "intra_node: {kind: nvswich, bandwidth: 64GB/s, latency: 1us}", 0), 6, 20,
             "unknown value 'nvswich' for 'intra_node.kind'", "(did you mean 'nvswitch'?)", NULL);
-  parse_err(variant(12, "  topology: dragonfly", 0), 12, 13, "value 'dragonfly' for 'network.topology' is not supported yet",
-            "'single-switch', 'fat-tree'", NULL);
+  parse_err(variant(12, "  topology: dragonfly", 0), 13, 3,
+            "key 'levels' in 'network' applies only to topology 'fat-tree' (not 'dragonfly')", NULL);
   parse_err(variant(12, "  topology: fat_tree", 0), 12, 13, "(did you mean 'fat-tree'?)", NULL);
   parse_err(variant(14, "  radix: 64\n  wiring: rails", 0), 15, 11, "unknown value 'rails' for 'network.wiring'",
             "(did you mean 'rail'?)", NULL);
   /* fat-tree-only keys with a single switch */
   parse_err(variant(12, "  topology: single-switch", 13, "", 0), 14, 3,
             "key 'radix' in 'network' applies only to topology 'fat-tree'", NULL);
+  parse_err(variant(6, "intra_node: {kind: nvlinkmesh, bandwidth: 64GB/s, latency: 1us}", 0), 6, 20,
+            "unknown value 'nvlinkmesh' for 'intra_node.kind'", "(did you mean 'nvlink-mesh'?)", NULL);
 }
 END_TEST
 
@@ -586,6 +589,281 @@ START_TEST(test_nic_of_gpu)
 }
 END_TEST
 
+/* ---- nvlink-mesh, pcie and dragonfly (issue 3, "platforms users own") ---- */
+
+/* base with line `line` (1-based) replaced by repl (NULL: none), one replacement */
+static const char *with_line(const char *const *base, size_t n, int line, const char *repl)
+{
+  text_buf[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    strcat(text_buf, (int)i + 1 == line ? repl : base[i]);
+    strcat(text_buf, "\n");
+  }
+  return text_buf;
+}
+
+static const char *const mesh_lines[] = {
+    "dtsim_platform: 1",                                          /* 1 */
+    "name: m",                                                    /* 2 */
+    "gpu: {model: V100, peak: 125TFLOPS}",                        /* 3 */
+    "nodes: 1",                                                   /* 4 */
+    "gpus_per_node: 4",                                           /* 5 */
+    "intra_node:",                                                /* 6 */
+    "  kind: nvlink-mesh",                                        /* 7 */
+    "  link_bandwidth: 25GB/s",                                   /* 8 */
+    "  latency: 2us",                                             /* 9 */
+    "  links: [[0,1,2],[0,2,1],[0,3,1],[1,2,1],[3,1,1],[2,3,2]]", /* 10 */
+};
+#define MESH(line, repl) with_line(mesh_lines, sizeof mesh_lines / sizeof mesh_lines[0], line, repl)
+
+START_TEST(test_mesh_loads)
+{
+  dt_platform *p = parse_ok(MESH(0, NULL));
+  ck_assert_int_eq(p->intra_kind, DT_INTRA_NVLINK_MESH);
+  REL_EQ(p->nvlink_bandwidth, 25e9);
+  REL_EQ(p->intra_latency, 2e-6);
+  ck_assert_int_eq(p->n_nvlinks, 6);
+  ck_assert_int_eq(p->nvlinks[0].a, 0);
+  ck_assert_int_eq(p->nvlinks[0].b, 1);
+  ck_assert_int_eq(p->nvlinks[0].count, 2);
+  /* [3,1,1] is stored a < b */
+  ck_assert_int_eq(p->nvlinks[4].a, 1);
+  ck_assert_int_eq(p->nvlinks[4].b, 3);
+  dt_platform_free(p);
+  /* block sequence form */
+  p = parse_ok(MESH(10, "  links:\n  - [0, 1, 1]\n  - [1, 2, 1]\n  - [2, 3, 1]"));
+  ck_assert_int_eq(p->n_nvlinks, 3);
+  int *d = dt_platform_mesh_distances(p);
+  ck_assert_int_eq(d[0 * 4 + 3], 3); /* a chain 0-1-2-3 */
+  ck_assert_int_eq(d[3 * 4 + 1], 2);
+  free(d);
+  dt_platform_free(p);
+}
+END_TEST
+
+START_TEST(test_mesh_errors)
+{
+  parse_err(MESH(8, "  link_bandwith: 25GB/s"), 8, 3, "unknown key 'link_bandwith' in 'intra_node'",
+            "(did you mean 'link_bandwidth'?)", NULL);
+  parse_err(MESH(8, "  link_bandwidth: 25"), 8, 19, "'intra_node.link_bandwidth'", "bare number '25'", NULL);
+  parse_err(MESH(8, "  link_bandwidth: 25GB"), 8, 19, "'intra_node.link_bandwidth'", "unit 'GB'", NULL);
+  /* "  links: [" is 10 characters: the first entry starts at column 11, the second at 19 */
+  parse_err(MESH(10, "  links: [[0,1,2],[0,4,1]]"), 10, 22, "GPU 4 in 'intra_node.links' is out of range",
+            "GPUs 0 to 3", NULL);
+  parse_err(MESH(10, "  links: [[0,1,2],[2,2,1]]"), 10, 19, "link from GPU 2 to itself", NULL);
+  parse_err(MESH(10, "  links: [[0,1,2],[1,2,1],[2,3,1],[1,0,1]]"), 10, 35, "duplicate link between GPUs 0 and 1",
+            "first given at line 10", NULL);
+  parse_err(MESH(10, "  links: [[0,1,2],[2,3,1]]"), 10, 10, "the NVLink mesh is not connected",
+            "no path from GPU 0 to GPU 2", NULL);
+  parse_err(MESH(10, "  links: [[0,1,0]]"), 10, 16, "a positive whole number of NVLinks", "found '0'", NULL);
+  parse_err(MESH(10, "  links: [[0,1,1.5]]"), 10, 16, "positive whole number of NVLinks", "'1.5'", NULL);
+  parse_err(MESH(10, "  links: [[-1,1,1]]"), 10, 12, "a GPU index", "'-1'", NULL);
+  parse_err(MESH(10, "  links: [[0,1]]"), 10, 11, "expected an entry [gpu, gpu, count]", NULL);
+  parse_err(MESH(10, "  links: 3"), 10, 10, "expected a sequence of [gpu, gpu, count]", "found '3'", NULL);
+  parse_err(MESH(10, "  links: []"), 10, 10, "expected a sequence of [gpu, gpu, count]", NULL);
+  parse_err(MESH(10, ""), 7, 3, "missing required key 'links' in 'intra_node' (required for kind 'nvlink-mesh')",
+            NULL);
+  parse_err(MESH(8, ""), 7, 3, "missing required key 'link_bandwidth'", NULL);
+  /* keys of another kind */
+  parse_err(MESH(9, "  latency: 2us\n  bandwidth: 300GB/s"), 10, 3,
+            "key 'bandwidth' in 'intra_node' applies only to kinds 'nvswitch', 'pcie' (not 'nvlink-mesh')", NULL);
+  parse_err(MESH(7, "  kind: nvswitch"), 8, 3, "key 'link_bandwidth' in 'intra_node' applies only to kind "
+            "'nvlink-mesh' (not 'nvswitch')", NULL);
+  parse_err(MESH(9, "  latency: 2us\n  gpus_per_switch: 2"), 10, 3, "key 'gpus_per_switch'",
+            "applies only to kind 'pcie'", NULL);
+}
+END_TEST
+
+static const char *const pcie_lines[] = {
+    "dtsim_platform: 1",                   /* 1 */
+    "name: pc",                            /* 2 */
+    "gpu: {model: A100, peak: 312TFLOPS}", /* 3 */
+    "nodes: 1",                            /* 4 */
+    "gpus_per_node: 8",                    /* 5 */
+    "intra_node:",                         /* 6 */
+    "  kind: pcie",                        /* 7 */
+    "  gpus_per_switch: 4",                /* 8 */
+    "  bandwidth: 32GB/s",                 /* 9 */
+    "  latency: 2us",                      /* 10 */
+    "  cpu_bandwidth: 32GB/s",             /* 11 */
+    "  cpu_latency: 1us",                  /* 12 */
+};
+#define PCIE(line, repl) with_line(pcie_lines, sizeof pcie_lines / sizeof pcie_lines[0], line, repl)
+
+START_TEST(test_pcie_loads)
+{
+  dt_platform *p = parse_ok(PCIE(0, NULL));
+  ck_assert_int_eq(p->intra_kind, DT_INTRA_PCIE);
+  ck_assert_int_eq(p->gpus_per_switch, 4);
+  ck_assert_int_eq(dt_platform_pcie_switches(p), 2);
+  REL_EQ(p->intra_bandwidth, 32e9);
+  REL_EQ(p->cpu_bandwidth, 32e9);
+  REL_EQ(p->cpu_latency, 1e-6);
+  dt_platform_free(p);
+  /* one switch: the CPU keys may be left out */
+  text_buf[0] = '\0';
+  for (int i = 0; i < 10; i++)
+    strcat(strcat(text_buf, i == 7 ? "  gpus_per_switch: 8" : pcie_lines[i]), "\n");
+  p = parse_ok(text_buf);
+  ck_assert_int_eq(dt_platform_pcie_switches(p), 1);
+  dt_platform_free(p);
+}
+END_TEST
+
+START_TEST(test_pcie_errors)
+{
+  parse_err(PCIE(8, "  gpus_per_switch: 3"), 8, 20,
+            "'intra_node.gpus_per_switch' (3) does not divide 'gpus_per_node' (8)", NULL);
+  parse_err(PCIE(8, "  gpus_per_switch: 0"), 8, 20, "positive whole number for 'intra_node.gpus_per_switch'", NULL);
+  parse_err(PCIE(11, ""), 7, 3, "missing required key 'cpu_bandwidth' in 'intra_node'",
+            "(required for kind 'pcie' with more than one switch)", NULL);
+  parse_err(PCIE(9, ""), 7, 3, "missing required key 'bandwidth' in 'intra_node' (required for kind 'pcie')", NULL);
+  parse_err(PCIE(8, ""), 7, 3, "missing required key 'gpus_per_switch'", NULL);
+  parse_err(PCIE(12, "  cpu_latency: 1"), 12, 16, "'intra_node.cpu_latency'", "bare number '1'", NULL);
+  parse_err(PCIE(11, "  cpu_bandwith: 32GB/s"), 11, 3, "unknown key 'cpu_bandwith' in 'intra_node'",
+            "(did you mean 'cpu_bandwidth'?)", NULL);
+  parse_err(PCIE(7, "  kind: nvswitch"), 8, 3, "key 'gpus_per_switch' in 'intra_node' applies only to kind 'pcie'",
+            NULL);
+  parse_err(PCIE(12, "  cpu_latency: 1us\n  links: [[0,1,1]]"), 13, 3, "key 'links'",
+            "applies only to kind 'nvlink-mesh' (not 'pcie')", NULL);
+}
+END_TEST
+
+static const char *const df_lines[] = {
+    "dtsim_platform: 1",                                              /* 1 */
+    "name: df",                                                       /* 2 */
+    "gpu: {model: MI250X, peak: 191TFLOPS}",                          /* 3 */
+    "nodes: 12",                                                      /* 4 */
+    "gpus_per_node: 8",                                               /* 5 */
+    "intra_node: {kind: nvswitch, bandwidth: 100GB/s, latency: 1us}", /* 6 */
+    "nics: {per_node: 4, bandwidth: 200Gb/s, latency: 1us}",          /* 7 */
+    "network:",                                                       /* 8 */
+    "  topology: dragonfly",                                          /* 9 */
+    "  groups: 3",                                                    /* 10 */
+    "  routers_per_group: 2",                                         /* 11 */
+    "  nodes_per_router: 2",                                          /* 12 */
+    "  global_links_per_router: 1",                                   /* 13 */
+    "  link_bandwidth: 200Gb/s",                                      /* 14 */
+    "  link_latency: 300ns",                                          /* 15 */
+    "  local_bandwidth: 200Gb/s",                                     /* 16 */
+    "  local_latency: 300ns",                                         /* 17 */
+    "  global_bandwidth: 25GB/s",                                     /* 18 */
+    "  global_latency: 500ns",                                        /* 19 */
+};
+#define DF(line, repl) with_line(df_lines, sizeof df_lines / sizeof df_lines[0], line, repl)
+
+START_TEST(test_dragonfly_loads)
+{
+  dt_platform *p = parse_ok(DF(0, NULL));
+  ck_assert_int_eq(p->topology, DT_NET_DRAGONFLY);
+  ck_assert_int_eq(p->groups, 3);
+  ck_assert_int_eq(p->routers_per_group, 2);
+  ck_assert_int_eq(p->nodes_per_router, 2);
+  ck_assert_int_eq(p->global_links_per_router, 1);
+  REL_EQ(p->local_bandwidth, 25e9);
+  REL_EQ(p->global_bandwidth, 25e9);
+  REL_EQ(p->local_latency, 3e-7);
+  REL_EQ(p->global_latency, 5e-7);
+  dt_fabric_shape s;
+  dt_error e;
+  ck_assert_int_eq(dt_platform_fabric_shape(p, &s, &e), DT_OK);
+  /* 3 groups x 2 routers = 6 routers of 2 nodes x 4 NICs; a*h = 2 global ports per group, 2 other groups:
+   * floor(2/2) = 1 link per pair of groups */
+  ck_assert_int_eq(s.leaves, 6);
+  ck_assert_int_eq(s.groups, 3);
+  ck_assert_int_eq(s.routers_per_group, 2);
+  ck_assert_int_eq(s.global_per_pair, 1);
+  ck_assert_int_eq(s.down_ports, 8);
+  ck_assert_int_eq(s.capacity, 48);
+  ck_assert_int_eq(dt_platform_leaf_of_nic(p, &s, 5 * 4 + 1), 2); /* node 5 -> router 5/2 */
+  ck_assert_int_eq(dt_platform_leaf_of_nic(p, &s, 11 * 4 + 3), 5);
+  dt_platform_free(p);
+}
+END_TEST
+
+START_TEST(test_dragonfly_errors)
+{
+  parse_err(DF(4, "nodes: 13"), 9, 3, "holds at most 12 nodes, the platform has 13", NULL);
+  parse_err(DF(13, "  global_links_per_router: 0"), 9, 3, "a dragonfly of 3 groups needs at least 2 global links per "
+            "group", "2 x 0 = 0", NULL);
+  parse_err(DF(10, ""), 9, 3, "missing required key 'groups' in 'network' (required for topology 'dragonfly')", NULL);
+  parse_err(DF(19, ""), 9, 3, "missing required key 'global_latency'", NULL);
+  parse_err(DF(18, "  global_bandwidth: 25"), 18, 21, "'network.global_bandwidth'", "bare number '25'", NULL);
+  parse_err(DF(17, "  local_latency: 3 furlongs"), 17, 18, "'network.local_latency'", NULL);
+  parse_err(DF(12, "  node_per_router: 2"), 12, 3, "unknown key 'node_per_router' in 'network'",
+            "(did you mean 'nodes_per_router'?)", NULL);
+  parse_err(DF(10, "  groups: 0"), 10, 11, "positive whole number for 'network.groups'", NULL);
+  parse_err(DF(11, "  routers_per_group: two"), 11, 22, "whole number for 'network.routers_per_group'", NULL);
+  parse_err(DF(13, "  global_links_per_router: 1\n  radix: 64"), 14, 3,
+            "key 'radix' in 'network' applies only to topology 'fat-tree' (not 'dragonfly')", NULL);
+  parse_err(variant(16, "  link_latency: 300ns\n  groups: 4", 0), 17, 3,
+            "key 'groups' in 'network' applies only to topology 'dragonfly' (not 'fat-tree')", NULL);
+}
+END_TEST
+
+START_TEST(test_new_shipped_files)
+{
+  dt_platform *p = NULL;
+  dt_error e;
+  char buf[2048];
+  dt_fabric_shape s;
+
+  ck_assert_msg(dt_platform_load("platforms/dgx1-v100.yaml", &p, &e) == DT_OK, "%s",
+                dt_error_format(&e, buf, sizeof buf));
+  ck_assert_int_eq(p->intra_kind, DT_INTRA_NVLINK_MESH);
+  ck_assert_int_eq(p->n_nvlinks, 16); /* 12 cube edges + 4 face diagonals */
+  int per_gpu[8] = {0}, nv2 = 0;
+  for (int i = 0; i < p->n_nvlinks; i++) {
+    per_gpu[p->nvlinks[i].a] += p->nvlinks[i].count;
+    per_gpu[p->nvlinks[i].b] += p->nvlinks[i].count;
+    nv2 += p->nvlinks[i].count == 2;
+  }
+  for (int g = 0; g < 8; g++)
+    ck_assert_msg(per_gpu[g] == 6, "GPU %d has %d NVLinks, a V100 has 6", g, per_gpu[g]);
+  ck_assert_int_eq(nv2, 8);
+  REL_EQ(p->nvlink_bandwidth, 25e9);
+  dt_platform_free(p);
+
+  ck_assert_msg(dt_platform_load("platforms/pcie-8gpu.yaml", &p, &e) == DT_OK, "%s",
+                dt_error_format(&e, buf, sizeof buf));
+  ck_assert_int_eq(p->intra_kind, DT_INTRA_PCIE);
+  ck_assert_int_eq(dt_platform_pcie_switches(p), 2);
+  ck_assert_int_eq(dt_platform_pcie_switch_of_nic(p, 0), 0);
+  ck_assert_int_eq(dt_platform_pcie_switch_of_nic(p, 1), 1);
+  REL_EQ(p->intra_bandwidth, 31.5e9);
+  dt_platform_free(p);
+
+  ck_assert_msg(dt_platform_load("platforms/frontier-like.yaml", &p, &e) == DT_OK, "%s",
+                dt_error_format(&e, buf, sizeof buf));
+  ck_assert_int_eq(p->intra_kind, DT_INTRA_NVLINK_MESH);
+  ck_assert_int_eq(p->topology, DT_NET_DRAGONFLY);
+  int gcd_links[8] = {0};
+  for (int i = 0; i < p->n_nvlinks; i++) {
+    gcd_links[p->nvlinks[i].a] += p->nvlinks[i].count;
+    gcd_links[p->nvlinks[i].b] += p->nvlinks[i].count;
+  }
+  for (int g = 0; g < 8; g++) /* 4 to the sibling GCD + 2 + 1 to other packages */
+    ck_assert_int_eq(gcd_links[g], 7);
+  REL_EQ(p->nic_bandwidth, 25e9);
+  ck_assert_int_eq(dt_platform_fabric_shape(p, &s, &e), DT_OK);
+  /* 4 routers x 2 global links = 8 ports per group, 3 other groups: 2 parallel links per pair */
+  ck_assert_int_eq(s.global_per_pair, 2);
+  ck_assert_int_eq(s.leaves, 16);
+  ck_assert_int_eq(s.capacity, 256);
+  dt_platform_free(p);
+
+  ck_assert_msg(dt_platform_load("platforms/dgx-b200.yaml", &p, &e) == DT_OK, "%s",
+                dt_error_format(&e, buf, sizeof buf));
+  REL_EQ(p->intra_bandwidth, 9e11); /* NVLink5: 1.8 TB/s bidirectional */
+  REL_EQ(p->nic_bandwidth, 5e10);
+  REL_EQ(p->gpu_peak, 2.25e15);
+  ck_assert_int_eq(dt_platform_fabric_shape(p, &s, &e), DT_OK);
+  ck_assert_int_eq(s.leaves, 8); /* one leaf per rail */
+  ck_assert_int_eq(s.spines, 32);
+  dt_platform_free(p);
+}
+END_TEST
+
 static Suite *platform_suite(void)
 {
   Suite *s = suite_create("platform");
@@ -615,6 +893,13 @@ static Suite *platform_suite(void)
       {"shape_oversubscribed", test_shape_oversubscribed},
       {"shape_single_switch", test_shape_single_switch},
       {"nic_of_gpu", test_nic_of_gpu},
+      {"mesh_loads", test_mesh_loads},
+      {"mesh_errors", test_mesh_errors},
+      {"pcie_loads", test_pcie_loads},
+      {"pcie_errors", test_pcie_errors},
+      {"dragonfly_loads", test_dragonfly_loads},
+      {"dragonfly_errors", test_dragonfly_errors},
+      {"new_shipped_files", test_new_shipped_files},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     TCase *tc = tcase_create(cases[i].name);
