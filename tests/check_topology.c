@@ -325,6 +325,229 @@ START_TEST(test_large_is_cheap)
 }
 END_TEST
 
+/* ---- nvlink-mesh, pcie, dragonfly: routes drawn by hand ---- */
+
+/* The DGX-1 V100 hybrid cube-mesh (platforms/dgx1-v100.yaml): quads 0-3 and 4-7, cube edges i-(i+4). */
+static dt_nvlink dgx1_links[] = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {1, 2, 2}, {1, 3, 1}, {2, 3, 2},
+                                 {4, 5, 1}, {4, 6, 1}, {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2},
+                                 {0, 4, 2}, {1, 5, 2}, {2, 6, 1}, {3, 7, 1}};
+
+START_TEST(test_mesh_dgx1)
+{
+  dt_platform p = base_platform(1, 8, 0);
+  p.intra_kind = DT_INTRA_NVLINK_MESH;
+  p.intra_bandwidth = 0;
+  p.intra_latency = 2e-6; /* per NVLink hop */
+  p.nvlink_bandwidth = 25e9;
+  p.nvlinks = dgx1_links;
+  p.n_nvlinks = 16;
+  dt_topology *t = build(&p);
+  ck_assert_uint_eq(dt_topology_link_count(t), 8 + 16);
+  ck_assert_int_eq(dt_topology_link(t, 8)->kind, DT_LINK_NVLINK);
+  double lat, bw;
+  /* direct pair with two NVLinks: one hop, alpha = one hop latency, 2 x 25 GB/s */
+  expect_route(t, 0, 3, &lat, &bw, 1, "nvlink0.0-3 up");
+  assert_close(lat, 2e-6, "direct alpha");
+  assert_close(bw, 50e9, "NV2 bandwidth");
+  expect_route(t, 3, 0, &lat, &bw, 1, "nvlink0.0-3 down");
+  expect_route(t, 2, 6, &lat, &bw, 1, "nvlink0.2-6 up");
+  assert_close(bw, 25e9, "NV1 bandwidth");
+  /* 0 and 5 are not adjacent: neighbours of 0 are 1, 2, 3, 4; 1 and 4 both touch 5; the lowest (1) wins */
+  expect_route(t, 0, 5, &lat, &bw, 2, "nvlink0.0-1 up", "nvlink0.1-5 up");
+  assert_close(lat, 2 * 2e-6, "2-hop alpha");
+  assert_close(bw, 25e9, "bottleneck: the single 0-1 link");
+  /* 5 -> 0: neighbours of 5 are 1, 4, 6, 7; 1 touches 0 */
+  expect_route(t, 5, 0, &lat, &bw, 2, "nvlink0.1-5 down", "nvlink0.0-1 down");
+  /* 7 -> 0: neighbours 3, 4, 5, 6; 3 touches 0 (NV1 then NV2) */
+  expect_route(t, 7, 0, &lat, &bw, 2, "nvlink0.3-7 down", "nvlink0.0-3 down");
+  assert_close(bw, 25e9, "3-7 is NV1");
+  /* 1 -> 6: neighbours 0, 2, 3, 5; 2 touches 6 (NV2 then NV1) */
+  expect_route(t, 1, 6, &lat, &bw, 2, "nvlink0.1-2 up", "nvlink0.2-6 up");
+  /* every pair is 1 or 2 hops: 16 adjacent pairs, 12 at two hops */
+  int one = 0, two = 0;
+  for (int a = 0; a < 8; a++)
+    for (int b = a + 1; b < 8; b++) {
+      dt_hop hops[DT_ROUTE_MAX_HOPS];
+      int n = dt_topology_route(t, a, b, hops, NULL, NULL);
+      one += n == 1;
+      two += n == 2;
+    }
+  ck_assert_int_eq(one, 16);
+  ck_assert_int_eq(two, 12);
+  /* loopback: the GPU's own port, with its 6 NVLinks of bandwidth */
+  expect_route(t, 4, 4, &lat, &bw, 2, "gpu4 up", "gpu4 down");
+  assert_close(lat, 2e-6, "loopback alpha");
+  assert_close(bw, 150e9, "6 x 25 GB/s");
+  assert_unique_names(t);
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_mesh_two_nodes)
+{
+  /* 2 nodes of a 4-GPU ring 0-1-2-3-0 with 1 NIC: intra-node routes are per node, inter-node ones skip NVLink */
+  static dt_nvlink ring[] = {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {0, 3, 1}};
+  dt_platform p = base_platform(2, 4, 1);
+  p.intra_kind = DT_INTRA_NVLINK_MESH;
+  p.nvlink_bandwidth = 25e9;
+  p.nvlinks = ring;
+  p.n_nvlinks = 4;
+  dt_topology *t = build(&p);
+  ck_assert_uint_eq(dt_topology_link_count(t), 8 + 2 + 2 + 8);
+  double lat, bw;
+  /* node 1: GPUs 4..7; 4 -> 6 = local 0 -> 2: neighbours 1 and 3 both 1 hop from 2; 1 wins */
+  expect_route(t, 4, 6, &lat, &bw, 2, "nvlink1.0-1 up", "nvlink1.1-2 up");
+  assert_close(lat, 2 * INTRA_LAT, "2 hops");
+  expect_route(t, 1, 6, &lat, &bw, 4, "nic0.0 up", "cable:nic0-switch up", "cable:nic1-switch down", "nic1.0 down");
+  assert_close(lat, 2 * NIC_LAT + 2 * LINK_LAT, "inter-node alpha as DESIGN.md section 3");
+  assert_unique_names(t);
+  dt_topology_free(t);
+}
+END_TEST
+
+#define PCIE_LAT 2e-6
+#define CPU_LAT 1e-6
+
+static dt_platform pcie_platform(int nodes, int nics)
+{
+  dt_platform p = base_platform(nodes, 8, nics);
+  p.intra_kind = DT_INTRA_PCIE;
+  p.gpus_per_switch = 4;
+  p.intra_bandwidth = 32e9;
+  p.intra_latency = PCIE_LAT;
+  p.cpu_bandwidth = 20e9;
+  p.cpu_latency = CPU_LAT;
+  return p;
+}
+
+START_TEST(test_pcie)
+{
+  dt_platform p = pcie_platform(1, 0);
+  dt_topology *t = build(&p);
+  ck_assert_uint_eq(dt_topology_link_count(t), 8 + 2);
+  double lat, bw;
+  /* same switch: the two GPUs' PCIe links */
+  expect_route(t, 0, 3, &lat, &bw, 2, "gpu0 up", "gpu3 down");
+  assert_close(lat, PCIE_LAT, "same-switch alpha");
+  assert_close(bw, 32e9, "GPU link bandwidth");
+  /* across the CPU: up switch 0's CPU link, down switch 1's */
+  expect_route(t, 1, 6, &lat, &bw, 4, "gpu1 up", "cpulink0.0 up", "cpulink0.1 down", "gpu6 down");
+  assert_close(lat, PCIE_LAT + CPU_LAT, "cross-switch alpha");
+  assert_close(bw, 20e9, "CPU link bottleneck");
+  expect_route(t, 7, 4, &lat, &bw, 2, "gpu7 up", "gpu4 down");
+  expect_route(t, 5, 2, &lat, &bw, 4, "gpu5 up", "cpulink0.1 up", "cpulink0.0 down", "gpu2 down");
+  ck_assert_int_eq(dt_topology_link(t, 8)->kind, DT_LINK_CPU);
+  assert_close(dt_topology_link(t, 9)->latency, CPU_LAT / 2, "half the CPU latency per switch link");
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_pcie_nics)
+{
+  /* 2 nodes, 1 NIC per node: NIC 0 serves GPUs 0-7 and hangs off switch 0 (the switch of its first GPU) */
+  dt_platform p = pcie_platform(2, 1);
+  dt_topology *t = build(&p);
+  ck_assert_uint_eq(dt_topology_link_count(t), 16 + 2 + 2 + 4);
+  double lat, bw;
+  /* GPU 2 (switch 0) -> GPU 9 (node 1, switch 0): PCIe link, NIC, cables, NIC, PCIe link */
+  expect_route(t, 2, 9, &lat, &bw, 6, "gpu2 up", "nic0.0 up", "cable:nic0-switch up", "cable:nic1-switch down",
+               "nic1.0 down", "gpu9 down");
+  assert_close(lat, PCIE_LAT + 2 * NIC_LAT + 2 * LINK_LAT, "NIC on the GPU's switch");
+  /* GPU 6 (switch 1) -> GPU 13 (node 1, switch 1): through the CPU on both sides */
+  expect_route(t, 6, 13, &lat, &bw, 10, "gpu6 up", "cpulink0.1 up", "cpulink0.0 down", "nic0.0 up",
+               "cable:nic0-switch up", "cable:nic1-switch down", "nic1.0 down", "cpulink1.0 up", "cpulink1.1 down",
+               "gpu13 down");
+  assert_close(lat, PCIE_LAT + 2 * CPU_LAT + 2 * NIC_LAT + 2 * LINK_LAT, "NIC behind the other switch");
+  assert_close(bw, 20e9, "CPU link bottleneck");
+  assert_unique_names(t);
+  dt_topology_free(t);
+
+  /* 2 NICs per node: each switch has its own, no CPU crossing between nodes */
+  p = pcie_platform(2, 2);
+  t = build(&p);
+  expect_route(t, 6, 13, &lat, &bw, 6, "gpu6 up", "nic0.1 up", "cable:nic1-switch up", "cable:nic3-switch down",
+               "nic1.1 down", "gpu13 down");
+  dt_topology_free(t);
+}
+END_TEST
+
+#define LOCAL_LAT 4e-7
+#define GLOBAL_LAT 9e-7
+
+START_TEST(test_dragonfly)
+{
+  /* 3 groups x 2 routers x 2 nodes (1 GPU, 1 NIC each): node n on router n/2, group n/4. One global link per
+   * router (a*h = 2 = G-1): palm-tree ports q = (h - g - 1) mod 3 put g0-g1 on routers 0 and 3, g0-g2 on
+   * routers 1 and 4, g1-g2 on routers 2 and 5. */
+  dt_platform p = base_platform(12, 1, 1);
+  p.topology = DT_NET_DRAGONFLY;
+  p.groups = 3;
+  p.routers_per_group = 2;
+  p.nodes_per_router = 2;
+  p.global_links_per_router = 1;
+  p.local_bandwidth = 80e9;
+  p.local_latency = LOCAL_LAT;
+  p.global_bandwidth = 40e9;
+  p.global_latency = GLOBAL_LAT;
+  dt_topology *t = build(&p);
+  /* 12 GPU ports, 12 NICs, 12 NIC cables, 3 local (one per group), 3 global */
+  ck_assert_uint_eq(dt_topology_link_count(t), 12 * 3 + 3 + 3);
+  double lat, bw;
+  /* same router */
+  expect_route(t, 0, 1, &lat, &bw, 4, "nic0.0 up", "cable:nic0-router0 up", "cable:nic1-router0 down", "nic1.0 down");
+  assert_close(lat, 2 * NIC_LAT + 2 * LINK_LAT, "same-router alpha");
+  /* same group, other router: one local hop */
+  expect_route(t, 0, 2, &lat, &bw, 5, "nic0.0 up", "cable:nic0-router0 up", "cable:router0-router1 up",
+               "cable:nic2-router1 down", "nic2.0 down");
+  assert_close(lat, 2 * NIC_LAT + 2 * LINK_LAT + LOCAL_LAT, "same-group alpha");
+  /* other group, both ends off the gateway: router 1 -> gateway 0, global g0-g1, gateway 3 -> router 2 */
+  expect_route(t, 2, 4, &lat, &bw, 7, "nic2.0 up", "cable:nic2-router1 up", "cable:router0-router1 down",
+               "cable:group0-group1.0 up", "cable:router2-router3 down", "cable:nic4-router2 down", "nic4.0 down");
+  assert_close(lat, 2 * NIC_LAT + 2 * LINK_LAT + 2 * LOCAL_LAT + GLOBAL_LAT, "other-group alpha (hand sum)");
+  assert_close(bw, 40e9, "global link bottleneck");
+  expect_route(t, 4, 2, &lat, &bw, 7, "nic4.0 up", "cable:nic4-router2 up", "cable:router2-router3 up",
+               "cable:group0-group1.0 down", "cable:router0-router1 up", "cable:nic2-router1 down", "nic2.0 down");
+  /* source on the gateway: router 0 holds g0-g1; destination on g1's gateway router 3 (node 6) */
+  expect_route(t, 0, 6, &lat, &bw, 5, "nic0.0 up", "cable:nic0-router0 up", "cable:group0-group1.0 up",
+               "cable:nic6-router3 down", "nic6.0 down");
+  assert_close(lat, 2 * NIC_LAT + 2 * LINK_LAT + GLOBAL_LAT, "gateway-to-gateway alpha");
+  /* g2 -> g0 leaves from router 4 (q = (0 - 2 - 1) mod 3 = 0) and lands on router 1 */
+  expect_route(t, 10, 0, &lat, &bw, 7, "nic10.0 up", "cable:nic10-router5 up", "cable:router4-router5 down",
+               "cable:group0-group2.0 down", "cable:router0-router1 down", "cable:nic0-router0 down", "nic0.0 down");
+  ck_assert_int_eq(dt_topology_link(t, 36)->kind, DT_LINK_LOCAL);
+  ck_assert_int_eq(dt_topology_link(t, 39)->kind, DT_LINK_GLOBAL);
+  assert_unique_names(t);
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_dragonfly_parallel_globals)
+{
+  /* 2 groups x 2 routers x 1 node, 2 global links per router: 4 ports per group, 1 other group -> 4 parallel
+   * links; link b mod 4 for destination NIC b, on router (r * 1 + 0) / 2 of each group */
+  dt_platform p = base_platform(4, 1, 1);
+  p.topology = DT_NET_DRAGONFLY;
+  p.groups = 2;
+  p.routers_per_group = 2;
+  p.nodes_per_router = 1;
+  p.global_links_per_router = 2;
+  p.local_bandwidth = p.global_bandwidth = 25e9;
+  dt_topology *t = build(&p);
+  ck_assert_int_eq(dt_topology_shape(t)->global_per_pair, 4);
+  ck_assert_uint_eq(dt_topology_link_count(t), 4 * 3 + 2 + 4);
+  double lat, bw;
+  /* b = 2 -> link r = 2 at port q = r * (G-1) + 0 = 2, router q / h = 1 of each group: router 0 -> 1 (local),
+   * global .2, router 3 -> 2 (local) */
+  expect_route(t, 0, 2, &lat, &bw, 7, "nic0.0 up", "cable:nic0-router0 up", "cable:router0-router1 up",
+               "cable:group0-group1.2 up", "cable:router2-router3 down", "cable:nic2-router2 down", "nic2.0 down");
+  /* b = 3 -> link 3, gateways router 1 and router 3 = the destination's router */
+  expect_route(t, 1, 3, &lat, &bw, 5, "nic1.0 up", "cable:nic1-router1 up", "cable:group0-group1.3 up",
+               "cable:nic3-router3 down", "nic3.0 down");
+  assert_unique_names(t);
+  dt_topology_free(t);
+}
+END_TEST
+
 static Suite *topology_suite(void)
 {
   Suite *s = suite_create("topology");
@@ -336,6 +559,14 @@ static Suite *topology_suite(void)
   tcase_add_test(tc, test_oversubscribed);
   tcase_add_test(tc, test_three_level);
   tcase_add_test(tc, test_three_level_one_pod);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("kinds");
+  tcase_add_test(tc, test_mesh_dgx1);
+  tcase_add_test(tc, test_mesh_two_nodes);
+  tcase_add_test(tc, test_pcie);
+  tcase_add_test(tc, test_pcie_nics);
+  tcase_add_test(tc, test_dragonfly);
+  tcase_add_test(tc, test_dragonfly_parallel_globals);
   suite_add_tcase(s, tc);
   tc = tcase_create("limits");
   tcase_add_test(tc, test_does_not_fit);
