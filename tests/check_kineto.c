@@ -88,7 +88,7 @@ static size_t count_kind(const dt_trace *t, int32_t rank, dt_op_kind kind, uint6
 {
   size_t n = 0;
   uint64_t b = 0;
-  const dt_rank *rk = &t->ranks[rank];
+  const dt_rank *rk = dt_trace_rank_body(t, rank); /* expanded ranks run the captured rank's ops */
   for (size_t s = 0; s < rk->nstreams; s++)
     for (size_t i = 0; i < rk->streams[s].nops; i++)
       if (rk->streams[s].ops[i].kind == kind) {
@@ -102,7 +102,7 @@ static size_t count_kind(const dt_trace *t, int32_t rank, dt_op_kind kind, uint6
 
 static const dt_op *find_op(const dt_trace *t, int32_t rank, dt_op_kind kind, const char *name)
 {
-  const dt_rank *rk = &t->ranks[rank];
+  const dt_rank *rk = dt_trace_rank_body(t, rank);
   for (size_t s = 0; s < rk->nstreams; s++)
     for (size_t i = 0; i < rk->streams[s].nops; i++) {
       const dt_op *op = &rk->streams[s].ops[i];
@@ -134,8 +134,8 @@ START_TEST(sample_counts_per_rank)
     ck_assert_uint_eq(count_kind(t, r, DT_OP_COMPUTE, NULL), 2700 - 21 + 960 + 114);
     const dt_op *ar = find_op(t, r, DT_OP_ALLREDUCE, NULL);
     ck_assert_ptr_nonnull(ar);
-    ck_assert_int_ge(ar->group, 0);
-    ck_assert_uint_eq(t->groups[ar->group].nranks, 2);
+    ck_assert_int_ge(dt_trace_op_group(t, r, ar), 0);
+    ck_assert_uint_eq(t->groups[dt_trace_op_group(t, r, ar)].nranks, 2);
     ck_assert_str_eq(ar->dtype, "fp32");
   }
   ck_assert_str_eq(meta(t, "capture_rank"), "0");
@@ -151,7 +151,7 @@ START_TEST(sample_ranks_identical)
   dt_import_opts o;
   opts_default(&o);
   dt_trace *t = import_ok(sample_path(), &o);
-  const dt_rank *a = &t->ranks[0], *b = &t->ranks[1];
+  const dt_rank *a = dt_trace_rank_body(t, 0), *b = dt_trace_rank_body(t, 1);
   ck_assert_uint_eq(a->nstreams, 2); /* CUDA streams 7 (compute) and 40 (NCCL) */
   ck_assert_uint_eq(a->nstreams, b->nstreams);
   for (size_t s = 0; s < a->nstreams; s++) {
@@ -162,7 +162,7 @@ START_TEST(sample_ranks_identical)
       ck_assert_int_eq(x->kind, y->kind);
       ck_assert_uint_eq(x->bytes, y->bytes);
       ck_assert(x->dur == y->dur);
-      ck_assert_int_eq(x->group, y->group); /* one group {0,1}: both ranks use it */
+      ck_assert_int_eq(dt_trace_op_group(t, 0, x), dt_trace_op_group(t, 1, y)); /* one group {0,1}: both use it */
       ck_assert_uint_eq(x->ndeps, y->ndeps);
       for (uint32_t d = 0; d < x->ndeps; d++) {
         ck_assert_int_eq(x->deps[d].stream, y->deps[d].stream);
@@ -219,9 +219,9 @@ START_TEST(sample_nccl_durations_unused)
   dt_trace *t = import_ok(sample_path(), &o);
   size_t ncoll = 0;
   for (int32_t r = 0; r < t->nranks; r++)
-    for (size_t s = 0; s < t->ranks[r].nstreams; s++)
-      for (size_t i = 0; i < t->ranks[r].streams[s].nops; i++) {
-        const dt_op *op = &t->ranks[r].streams[s].ops[i];
+    for (size_t s = 0; s < dt_trace_rank_body(t, r)->nstreams; s++)
+      for (size_t i = 0; i < dt_trace_rank_body(t, r)->streams[s].nops; i++) {
+        const dt_op *op = &dt_trace_rank_body(t, r)->streams[s].ops[i];
         if (dt_op_is_collective(op->kind)) {
           ck_assert(op->dur == 0 && op->flop == 0); /* cost comes from bytes, never the captured kernel time */
           ck_assert_uint_gt(op->bytes, 0);
@@ -369,8 +369,8 @@ START_TEST(unknown_collective_and_no_metadata)
   dt_trace *t = import_ok(path, &o);
   remove_tmp(path);
   ck_assert_int_eq(t->nranks, 2);
-  const dt_op *ops = t->ranks[1].streams[0].ops;
-  size_t n = t->ranks[1].streams[0].nops;
+  const dt_op *ops = dt_trace_rank_body(t, 1)->streams[0].ops;
+  size_t n = dt_trace_rank_body(t, 1)->streams[0].nops;
   const dt_op *coll[3];
   size_t nc = 0;
   for (size_t i = 0; i < n; i++)
@@ -385,7 +385,7 @@ START_TEST(unknown_collective_and_no_metadata)
   /* no metadata (capture started mid-run): other of 0 bytes on every rank, with a warning */
   ck_assert_int_eq(coll[1]->kind, DT_OP_OTHER);
   ck_assert_uint_eq(coll[1]->bytes, 0);
-  ck_assert_uint_eq(t->groups[coll[1]->group].nranks, 2);
+  ck_assert_uint_eq(t->groups[dt_trace_op_group(t, 1, coll[1])].nranks, 2);
   ck_assert(has_note(t, "carry no size metadata"));
   ck_assert_int_eq(coll[2]->kind, DT_OP_ALLREDUCE);
   ck_assert_uint_eq(coll[2]->bytes, 40);
@@ -416,23 +416,27 @@ START_TEST(expand_group_to_world4)
   const int32_t expect_group[4][2] = {{0, 1}, {0, 1}, {2, 3}, {2, 3}};
   const int32_t expect_send[4] = {1, 2, 3, 0}, expect_recv[4] = {3, 0, 1, 2};
   for (int32_t r = 0; r < 4; r++) {
-    const dt_op *ops = t->ranks[r].streams[0].ops;
-    ck_assert_uint_eq(t->ranks[r].streams[0].nops, 3);
+    const dt_op *ops = dt_trace_rank_body(t, r)->streams[0].ops;
+    ck_assert_uint_eq(dt_trace_rank_body(t, r)->streams[0].nops, 3);
     ck_assert_int_eq(ops[0].kind, DT_OP_ALLREDUCE);
     ck_assert_uint_eq(ops[0].bytes, 512);
-    const dt_group *g = &t->groups[ops[0].group];
+    const dt_group *g = &t->groups[dt_trace_op_group(t, r, &ops[0])];
     ck_assert_uint_eq(g->nranks, 2);
     ck_assert_int_eq(g->ranks[0], expect_group[r][0]);
     ck_assert_int_eq(g->ranks[1], expect_group[r][1]);
     ck_assert_int_eq(ops[1].kind, DT_OP_SEND);
-    ck_assert_int_eq(ops[1].peer, expect_send[r]); /* peer keeps its offset +1 mod 4 */
+    ck_assert_int_eq(dt_trace_op_peer(t, r, &ops[1]), expect_send[r]); /* peer keeps its offset +1 mod 4 */
     ck_assert_uint_eq(ops[1].bytes, 32);
     ck_assert_int_eq(ops[2].kind, DT_OP_RECV);
-    ck_assert_int_eq(ops[2].peer, expect_recv[r]); /* Process Group Ranks[Rank] = 3: offset -1 */
+    ck_assert_int_eq(dt_trace_op_peer(t, r, &ops[2]), expect_recv[r]); /* Process Group Ranks[Rank] = 3: offset -1 */
   }
-  ck_assert_int_ne(t->ranks[0].streams[0].ops[0].group, t->ranks[2].streams[0].ops[0].group);
-  ck_assert_str_ne(t->groups[t->ranks[0].streams[0].ops[0].group].name,
-                   t->groups[t->ranks[2].streams[0].ops[0].group].name);
+  const dt_op *ar0 = &dt_trace_rank_body(t, 0)->streams[0].ops[0], *ar2 = &dt_trace_rank_body(t, 2)->streams[0].ops[0];
+  ck_assert_int_ne(dt_trace_op_group(t, 0, ar0), dt_trace_op_group(t, 2, ar2));
+  ck_assert_str_ne(t->groups[dt_trace_op_group(t, 0, ar0)].name, t->groups[dt_trace_op_group(t, 2, ar2)].name);
+  /* one op array: ranks other than the captured one run it as template users */
+  ck_assert_int_eq(t->ranks[0].template_rank, -1);
+  for (int32_t r = 1; r < 4; r++)
+    ck_assert_int_eq(t->ranks[r].template_rank, 0);
   ck_assert(has_note(t, "tile"));
   ck_assert(has_note(t, "offset"));
   dt_error err;
@@ -449,7 +453,7 @@ START_TEST(expand_group_to_world4)
   uint64_t b;
   ck_assert_uint_eq(count_kind(t, 3, DT_OP_ALLREDUCE, &b), 15);
   ck_assert_uint_eq(b, 306684384u);
-  const dt_group *g3 = &t->groups[find_op(t, 3, DT_OP_ALLREDUCE, NULL)->group];
+  const dt_group *g3 = &t->groups[dt_trace_op_group(t, 3, find_op(t, 3, DT_OP_ALLREDUCE, NULL))];
   ck_assert_int_eq(g3->ranks[0], 2);
   ck_assert_int_eq(g3->ranks[1], 3);
   ck_assert_msg(dt_trace_validate(t, &err) == DT_OK, "%s", dt_error_format(&err, msg, sizeof msg));
@@ -473,12 +477,12 @@ START_TEST(truncated_pg_ranks_fall_back)
   dt_trace *t = import_ok(path, &o);
   remove_tmp(path);
   ck_assert_int_eq(t->nranks, 64);
-  const dt_group *g = &t->groups[find_op(t, 0, DT_OP_ALLREDUCE, NULL)->group];
+  const dt_group *g = &t->groups[dt_trace_op_group(t, 0, find_op(t, 0, DT_OP_ALLREDUCE, NULL))];
   ck_assert_uint_eq(g->nranks, 32);
   ck_assert_int_eq(g->ranks[31], 62);
   ck_assert(has_note(t, "truncated"));
   /* rank 1 uses the odd tile */
-  const dt_group *g1 = &t->groups[find_op(t, 1, DT_OP_ALLREDUCE, NULL)->group];
+  const dt_group *g1 = &t->groups[dt_trace_op_group(t, 1, find_op(t, 1, DT_OP_ALLREDUCE, NULL))];
   ck_assert_int_eq(g1->ranks[0], 1);
   ck_assert_int_eq(g1->ranks[31], 63);
   dt_trace_free(t);

@@ -1507,8 +1507,10 @@ static int32_t peer_of(int32_t rprime, int32_t peer, int32_t rank, int32_t nrank
   return (int32_t)(v < 0 ? v + nranks : v);
 }
 
-/* Emits the captured program once per expanded rank. */
-static void emit(build *b)
+/* Emits the captured program once, on the captured rank, and makes every other expanded rank a template
+ * user of it (DESIGN.md §4): its groups map to its own tiles, its peers keep their offset (dt_trace_op_peer's
+ * rule is peer_of's). A 1,024-rank expansion holds the ops once, not 1,024 times. */
+static int emit(build *b, dt_error *err)
 {
   kin *k = b->k;
   dt_trace *t = b->t;
@@ -1522,10 +1524,11 @@ static void emit(build *b)
   for (size_t s = 0, m = 0; s < b->nstreams; s++)
     for (size_t mi = 0; mi < b->streams[s].nmarks; mi++, m++)
       mnd[m] = mark_deps(b, s, b->streams[s].mark_after[mi], b->streams[s].mark_step[mi], mdeps + m * S1);
-  for (int32_t r = 0; r < b->nranks; r++) {
+  {
+    int32_t r = b->rank;
     size_t m = 0;
     for (size_t s = 0; s < b->nstreams; s++)
-      dt_trace_stream(t, r, b->streams[s].id, 1); /* same stream positions on every rank */
+      dt_trace_stream(t, r, b->streams[s].id, 1); /* stream positions in order of first op */
     for (size_t s = 0; s < b->nstreams; s++) {
       tstream *ts = &b->streams[s];
       size_t mi = 0;
@@ -1578,6 +1581,22 @@ static void emit(build *b)
   }
   free(mdeps);
   free(mnd);
+
+  /* the other ranks: the captured rank's tile of each group -> their own tile */
+  int32_t *map = dt_xmalloc((t->ngroups ? t->ngroups : 1) * sizeof *map);
+  int rc = DT_OK;
+  for (int32_t r = 0; r < b->nranks && rc == DT_OK; r++) {
+    if (r == b->rank)
+      continue;
+    for (size_t g = 0; g < t->ngroups; g++)
+      map[g] = -1; /* groups the captured rank does not use */
+    for (size_t i = 0; i < k->ngroups; i++)
+      if (k->groups[i].tile_of)
+        map[k->groups[i].tile_of[b->rank]] = k->groups[i].tile_of[r];
+    rc = dt_trace_set_template(t, r, b->rank, map, err);
+  }
+  free(map);
+  return rc;
 }
 
 static int mark_cmp(const void *a, const void *b)
@@ -1799,7 +1818,8 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
     }
   }
 
-  emit(&b);
+  if (emit(&b, err) != DT_OK)
+    goto cleanup;
 
   /* captured step time */
   if (k->nsteps > 0) {

@@ -1034,11 +1034,14 @@ static void write_header(const dt_trace *t, FILE *f)
   }
 }
 
-static void write_op(const dt_trace *t, const dt_rank *rk, const dt_stream *st, const dt_op *op, FILE *f)
+/* One op of rank r (rk is its body: its own streams or its template's), with groups and peers as r sees
+ * them. */
+static void write_op(const dt_trace *t, int32_t r, const dt_rank *rk, const dt_stream *st, const dt_op *op, FILE *f)
 {
   char buf[64];
   fprintf(f, "s%d %s", (int)st->id, dt_op_kind_name(op->kind));
-  const char *gname = op->group >= 0 && (size_t)op->group < t->ngroups ? t->groups[op->group].name : NULL;
+  int32_t g = dt_trace_op_group(t, r, op);
+  const char *gname = g >= 0 && (size_t)g < t->ngroups ? t->groups[g].name : NULL;
   switch (op->kind) {
   case DT_OP_COMPUTE:
     if (op->flop != 0)
@@ -1051,7 +1054,7 @@ static void write_op(const dt_trace *t, const dt_rank *rk, const dt_stream *st, 
     break;
   case DT_OP_SEND:
   case DT_OP_RECV:
-    fprintf(f, " peer=%d bytes=%" PRIu64, (int)op->peer, op->bytes);
+    fprintf(f, " peer=%d bytes=%" PRIu64, (int)dt_trace_op_peer(t, r, op), op->bytes);
     if (op->tag != 0)
       fprintf(f, " tag=%" PRId64, op->tag);
     break;
@@ -1090,7 +1093,9 @@ static void write_op(const dt_trace *t, const dt_rank *rk, const dt_stream *st, 
   fputc('\n', f);
 }
 
-/* A rank's section, its ops in issue order (dt_trace_rank_order) so that matching reads back the same. */
+/* A rank's section, its ops in issue order (dt_trace_rank_order) so that matching reads back the same. A
+ * template user's section is its template's ops expanded (groups mapped, peers shifted), written from the one
+ * shared op array: the writer holds one rank's issue order at a time, never all ranks' ops. */
 static void write_rank(const dt_trace *t, int32_t r, dt_dep **order, size_t *cap, FILE *f)
 {
   size_t n = dt_trace_rank_op_count(t, r);
@@ -1098,11 +1103,11 @@ static void write_rank(const dt_trace *t, int32_t r, dt_dep **order, size_t *cap
     return;
   *order = dt_grow(*order, cap, n, sizeof **order);
   dt_trace_rank_order(t, r, *order);
-  const dt_rank *rk = &t->ranks[r];
+  const dt_rank *rk = dt_trace_rank_body(t, r);
   fprintf(f, "rank %d\n", (int)r);
   for (size_t i = 0; i < n; i++) {
     const dt_stream *st = &rk->streams[(*order)[i].stream];
-    write_op(t, rk, st, &st->ops[(*order)[i].index], f);
+    write_op(t, r, rk, st, &st->ops[(*order)[i].index], f);
   }
 }
 

@@ -18,7 +18,9 @@ int dt_trace_parse_native(const char *text, size_t len, const char *source_name,
 
 /* Writes t in native format. When path ends with '/', writes one file per rank with ops,
  * `<dir>/trace.<rank>.dtt` (the directory is created if missing); otherwise one file. "-" writes to stdout.
- * The output reads back to an equal trace. Returns DT_OK or DT_ERR (I/O error, with the path). */
+ * The output reads back to an equal trace. A template user (dt_trace_set_template) is written as its own
+ * section, its template's ops with its groups and peers; the reader gives back ranks that own their ops.
+ * Returns DT_OK or DT_ERR (I/O error, with the path). */
 int dt_trace_write_native(const dt_trace *t, const char *path, dt_error *err);
 /* Writes t in native format to an open stream. */
 int dt_trace_write_native_file(const dt_trace *t, FILE *f, dt_error *err);
