@@ -604,7 +604,10 @@ static void schedule_1f1b(gen *G)
 static int64_t chunk_of(const gen *G, int64_t k, int forward)
 {
   int64_t p = G->c->pp, v = G->c->virtual_stages;
-  int64_t c = (k % (p * v)) / p;
+  int64_t r = k % (p * v);
+  if (r < 0)
+    r += p * v; /* Python's modulo: Megatron evaluates the chunk of negative iteration numbers too */
+  int64_t c = r / p;
   return forward ? c : v - c - 1;
 }
 
