@@ -7,6 +7,7 @@
 #include "../platforms/dt_platform.h"
 #include "../replay/dt_replay.h"
 #include "../traces/dt_trace_io.h"
+#include "cmd_platform.h"
 #include "dt_cmd_gen.h"
 #include "dt_report.h"
 
@@ -60,6 +61,7 @@ static const cmd commands[] = {
     {"run", cmd_run, "replay a trace on a platform and report iteration time and communication", run_usage},
     {"import", cmd_import, "convert a capture (Kineto JSON) to the native trace format", import_usage},
     {"gen", cmd_gen, "generate the trace of a GPT training iteration (Megatron-LM / DeepSpeed)", dt_gen_usage},
+    {"platform", dt_cmd_platform, "check a platform file or show its links and routes", dt_cmd_platform_usage},
     {"help", cmd_help, "show help for dtsim or a subcommand", "usage: dtsim help [COMMAND]\n"},
     {"version", cmd_version, "print the version", "usage: dtsim version\n"},
 };
@@ -267,8 +269,9 @@ static int cmd_run(int argc, char **argv)
     label = trace_label(&argv[optind + 1], argc - optind - 1);
   dt_report_input in = {p, t, s, label, ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow"};
   if (json) {
+    char note[4096];
     for (size_t i = 0; i < dt_report_note_count(&in); i++)
-      fprintf(stderr, "dtsim: note: %s\n", dt_report_note(&in, i));
+      fprintf(stderr, "dtsim: note: %s\n", dt_report_note(&in, i, note, sizeof note));
     if (dt_report_json(stdout, &in, &err) != DT_OK)
       goto fail;
   } else {
