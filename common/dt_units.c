@@ -165,17 +165,23 @@ int dt_parse_bytes(const char *text, uint64_t *out, char *why, size_t why_size)
 
 const char *dt_format_time(double s, char *buf, size_t size)
 {
-  double a = fabs(s);
-  if (a == 0)
+  static const struct {
+    double scale;
+    const char *unit;
+  } units[] = {{1e9, "ns"}, {1e6, "us"}, {1e3, "ms"}, {1.0, "s"}};
+  if (s == 0 || !isfinite(s)) {
     snprintf(buf, size, "0 s");
-  else if (a < 1e-6)
-    snprintf(buf, size, "%.3g ns", s * 1e9);
-  else if (a < 1e-3)
-    snprintf(buf, size, "%.4g us", s * 1e6);
-  else if (a < 1.0)
-    snprintf(buf, size, "%.4g ms", s * 1e3);
-  else
-    snprintf(buf, size, "%.4g s", s);
+    return buf;
+  }
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    double v = s * units[i].scale;
+    /* 999.96 would round to "1000" with 4 digits: show it in the next unit instead */
+    if (fabs(v) < 999.95) {
+      snprintf(buf, size, "%.4g %s", v, units[i].unit);
+      return buf;
+    }
+  }
+  snprintf(buf, size, "%.1f s", s);
   return buf;
 }
 

@@ -12,12 +12,42 @@
 
 size_t dt_report_note_count(const dt_report_input *in)
 {
-  return in->trace->nnotes + in->stats->nnotes;
+  return in->trace->nmeta + in->trace->nnotes + (in->trace->captured_step_s > 0) + in->stats->nnotes;
 }
 
-const char *dt_report_note(const dt_report_input *in, size_t i)
+/* mean of the simulated iterations, s */
+static double mean_iteration(const dt_stats *s)
 {
-  return i < in->trace->nnotes ? in->trace->notes[i] : in->stats->notes[i - in->trace->nnotes];
+  double sum = 0;
+  for (size_t i = 0; i < s->niterations; i++)
+    sum += s->iterations_s[i];
+  return s->niterations ? sum / (double)s->niterations : 0;
+}
+
+const char *dt_report_note(const dt_report_input *in, size_t i, char *buf, size_t size)
+{
+  const dt_trace *t = in->trace;
+  if (i < t->nmeta) { /* provenance: `meta note=` lines are notes an importer wrote with the file */
+    if (strcmp(t->meta_keys[i], "note") == 0)
+      snprintf(buf, size, "%s", t->meta_values[i]);
+    else
+      snprintf(buf, size, "meta %s=%s", t->meta_keys[i], t->meta_values[i]);
+    return buf;
+  }
+  i -= t->nmeta;
+  if (i < t->nnotes)
+    return t->notes[i];
+  i -= t->nnotes;
+  if (t->captured_step_s > 0) {
+    if (i == 0) {
+      double sim = mean_iteration(in->stats);
+      snprintf(buf, size, "captured step time %.9g s, simulated iteration %.9g s (%+.1f %%)", t->captured_step_s, sim,
+               100.0 * (sim - t->captured_step_s) / t->captured_step_s);
+      return buf;
+    }
+    i--;
+  }
+  return in->stats->notes[i];
 }
 
 static int reported_kind(dt_op_kind k)
@@ -108,8 +138,9 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
   yajl_gen_map_close(g);
   json_str(g, "notes");
   yajl_gen_array_open(g);
+  char note[4096];
   for (size_t i = 0; i < dt_report_note_count(in); i++)
-    json_str(g, dt_report_note(in, i));
+    json_str(g, dt_report_note(in, i, note, sizeof note));
   yajl_gen_array_close(g);
   if (s->ndeadlock > 0) {
     json_str(g, "deadlock");
@@ -170,11 +201,8 @@ void dt_report_text(FILE *f, const dt_report_input *in)
   fprintf(f, "ranks %d, fidelity %s\n\n", (int)s->nranks, in->fidelity);
   fprintf(f, "makespan           %s\n", dt_format_time(s->makespan_s, b1, sizeof b1));
   if (s->niterations > 0) {
-    double sum = 0;
-    for (size_t i = 0; i < s->niterations; i++)
-      sum += s->iterations_s[i];
-    fprintf(f, "iterations         %zu, mean %s", s->niterations,
-            dt_format_time(sum / (double)s->niterations, b1, sizeof b1));
+    double sim = mean_iteration(s);
+    fprintf(f, "iterations         %zu, mean %s", s->niterations, dt_format_time(sim, b1, sizeof b1));
     if (s->niterations <= 8) {
       fprintf(f, " (");
       for (size_t i = 0; i < s->niterations; i++)
@@ -183,7 +211,6 @@ void dt_report_text(FILE *f, const dt_report_input *in)
     }
     fprintf(f, "\n");
     if (in->trace->captured_step_s > 0) {
-      double sim = sum / (double)s->niterations;
       fprintf(f, "captured step      %s   simulated %s   (%+.1f %%)\n",
               dt_format_time(in->trace->captured_step_s, b1, sizeof b1), dt_format_time(sim, b2, sizeof b2),
               100.0 * (sim - in->trace->captured_step_s) / in->trace->captured_step_s);
@@ -242,8 +269,9 @@ void dt_report_text(FILE *f, const dt_report_input *in)
   size_t nn = dt_report_note_count(in);
   if (nn > 0) {
     fprintf(f, "\nnotes\n");
+    char note[4096];
     for (size_t i = 0; i < nn; i++)
-      fprintf(f, "  - %s\n", dt_report_note(in, i));
+      fprintf(f, "  - %s\n", dt_report_note(in, i, note, sizeof note));
   }
   if (s->ndeadlock > 0) {
     fprintf(f, "\ndeadlock: %zu op%s never completed\n", s->ndeadlock, s->ndeadlock == 1 ? "" : "s");

@@ -29,8 +29,11 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err);
  * GB/s (1e9 bytes/s), notes and blocked ops. */
 void dt_report_text(FILE *f, const dt_report_input *in);
 
-/* Number of notes (trace's then replay's) and the i-th one. */
+/* Notes of a report, in order: the trace's meta lines ("meta key=value"; a `meta note=` line is the note
+ * itself), the trace's notes, the captured step time beside the simulated one when known, the replay's notes.
+ * dt_report_note returns the i-th, formatted into buf (size bytes) or pointing into the trace or stats;
+ * valid until buf is reused or the inputs are freed. */
 size_t dt_report_note_count(const dt_report_input *in);
-const char *dt_report_note(const dt_report_input *in, size_t i);
+const char *dt_report_note(const dt_report_input *in, size_t i, char *buf, size_t size);
 
 #endif

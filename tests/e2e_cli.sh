@@ -53,6 +53,8 @@ check "mismatched send/recv exits 2" '[ $rc -eq 2 ]'
 check "mismatch names both lines" 'grep -q "mismatch.dtt:5" "$tmp/mm.err" && grep -q "mismatch.dtt:7" "$tmp/mm.err"'
 "$DTSIM" run tests/data/bad-key.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/bk.err"; rc=$?
 check "unknown platform key exits 2 with line:col and hint" '[ $rc -eq 2 ] && grep -q "bad-key.yaml:8:3" "$tmp/bk.err" && grep -q "bandwidth" "$tmp/bk.err"'
+timeout 20 "$DTSIM" run tests/data/node8.yaml <(cat tests/data/allreduce8.dtt) >/dev/null 2>"$tmp/pipe.err"; rc=$?
+check "a pipe is refused with a message, not a hang" '[ $rc -eq 2 ] && grep -q "not a regular file" "$tmp/pipe.err"'
 "$DTSIM" run tests/data/node8.yaml /nonexistent.dtt >/dev/null 2>"$tmp/ne.err"; rc=$?
 check "missing trace file exits 2" '[ $rc -eq 2 ] && grep -q "nonexistent.dtt" "$tmp/ne.err"'
 
@@ -75,6 +77,7 @@ check "capture text report shows captured step beside simulated" '[ $rc -eq 0 ] 
 "$DTSIM" import "$sample" -o "$tmp/k.dtt" 2>/dev/null; rc=$?
 check "import writes a native trace" '[ $rc -eq 0 ] && head -1 "$tmp/k.dtt" | grep -q "^dtsim_trace 1"'
 "$DTSIM" run --json platforms/dgx-a100.yaml "$tmp/k.dtt" >"$tmp/k3.json" 2>/dev/null
+check "imported trace keeps the importer's assumptions in notes" 'jq -r ".notes[]" "$tmp/k3.json" | grep -q "expanded"'
 check "imported trace replays to the same makespan" '[ "$(jq -r .makespan_s "$tmp/k3.json")" = "$(jq -r .makespan_s "$tmp/k1.json")" ]'
 mkdir -p "$tmp/per"
 "$DTSIM" import "$sample" -o "$tmp/per/" 2>/dev/null; rc=$?

@@ -30,8 +30,19 @@ static fmt sniff(const char *path, char *what, size_t wsize, dt_error *err, int 
 {
   struct stat st;
   *failed = 0;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+  if (stat(path, &st) != 0) {
+    *failed = 1;
+    dt_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
+    return FMT_UNKNOWN;
+  }
+  if (S_ISDIR(st.st_mode))
     return FMT_NATIVE; /* a directory of per-rank .dtt files, as dt_trace_write_native writes them */
+  if (!S_ISREG(st.st_mode)) {
+    /* sniffing reads the start and the reader opens the file again: a pipe would be consumed or block */
+    *failed = 1;
+    dt_error_set(err, path, 0, 0, "is not a regular file (a pipe or a device): save the trace to a file first");
+    return FMT_UNKNOWN;
+  }
   FILE *raw = fopen(path, "rb");
   if (!raw) {
     *failed = 1;
@@ -84,6 +95,10 @@ static fmt sniff(const char *path, char *what, size_t wsize, dt_error *err, int 
     }
     break;
   }
+  int zerr = Z_OK;
+  gzerror(f, &zerr);
+  if (result == FMT_UNKNOWN && gz && zerr != Z_OK && zerr != Z_STREAM_END)
+    snprintf(what, wsize, "a truncated or corrupt gzip file");
   gzclose(f);
   return result;
 }
