@@ -269,8 +269,9 @@ static int cmd_run(int argc, char **argv)
     label = trace_label(&argv[optind + 1], argc - optind - 1);
   dt_report_input in = {p, t, s, label, ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow"};
   if (json) {
+    char note[4096];
     for (size_t i = 0; i < dt_report_note_count(&in); i++)
-      fprintf(stderr, "dtsim: note: %s\n", dt_report_note(&in, i));
+      fprintf(stderr, "dtsim: note: %s\n", dt_report_note(&in, i, note, sizeof note));
     if (dt_report_json(stdout, &in, &err) != DT_OK)
       goto fail;
   } else {
