@@ -81,6 +81,16 @@ static int usage_error(const char *cmdname, const char *fmt, const char *arg)
   return EXIT_USAGE;
 }
 
+/* Reports what getopt_long rejected (opterr is 0 and optstrings start with ':' so that getopt prints nothing):
+ * ':' a missing argument, '?' an unknown option; argv[optind - 1] is the word at fault. Returns EXIT_USAGE. */
+static int bad_option(const char *cmdname, int opt, char **argv)
+{
+  const char *word = optind > 0 ? argv[optind - 1] : "";
+  if (opt == ':')
+    return usage_error(cmdname, "option '%s' requires an argument", word);
+  return usage_error(cmdname, "unknown option '%s'", word);
+}
+
 /* Options shared by run and import for reading captures. Returns 1 if handled, 0 if not, -1 on error. */
 static int import_option(int opt, const char *cmdname, dt_import_opts *io)
 {
@@ -184,7 +194,7 @@ static int cmd_run(int argc, char **argv)
   int opt;
   optind = 1;
   int rc = EXIT_USAGE;
-  while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     int handled = import_option(opt, "run", &io);
     if (!handled) {
       handled = dt_gen_flags_take(&gf, opt, optarg, "run");
@@ -221,7 +231,7 @@ static int cmd_run(int argc, char **argv)
       rc = EXIT_OK;
       goto done_usage;
     default:
-      usage_error("run", "%s", "unknown option");
+      bad_option("run", opt, argv);
       goto done_usage;
     }
   }
@@ -278,7 +288,7 @@ static int cmd_run(int argc, char **argv)
     dt_report_text(stdout, &in);
   }
   if (s->ndeadlock > 0) {
-    fprintf(stderr, "dtsim: deadlock: %zu op%s never completed (first: %s)\n", s->ndeadlock,
+    fprintf(stderr, "dtsim: deadlock: %zu op%s blocked forever (first: %s)\n", s->ndeadlock,
             s->ndeadlock == 1 ? "" : "s", s->deadlock[0]);
     rc = EXIT_PROBLEM;
   } else {
@@ -311,7 +321,7 @@ static int cmd_import(int argc, char **argv)
   dt_import_opts_init(&io);
   int opt;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     int handled = import_option(opt, "import", &io);
     if (handled < 0)
       return EXIT_USAGE;
@@ -325,7 +335,7 @@ static int cmd_import(int argc, char **argv)
       fputs(import_usage, stdout);
       return EXIT_OK;
     default:
-      return usage_error("import", "%s", "unknown option");
+      return bad_option("import", opt, argv);
     }
   }
   if (!out)
@@ -400,6 +410,7 @@ int dt_cli_main(int argc, char **argv)
     print_overview(stderr);
     return EXIT_USAGE;
   }
+  opterr = 0; /* subcommands report bad options themselves (bad_option) */
   const char *name = argv[1];
   if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
     name = "version";

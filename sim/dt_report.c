@@ -274,7 +274,7 @@ void dt_report_text(FILE *f, const dt_report_input *in)
       fprintf(f, "  - %s\n", dt_report_note(in, i, note, sizeof note));
   }
   if (s->ndeadlock > 0) {
-    fprintf(f, "\ndeadlock: %zu op%s never completed\n", s->ndeadlock, s->ndeadlock == 1 ? "" : "s");
+    fprintf(f, "\ndeadlock: %zu op%s blocked forever\n", s->ndeadlock, s->ndeadlock == 1 ? "" : "s");
     for (size_t i = 0; i < s->ndeadlock && i < 50; i++)
       fprintf(f, "  %s\n", s->deadlock[i]);
     if (s->ndeadlock > 50)
