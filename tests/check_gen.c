@@ -1,0 +1,635 @@
+/* Check suite for the GPT workload generator (traces/dt_gen*.c): every rank's sequence of collectives and
+ * send/recv for a small configuration counted by hand (L 4, TP 2, PP 2, DP 2, 4 micro-batches, Megatron's 1F1B),
+ * volume relations across presets (ZeRO-3 / DP, sequence length), the 1F1B and interleaved orders, rejected
+ * configurations, workload files, and that generated traces validate and replay without deadlock. Expected values
+ * come from the formulas written out here, never from the generator's output. */
+#include "common/dt_util.h"
+#include "replay/dt_replay.h"
+#include "traces/dt_gen.h"
+#include "traces/dt_trace.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---- */
+
+static void set(dt_gen_config *c, const char *key, const char *value)
+{
+  dt_error err;
+  ck_assert_msg(dt_gen_set(c, key, value, &err) == DT_OK, "set %s=%s: %s", key, value, err.msg);
+}
+
+/* The hand-count configuration: L 4, h 64, 4 heads, f 256, V 256, s 32, b 2, bf16, TP 2, PP 2, DP 2,
+ * global batch 16 = 4 micro-batches x b 2 x DP 2. */
+static dt_gen_config small(void)
+{
+  dt_gen_config c;
+  dt_gen_config_init(&c);
+  set(&c, "layers", "4");
+  set(&c, "hidden", "64");
+  set(&c, "heads", "4");
+  set(&c, "ffn", "256");
+  set(&c, "vocab", "256");
+  set(&c, "seq", "32");
+  set(&c, "microbatch", "2");
+  set(&c, "global_batch", "16");
+  set(&c, "tp", "2");
+  set(&c, "pp", "2");
+  set(&c, "dp", "2");
+  return c;
+}
+
+static dt_trace *build(const dt_gen_config *c, int materialize)
+{
+  dt_trace *t = NULL;
+  dt_error err;
+  ck_assert_msg(dt_gen_build(c, materialize, &t, &err) == DT_OK, "build: %s", err.msg);
+  return t;
+}
+
+typedef struct seq {
+  char **items;
+  size_t n, cap;
+} seq;
+
+static void seq_add(seq *s, const char *fmt, ...)
+{
+  char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  s->items = dt_grow(s->items, &s->cap, s->n, sizeof *s->items);
+  s->items[s->n++] = dt_xstrdup(buf);
+}
+
+static void seq_free(seq *s)
+{
+  for (size_t i = 0; i < s->n; i++)
+    free(s->items[i]);
+  free(s->items);
+  memset(s, 0, sizeof *s);
+}
+
+static void group_text(const dt_trace *t, int32_t g, char *buf, size_t size)
+{
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < t->groups[g].nranks && len + 12 < size; i++)
+    len += (size_t)snprintf(buf + len, size - len, "%s%d", i ? "," : "", (int)t->groups[g].ranks[i]);
+}
+
+/* Rank's communication in issue order as text: "allreduce 0,1 8192", "send 4 t0 8192 b2" (batch ordinal). */
+static void actual_comm(const dt_trace *t, int32_t rank, seq *out)
+{
+  size_t n = dt_trace_rank_op_count(t, rank);
+  dt_dep *order = dt_xmalloc(sizeof *order * (n + 1));
+  dt_trace_rank_order(t, rank, order);
+  const dt_rank *body = dt_trace_rank_body(t, rank);
+  int64_t last_batch = -1;
+  int nbatch = -1;
+  for (size_t i = 0; i < n; i++) {
+    const dt_op *op = &body->streams[order[i].stream].ops[order[i].index];
+    char members[256];
+    if (dt_op_is_collective(op->kind)) {
+      group_text(t, dt_trace_op_group(t, rank, op), members, sizeof members);
+      seq_add(out, "%s %s %llu", dt_op_kind_name(op->kind), members, (unsigned long long)op->bytes);
+    } else if (op->kind == DT_OP_SEND || op->kind == DT_OP_RECV) {
+      if (op->batch != last_batch || op->batch < 0)
+        nbatch++;
+      last_batch = op->batch;
+      seq_add(out, "%s %d t%lld %llu b%d", dt_op_kind_name(op->kind), (int)dt_trace_op_peer(t, rank, op),
+              (long long)op->tag, (unsigned long long)op->bytes, nbatch);
+    }
+  }
+  free(order);
+}
+
+/* ---- hand count: L 4, TP 2, PP 2, DP 2, 4 micro-batches ---- */
+
+/* Sizes by hand: TP and PP message b*s*h*e = 2*32*64*2 = 8192 bytes; cross-entropy all-reduce b*s*4 = 256.
+ * Parameters per TP rank of a layer: QKV 64*192/2 + proj 64*64/2 = 8192, MLP 2*64*256/2 = 16384, two
+ * LayerNorms 4*64 = 256: 24832. Embedding (V 256 already a multiple of 128*tp) 256*64/2 = 8192.
+ * Stage 0: 2 layers + embedding = 57856 elements = 115712 bytes; stage 1: 2 layers + final norm 128 +
+ * output layer 8192 = 57984 elements = 115968 bytes. Default buckets (40M elements) hold a stage at once. */
+enum { MSG = 8192, LOSS = 256 };
+
+static void expect_fwd(seq *s, int stage, const char *tp)
+{
+  if (stage == 0)
+    seq_add(s, "allreduce %s %d", tp, MSG); /* vocab-parallel embedding */
+  for (int l = 0; l < 2; l++) {
+    seq_add(s, "allreduce %s %d", tp, MSG); /* attention output (row-parallel) */
+    seq_add(s, "allreduce %s %d", tp, MSG); /* MLP output */
+  }
+  if (stage == 1)
+    for (int k = 0; k < 3; k++)
+      seq_add(s, "allreduce %s %d", tp, LOSS); /* cross entropy: max, target logit, sum exp */
+}
+
+static void expect_bwd(seq *s, int stage, const char *tp)
+{
+  if (stage == 1)
+    seq_add(s, "allreduce %s %d", tp, MSG); /* input gradient of the column-parallel output layer */
+  for (int l = 0; l < 2; l++) {
+    seq_add(s, "allreduce %s %d", tp, MSG);
+    seq_add(s, "allreduce %s %d", tp, MSG);
+  }
+}
+
+static void expected_comm(int32_t rank, seq *s)
+{
+  int stage = rank / 4, dpi = (rank / 2) % 2, tpi = rank % 2;
+  char tp[32], dp[32];
+  snprintf(tp, sizeof tp, "%d,%d", stage * 4 + dpi * 2, stage * 4 + dpi * 2 + 1);
+  snprintf(dp, sizeof dp, "%d,%d", stage * 4 + tpi, stage * 4 + 2 + tpi);
+  int peer = stage == 0 ? rank + 4 : rank - 4;
+  int b = 0;
+  if (stage == 0) {
+    /* warm-up p - 0 - 1 = 1 forward, steady 3, cool-down 1 */
+    expect_fwd(s, 0, tp);
+    seq_add(s, "send %d t0 %d b%d", peer, MSG, b++);
+    for (int i = 0; i < 3; i++) {
+      expect_fwd(s, 0, tp);
+      seq_add(s, "send %d t0 %d b%d", peer, MSG, b); /* send_forward_recv_backward */
+      seq_add(s, "recv %d t1 %d b%d", peer, MSG, b++);
+      expect_bwd(s, 0, tp);
+    }
+    seq_add(s, "recv %d t1 %d b%d", peer, MSG, b++);
+    expect_bwd(s, 0, tp);
+    seq_add(s, "allreduce %s %d", dp, 115712); /* gradient bucket after the last backward */
+  } else {
+    seq_add(s, "recv %d t0 %d b%d", peer, MSG, b++);
+    for (int i = 0; i < 4; i++) {
+      expect_fwd(s, 1, tp);
+      expect_bwd(s, 1, tp);
+      if (i == 3) /* the bucket is issued as the last backward produces it, before send_backward */
+        seq_add(s, "allreduce %s %d", dp, 115968);
+      if (i < 3) {
+        seq_add(s, "send %d t1 %d b%d", peer, MSG, b); /* send_backward_recv_forward */
+        seq_add(s, "recv %d t0 %d b%d", peer, MSG, b++);
+      } else {
+        seq_add(s, "send %d t1 %d b%d", peer, MSG, b++);
+      }
+    }
+  }
+}
+
+static void check_hand_counts(int materialize)
+{
+  dt_gen_config c = small();
+  dt_trace *t = build(&c, materialize);
+  ck_assert_int_eq(t->nranks, 8);
+  for (int32_t r = 0; r < 8; r++) {
+    seq want = {0}, got = {0};
+    expected_comm(r, &want);
+    actual_comm(t, r, &got);
+    size_t n = want.n < got.n ? want.n : got.n;
+    for (size_t i = 0; i < n; i++)
+      ck_assert_msg(strcmp(want.items[i], got.items[i]) == 0, "rank %d op %zu: want '%s', got '%s'", (int)r, i,
+                    want.items[i], got.items[i]);
+    ck_assert_msg(want.n == got.n, "rank %d: want %zu communication ops, got %zu", (int)r, want.n, got.n);
+    seq_free(&want);
+    seq_free(&got);
+  }
+  dt_error err;
+  ck_assert_msg(dt_trace_validate(t, &err) == DT_OK, "validate: %s", err.msg);
+  dt_trace_free(t);
+}
+
+START_TEST(test_hand_counts_templates)
+{
+  check_hand_counts(0);
+}
+END_TEST
+
+START_TEST(test_hand_counts_materialized)
+{
+  check_hand_counts(1);
+}
+END_TEST
+
+/* Templates keep one op array per stage: ops stored = the two templates' ops, not ranks x ops. */
+START_TEST(test_templates_share_ops)
+{
+  dt_gen_config c = small();
+  dt_trace *t = build(&c, 0);
+  size_t stored = 0;
+  for (int32_t r = 0; r < t->nranks; r++)
+    for (size_t s = 0; s < t->ranks[r].nstreams; s++)
+      stored += t->ranks[r].streams[s].nops;
+  ck_assert_uint_eq(stored, dt_trace_rank_op_count(t, 0) + dt_trace_rank_op_count(t, 4));
+  for (int32_t r = 0; r < 8; r++)
+    ck_assert_int_eq(t->ranks[r].template_rank, (r == 0 || r == 4) ? -1 : (r / 4) * 4);
+  dt_trace_free(t);
+}
+END_TEST
+
+/* Compute: forward FLOP of a GPT layer with f = 4h is 24 b s h^2 + 4 b s^2 h (Narayanan et al. 2021); per TP rank
+ * divided by t; backward twice the forward. */
+START_TEST(test_flops)
+{
+  dt_gen_config c = small();
+  set(&c, "pp", "1");
+  set(&c, "dp", "1");
+  set(&c, "global_batch", "2");
+  dt_trace *t = build(&c, 0);
+  double b = 2, s = 32, h = 64, want = (24 * b * s * h * h + 4 * b * s * s * h) / 2;
+  double fwd = 0, bwd = 0, logits = 0;
+  const dt_stream *st = &t->ranks[0].streams[0];
+  for (size_t i = 0; i < st->nops; i++) {
+    const dt_op *op = &st->ops[i];
+    if (op->kind != DT_OP_COMPUTE)
+      continue;
+    if (strncmp(op->name, "fwd.l0.", 7) == 0)
+      fwd += op->flop;
+    if (strncmp(op->name, "bwd.l0.", 7) == 0)
+      bwd += op->flop;
+    if (strcmp(op->name, "fwd.logits") == 0)
+      logits += op->flop;
+  }
+  ck_assert_double_eq_tol(fwd, want, want * 1e-12);
+  ck_assert_double_eq_tol(bwd, 2 * want, want * 1e-12);
+  ck_assert_double_eq_tol(logits, 2 * b * s * h * 256 / 2, 1);
+  dt_trace_free(t);
+}
+END_TEST
+
+/* ---- volume relations ---- */
+
+static dt_gen_volume volume_of(const dt_gen_config *c)
+{
+  dt_trace *t = build(c, 0);
+  dt_gen_volume v;
+  dt_error err;
+  ck_assert_msg(dt_gen_volume_compute(c, t, &v, &err) == DT_OK, "%s", err.msg);
+  dt_trace_free(t);
+  return v;
+}
+
+START_TEST(test_zero3_over_dp)
+{
+  const char *preset = dt_gen_preset_name((size_t)_i);
+  dt_gen_config c;
+  dt_error err;
+  dt_gen_config_init(&c);
+  ck_assert(dt_gen_preset(preset, &c, &err) == DT_OK);
+  set(&c, "dp", "4");
+  char gb[32];
+  snprintf(gb, sizeof gb, "%d", 4 * c.microbatch); /* one micro-batch */
+  set(&c, "global_batch", gb);
+  dt_gen_volume dp = volume_of(&c);
+  set(&c, "zero", "3");
+  dt_gen_volume z3 = volume_of(&c);
+  double a = dp.stage_wire[DT_SCHEME_DP][0] + dp.stage_wire[DT_SCHEME_ZERO][0];
+  double z = z3.stage_wire[DT_SCHEME_DP][0] + z3.stage_wire[DT_SCHEME_ZERO][0];
+  ck_assert_msg(a > 0 && z / a >= 1.4 && z / a <= 1.6, "%s: ZeRO-3 / DP = %g", preset, z / a);
+  /* the DP all-reduce moves about 2m: 2(d-1)/d times the gradient bytes m */
+  double m = (double)dt_gen_stage_params(&c, 0) * c.elem_bytes;
+  ck_assert_msg(a >= 2 * 0.75 * m * 0.999 && a <= 2 * 0.75 * m * 1.001 + 8, "%s: DP wire %g, m %g", preset, a, m);
+  dt_gen_volume_free(&dp);
+  dt_gen_volume_free(&z3);
+}
+END_TEST
+
+START_TEST(test_seq_scaling)
+{
+  const char *preset = dt_gen_preset_name((size_t)_i);
+  dt_gen_config c;
+  dt_error err;
+  dt_gen_config_init(&c);
+  ck_assert(dt_gen_preset(preset, &c, &err) == DT_OK);
+  set(&c, "tp", "2");
+  set(&c, "pp", "2");
+  set(&c, "dp", "2");
+  set(&c, "microbatch", "1");
+  set(&c, "global_batch", "4");
+  set(&c, "seq", "1024");
+  dt_gen_volume v1 = volume_of(&c);
+  set(&c, "seq", "2048");
+  dt_gen_volume v2 = volume_of(&c);
+  ck_assert_uint_eq(v2.max_msg[DT_SCHEME_TP], 2 * v1.max_msg[DT_SCHEME_TP]);
+  ck_assert_uint_eq(v2.max_msg[DT_SCHEME_PP], 2 * v1.max_msg[DT_SCHEME_PP]);
+  ck_assert_uint_eq(v1.max_msg[DT_SCHEME_TP], 1 * 1024 * (uint64_t)c.hidden * c.elem_bytes);
+  ck_assert_double_eq(v1.total_bytes[DT_SCHEME_DP], v2.total_bytes[DT_SCHEME_DP]);
+  ck_assert(v1.total_bytes[DT_SCHEME_DP] > 0);
+  dt_gen_volume_free(&v1);
+  dt_gen_volume_free(&v2);
+}
+END_TEST
+
+/* With SP the TP all-gather carries the b s h e / t shard and the reduce-scatter the whole b s h e; per layer and
+ * micro-batch 2 all-gathers + 2 reduce-scatters forward, 4 + 2 backward (DESIGN.md §5). */
+START_TEST(test_sequence_parallel)
+{
+  dt_gen_config c = small();
+  set(&c, "pp", "1");
+  set(&c, "dp", "1");
+  set(&c, "global_batch", "2");
+  set(&c, "sp", "true");
+  dt_trace *t = build(&c, 0);
+  int ag_fwd = 0, rs_fwd = 0, ag_bwd = 0, rs_bwd = 0;
+  const dt_stream *st = &t->ranks[0].streams[0];
+  for (size_t i = 0; i < st->nops; i++) {
+    const dt_op *op = &st->ops[i];
+    if (!op->name || strncmp(op->name, "tp.", 3) != 0 || !strstr(op->name, ".l1."))
+      continue;
+    int fwd = strncmp(op->name, "tp.fwd", 6) == 0;
+    if (op->kind == DT_OP_ALLGATHER) {
+      ck_assert_uint_eq(op->bytes, MSG / 2);
+      fwd ? ag_fwd++ : ag_bwd++;
+    } else if (op->kind == DT_OP_REDUCESCATTER) {
+      ck_assert_uint_eq(op->bytes, MSG);
+      fwd ? rs_fwd++ : rs_bwd++;
+    }
+  }
+  ck_assert_int_eq(ag_fwd, 2);
+  ck_assert_int_eq(rs_fwd, 2);
+  ck_assert_int_eq(ag_bwd, 4);
+  ck_assert_int_eq(rs_bwd, 2);
+  dt_trace_free(t);
+}
+END_TEST
+
+/* ---- schedule order ---- */
+
+/* Micro-batches whose forward of `layer` (compute "fwd.l<layer>.attn") stage 0 runs before its first backward. */
+static int forwards_before_backward(const dt_trace *t, int32_t rank, const char *fwd_name)
+{
+  size_t n = dt_trace_rank_op_count(t, rank);
+  dt_dep *order = dt_xmalloc(sizeof *order * (n + 1));
+  dt_trace_rank_order(t, rank, order);
+  const dt_rank *body = dt_trace_rank_body(t, rank);
+  int f = 0;
+  for (size_t i = 0; i < n; i++) {
+    const dt_op *op = &body->streams[order[i].stream].ops[order[i].index];
+    if (op->kind != DT_OP_COMPUTE)
+      continue;
+    if (strncmp(op->name, "bwd.", 4) == 0)
+      break;
+    if (strcmp(op->name, fwd_name) == 0)
+      f++;
+  }
+  free(order);
+  return f;
+}
+
+START_TEST(test_1f1b_order)
+{
+  dt_gen_config c = small();
+  set(&c, "layers", "8");
+  set(&c, "pp", "4");
+  set(&c, "dp", "1");
+  set(&c, "global_batch", "16"); /* 8 micro-batches */
+  dt_trace *t = build(&c, 0);
+  /* stage k runs p - k - 1 warm-up forwards and one more before its first backward */
+  for (int k = 0; k < 4; k++) {
+    char name[32];
+    snprintf(name, sizeof name, "fwd.l%d.attn", 2 * k);
+    ck_assert_int_eq(forwards_before_backward(t, dt_gen_rank(&c, k, 0, 0), name), 4 - k);
+  }
+  dt_trace_free(t);
+}
+END_TEST
+
+START_TEST(test_interleaved_order)
+{
+  dt_gen_config c = small();
+  set(&c, "layers", "8");
+  set(&c, "pp", "2");
+  set(&c, "dp", "1");
+  set(&c, "schedule", "interleaved");
+  set(&c, "virtual_stages", "2");
+  set(&c, "global_batch", "8"); /* 4 micro-batches, a multiple of pp */
+  dt_trace *t = build(&c, 0);
+  /* stage 0 holds chunks 0 (layers 0-1) and 2 (layers 4-5); warm-up (p-1)*2 + (v-1)*p = 4 forwards of chunks
+   * taken p micro-batches at a time: chunk 0 mb 0,1, chunk 1 mb 0,1; then one more forward (chunk 0, mb 2) */
+  ck_assert_int_eq(forwards_before_backward(t, 0, "fwd.l0.attn"), 3);
+  ck_assert_int_eq(forwards_before_backward(t, 0, "fwd.l4.attn"), 2);
+  /* stage 1 (chunks 1 and 3): warm-up (v-1)*p = 2 forwards of chunk 1, then chunk 3 mb 0 */
+  ck_assert_int_eq(forwards_before_backward(t, 2, "fwd.l2.attn"), 2);
+  ck_assert_int_eq(forwards_before_backward(t, 2, "fwd.l6.attn"), 1);
+  /* every layer runs every micro-batch forward and backward once */
+  const dt_stream *st = &t->ranks[2].streams[0];
+  int f6 = 0, b6 = 0;
+  for (size_t i = 0; i < st->nops; i++) {
+    f6 += st->ops[i].name && strcmp(st->ops[i].name, "fwd.l6.attn") == 0;
+    b6 += st->ops[i].name && strcmp(st->ops[i].name, "bwd.l6.attn") == 0;
+  }
+  ck_assert_int_eq(f6, 4);
+  ck_assert_int_eq(b6, 4);
+  dt_error err;
+  ck_assert_msg(dt_trace_validate(t, &err) == DT_OK, "validate: %s", err.msg);
+  dt_trace_free(t);
+}
+END_TEST
+
+/* ---- rejected configurations ---- */
+
+static void expect_reject(dt_gen_config *c, int64_t gpus, const char *needle)
+{
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_gen_validate(c, gpus, &err), DT_ERR);
+  ck_assert_msg(strstr(err.msg, needle) != NULL, "message '%s' lacks '%s'", err.msg, needle);
+}
+
+START_TEST(test_rejects)
+{
+  dt_gen_config c = small();
+  set(&c, "tp", "8");
+  expect_reject(&c, 0, "does not divide the 4 attention heads");
+  c = small();
+  set(&c, "heads", "8");
+  set(&c, "kv_heads", "2");
+  set(&c, "tp", "4");
+  set(&c, "dp", "1");
+  set(&c, "global_batch", "8");
+  expect_reject(&c, 0, "does not divide the 2 key/value heads");
+  c = small();
+  set(&c, "pp", "3");
+  expect_reject(&c, 0, "pipeline parallel size 3 does not divide the 4 layers");
+  c = small();
+  set(&c, "schedule", "interleaved");
+  set(&c, "virtual_stages", "4");
+  expect_reject(&c, 0, "x virtual stages (4) = 8 does not divide the 4 layers");
+  c = small();
+  set(&c, "global_batch", "18");
+  expect_reject(&c, 0, "global batch 18 is not a multiple of micro-batch 2 x data parallel size 2");
+  c = small();
+  expect_reject(&c, 4, "= 8 needs more GPUs than the platform's 4");
+  c = small();
+  set(&c, "zero", "3");
+  expect_reject(&c, 0, "ZeRO stage 3 with pipeline parallelism");
+  c = small();
+  set(&c, "experts", "6");
+  set(&c, "ep", "4");
+  expect_reject(&c, 0, "expert parallel size 4 does not divide the 6 experts");
+  c = small();
+  set(&c, "experts", "8");
+  set(&c, "ep", "4");
+  expect_reject(&c, 0, "expert parallel size 4 does not divide the data parallel size 2");
+  c = small();
+  ck_assert_int_eq(dt_gen_validate(&c, 8, NULL), DT_OK);
+
+  dt_error err;
+  ck_assert_int_eq(dt_gen_set(&c, "tpp", "2", &err), DT_ERR);
+  ck_assert_str_eq(err.msg, "unknown key 'tpp' (did you mean 'tp'?)");
+  ck_assert_int_eq(dt_gen_set(&c, "recompute", "some", &err), DT_ERR);
+  ck_assert_int_eq(dt_gen_set(&c, "zero", "4", &err), DT_ERR);
+  ck_assert_int_eq(dt_gen_preset("gpt3-175", &c, &err), DT_ERR);
+  ck_assert_str_eq(err.msg, "unknown preset 'gpt3-175' (did you mean 'gpt3-175b'?)");
+}
+END_TEST
+
+START_TEST(test_workload_yaml)
+{
+  static const char good[] = "dtsim_workload: 1\n"
+                             "preset: llama2-70b\n"
+                             "training: {microbatch: 1, global_batch: 64}\n"
+                             "parallel:\n"
+                             "  tp: 8\n"
+                             "  pp: 4\n"
+                             "  dp: 2\n"
+                             "  sp: true\n"
+                             "  recompute: selective\n";
+  dt_gen_config c;
+  dt_gen_config_init(&c);
+  dt_error err;
+  ck_assert_msg(dt_gen_parse_yaml(good, strlen(good), "w.yaml", &c, &err) == DT_OK, "%s", err.msg);
+  ck_assert_int_eq(c.layers, 80);
+  ck_assert_int_eq(c.kv_heads, 8);
+  ck_assert_int_eq(c.ffn, 28672);
+  ck_assert_int_eq(c.tp, 8);
+  ck_assert_int_eq(c.sp, 1);
+  ck_assert_int_eq(c.recompute, DT_RECOMPUTE_SELECTIVE);
+  ck_assert_int_eq(dt_gen_validate(&c, 0, &err), DT_OK);
+
+  static const char bad[] = "dtsim_workload: 1\n"
+                            "parallel:\n"
+                            "  tp: 2\n"
+                            "  pipline: 4\n";
+  dt_gen_config_init(&c);
+  ck_assert_int_eq(dt_gen_parse_yaml(bad, strlen(bad), "w.yaml", &c, &err), DT_ERR);
+  ck_assert_str_eq(err.file, "w.yaml");
+  ck_assert_int_eq(err.line, 4);
+  ck_assert_int_eq(err.col, 3);
+  ck_assert_msg(strstr(err.msg, "unknown key 'pipline'") != NULL, "%s", err.msg);
+
+  static const char badval[] = "dtsim_workload: 1\nmodel: {layers: four}\n";
+  ck_assert_int_eq(dt_gen_parse_yaml(badval, strlen(badval), "w.yaml", &c, &err), DT_ERR);
+  ck_assert_int_eq(err.line, 2);
+  ck_assert_int_eq(err.col, 17);
+}
+END_TEST
+
+/* ---- validation and replay without deadlock ---- */
+
+static const char *const replay_cases[][2] = {
+    {"neox-19m", "tp=2 pp=2 dp=2 global_batch=32"},
+    {"neox-19m", "tp=2 pp=2 dp=4 global_batch=32 sp=true recompute=full zero=1"},
+    {"neox-19m", "pp=4 dp=2 layers=8 global_batch=32 schedule=interleaved virtual_stages=2"},
+    {"neox-19m", "tp=2 pp=3 layers=12 global_batch=24 schedule=interleaved virtual_stages=2 sp=true"},
+    {"neox-19m", "tp=2 dp=8 zero=3 global_batch=32"},
+    {"neox-19m", "dp=8 zero=2 global_batch=64 dp_overlap=false bucket=4MB"},
+    {"neox-19m", "tp=2 pp=2 dp=4 experts=8 top_k=2 ep=2 global_batch=32"},
+    {"gpt3-175b", "tp=4 pp=4 dp=1 layers=8 global_batch=8 seq=256 recompute=selective"},
+    {"llama2-70b", "tp=8 pp=2 layers=4 global_batch=4 seq=512"},
+};
+#define NREPLAY (int)(sizeof replay_cases / sizeof replay_cases[0])
+
+static void apply(dt_gen_config *c, const char *preset, const char *kv)
+{
+  dt_error err;
+  ck_assert(dt_gen_preset(preset, c, &err) == DT_OK);
+  char *copy = dt_xstrdup(kv), *save = NULL;
+  for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+    char *eq = strchr(tok, '=');
+    *eq = '\0';
+    set(c, tok, eq + 1);
+  }
+  free(copy);
+}
+
+START_TEST(test_replay_no_deadlock)
+{
+  dt_gen_config c;
+  dt_gen_config_init(&c);
+  apply(&c, replay_cases[_i][0], replay_cases[_i][1]);
+  dt_trace *t = build(&c, 0);
+  dt_error err;
+  ck_assert_msg(dt_trace_validate(t, &err) == DT_OK, "case %d: %s", _i, err.msg);
+  /* two nodes of 8 GPUs behind one switch */
+  dt_platform p;
+  memset(&p, 0, sizeof p);
+  p.name = "gen-test";
+  p.source = "gen-test.yaml";
+  p.gpu_model = "H100";
+  p.gpu_peak = 989e12;
+  p.gpu_efficiency = 0.5;
+  p.nodes = 2;
+  p.gpus_per_node = 8;
+  p.intra_kind = DT_INTRA_NVSWITCH;
+  p.intra_bandwidth = 450e9;
+  p.intra_latency = 1e-6;
+  p.nics_per_node = 8;
+  p.nic_bandwidth = 50e9;
+  p.nic_latency = 1e-6;
+  p.topology = DT_NET_SINGLE_SWITCH;
+  p.link_bandwidth = 50e9;
+  p.link_latency = 3e-7;
+  p.oversubscription = 1;
+  p.bandwidth_factor = 1;
+  p.latency_factor = 1;
+  dt_stats *s = NULL;
+  ck_assert_msg(dt_replay_run(&p, t, NULL, &s, &err) == DT_OK, "case %d: %s", _i, err.msg);
+  ck_assert_msg(s->ndeadlock == 0, "case %d deadlocks: %s", _i, s->ndeadlock ? s->deadlock[0] : "");
+  ck_assert(s->makespan_s > 0);
+  /* nothing overlaps compute on a rank's main stream, so the makespan is at least rank 0's compute time */
+  ck_assert(s->makespan_s >= s->per_rank[0].compute_s);
+  dt_stats_free(s);
+  dt_trace_free(t);
+}
+END_TEST
+
+static Suite *gen_suite(void)
+{
+  Suite *s = suite_create("gen");
+  TCase *tc = tcase_create("hand_counts");
+  tcase_add_test(tc, test_hand_counts_templates);
+  tcase_add_test(tc, test_hand_counts_materialized);
+  tcase_add_test(tc, test_templates_share_ops);
+  tcase_add_test(tc, test_flops);
+  tcase_add_test(tc, test_sequence_parallel);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("volumes");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_zero3_over_dp, 0, (int)dt_gen_preset_count());
+  tcase_add_loop_test(tc, test_seq_scaling, 0, (int)dt_gen_preset_count());
+  suite_add_tcase(s, tc);
+  tc = tcase_create("schedules");
+  tcase_add_test(tc, test_1f1b_order);
+  tcase_add_test(tc, test_interleaved_order);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("inputs");
+  tcase_add_test(tc, test_rejects);
+  tcase_add_test(tc, test_workload_yaml);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("replay");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_replay_no_deadlock, 0, NREPLAY);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(gen_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
