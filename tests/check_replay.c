@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define REL 1e-6
@@ -756,6 +757,155 @@ START_TEST(test_placement_errors)
 }
 END_TEST
 
+/* ---- template ranks and bounded live state ---- */
+
+/* 8 ranks on one node, `iters` times on s0: compute 10 us, an all-reduce of 1 MiB on the rank's pair ({0,1},
+ * {2,3}, ...), a ring exchange of 64 KiB (send to r+1, recv from r-1, one batch), a mark; on s1 an all-gather
+ * of 64 KiB over all 8 after that compute. With `templates`, ranks 1-7 run rank 0's ops (pair groups mapped),
+ * otherwise each rank owns the same program. */
+static dt_trace *tpl_program(int templates, int iters)
+{
+  dt_trace *t = dt_trace_new(8);
+  int32_t pair[4];
+  for (int32_t i = 0; i < 4; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "p%d", (int)i);
+    pair[i] = add_group(t, name, 2 * i, 2);
+  }
+  int32_t all = add_group(t, "all", 0, 8);
+  for (int32_t r = 0; r < (templates ? 1 : 8); r++) {
+    dt_trace_stream(t, r, 0, 1);
+    dt_trace_stream(t, r, 1, 1);
+    for (int it = 0; it < iters; it++) {
+      add_compute(t, r, 0, 10e-6);
+      add_coll(t, r, 0, DT_OP_ALLREDUCE, pair[r / 2], MIB);
+      add_p2p(t, r, 0, DT_OP_SEND, (r + 1) % 8, 64 * 1024)->batch = it;
+      add_p2p(t, r, 0, DT_OP_RECV, (r + 7) % 8, 64 * 1024)->batch = it;
+      add_op(t, r, 0, DT_OP_MARK);
+      add_dep(add_coll(t, r, 1, DT_OP_ALLGATHER, all, 64 * 1024), 0, 5 * it);
+    }
+  }
+  for (int32_t r = 1; templates && r < 8; r++) {
+    int32_t map[5] = {pair[r / 2], -1, -1, -1, all};
+    dt_error err;
+    ck_assert_msg(dt_trace_set_template(t, r, 0, map, &err) == DT_OK, "%s", err.msg);
+  }
+  return t;
+}
+
+typedef struct digest {
+  double makespan;
+  size_t niter;
+  double iter[64];
+  dt_rank_stats per_rank[8];
+  dt_kind_stats by_kind[DT_OP_COUNT];
+  size_t ndeadlock;
+} digest;
+
+/* Replays tpl_program in a child process (SimGrid runs once per process) and returns its statistics. */
+static void replay_in_child(int templates, int iters, digest *d)
+{
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    dt_platform p = node8();
+    dt_stats *s = replay(&p, tpl_program(templates, iters), DT_FIDELITY_FLOW);
+    digest x;
+    memset(&x, 0, sizeof x);
+    x.makespan = s->makespan_s;
+    x.niter = s->niterations;
+    for (size_t i = 0; i < s->niterations && i < 64; i++)
+      x.iter[i] = s->iterations_s[i];
+    memcpy(x.per_rank, s->per_rank, sizeof x.per_rank);
+    memcpy(x.by_kind, s->by_kind, sizeof x.by_kind);
+    x.ndeadlock = s->ndeadlock;
+    dt_stats_free(s);
+    ssize_t w = write(fds[1], &x, sizeof x);
+    _exit(w == (ssize_t)sizeof x ? 0 : 1);
+  }
+  close(fds[1]);
+  size_t got = 0;
+  while (got < sizeof *d) {
+    ssize_t n = read(fds[0], (char *)d + got, sizeof *d - got);
+    if (n <= 0)
+      break;
+    got += (size_t)n;
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ck_assert_msg(got == sizeof *d && WIFEXITED(status) && WEXITSTATUS(status) == 0, "the replay in the child failed");
+}
+
+START_TEST(test_template_same_stats)
+{
+  /* template users share rank 0's op array; the simulation and its statistics must not notice */
+  digest a, b;
+  replay_in_child(0, 20, &a);
+  replay_in_child(1, 20, &b);
+  ck_assert_int_eq(a.ndeadlock, 0);
+  ck_assert_int_eq(b.ndeadlock, 0);
+  ck_assert_uint_eq(a.niter, 20);
+  ck_assert_int_eq(a.by_kind[DT_OP_ALLREDUCE].count, 20 * 4); /* hand count: 4 pairs per iteration */
+  ck_assert_int_eq(a.by_kind[DT_OP_ALLGATHER].count, 20);
+  ck_assert_int_eq(a.by_kind[DT_OP_SEND].count, 20 * 8);
+  ck_assert(a.makespan == b.makespan);
+  ck_assert_uint_eq(a.niter, b.niter);
+  for (size_t i = 0; i < a.niter; i++)
+    ck_assert(a.iter[i] == b.iter[i]);
+  for (int r = 0; r < 8; r++) {
+    ck_assert_msg(a.per_rank[r].compute_s == b.per_rank[r].compute_s, "rank %d compute", r);
+    ck_assert_msg(a.per_rank[r].comm_s == b.per_rank[r].comm_s, "rank %d comm", r);
+    ck_assert_msg(a.per_rank[r].exposed_comm_s == b.per_rank[r].exposed_comm_s, "rank %d exposed", r);
+    ck_assert_msg(a.per_rank[r].wait_s == b.per_rank[r].wait_s, "rank %d wait", r);
+    ck_assert_msg(a.per_rank[r].end_s == b.per_rank[r].end_s, "rank %d end", r);
+  }
+  for (int k = 0; k < DT_OP_COUNT; k++) {
+    ck_assert_uint_eq(a.by_kind[k].count, b.by_kind[k].count);
+    ck_assert_uint_eq(a.by_kind[k].bytes, b.by_kind[k].bytes);
+    ck_assert(a.by_kind[k].time_s == b.by_kind[k].time_s);
+    ck_assert(a.by_kind[k].nccl_bytes == b.by_kind[k].nccl_bytes);
+    ck_assert(a.by_kind[k].bus_bytes == b.by_kind[k].bus_bytes);
+  }
+}
+END_TEST
+
+START_TEST(test_many_instances_bounded)
+{
+  /* 1,200 all-reduces over 8 ranks in series, each followed by a ring exchange: 1,200 instances and 9,600
+   * pairs complete, yet at most two instances (a member may arrive at the next one while the last member
+   * finishes the previous) and two exchanges' pairs per rank are ever live */
+  const int iters = 1200;
+  const uint64_t S = 8 * 1024;
+  dt_platform p = node8();
+  dt_trace *t = dt_trace_new(8);
+  int32_t all = add_group(t, "all", 0, 8);
+  for (int it = 0; it < iters; it++) {
+    add_coll(t, 0, 0, DT_OP_ALLREDUCE, all, S);
+    add_p2p(t, 0, 0, DT_OP_SEND, 1, 4096)->batch = it;
+    add_p2p(t, 0, 0, DT_OP_RECV, 7, 4096)->batch = it;
+  }
+  dt_error err;
+  for (int32_t r = 1; r < 8; r++)
+    ck_assert(dt_trace_set_template(t, r, 0, NULL, &err) == DT_OK);
+  dt_stats *s = replay(&p, t, DT_FIDELITY_FLOW);
+  ck_assert_int_eq(s->ndeadlock, 0);
+  ck_assert_int_eq(s->by_kind[DT_OP_ALLREDUCE].count, iters);
+  ck_assert_int_eq(s->by_kind[DT_OP_SEND].count, 8 * iters);
+  /* every member arrives together (the ring exchange is symmetric): each instance takes the closed form */
+  ck_assert_rel(s->by_kind[DT_OP_ALLREDUCE].time_s, iters * allreduce_form(8, (double)S));
+  ck_assert_uint_le(s->peak_live_instances, 2);
+  ck_assert_uint_le(s->peak_live_pairs, 2 * 8);
+  ck_assert_uint_ge(s->peak_live_pairs, 8); /* one exchange's 8 pairs are live together */
+  dt_stats_free(s);
+}
+END_TEST
+
 static Suite *replay_suite(void)
 {
   Suite *s = suite_create("replay");
@@ -795,6 +945,8 @@ static Suite *replay_suite(void)
       {"placement_replay", test_placement_replay, 1},
       {"placement_file", test_placement_file, 1},
       {"placement_errors", test_placement_errors, 1},
+      {"template_same_stats", test_template_same_stats, 1},
+      {"many_instances_bounded", test_many_instances_bounded, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     TCase *tc = tcase_create(cases[i].name);

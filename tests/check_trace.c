@@ -1,5 +1,6 @@
 /* Unit tests of the native trace format (reader, writer), validation and the loader's sniffing.
  * Expected values are hand-counted from the small traces written inline. */
+#include "common/dt_util.h"
 #include "traces/dt_trace_io.h"
 
 #include <check.h>
@@ -805,6 +806,156 @@ START_TEST(test_template_api)
 }
 END_TEST
 
+/* 4 ranks, groups p0 = {0,1}, p1 = {2,3}, w = 0-3. Each rank all-reduces on its pair (s0), sends to r+1 and
+ * receives from r-1 in one batch (s1), then broadcasts on w after its recv. Ranks whose bit is set in
+ * `users` run rank 0's ops as template users; the others own a copy, rank 3's with its own sizes. */
+static dt_trace *ring_trace(unsigned users, uint64_t r3_allreduce, uint64_t r3_recv)
+{
+  dt_trace *t = dt_trace_new(4);
+  dt_error e;
+  int32_t a[] = {0, 1}, b[] = {2, 3}, w[] = {0, 1, 2, 3};
+  ck_assert_int_eq(dt_trace_add_group(t, "p0", a, 2, 0, 0, &e), 0);
+  ck_assert_int_eq(dt_trace_add_group(t, "p1", b, 2, 0, 0, &e), 1);
+  ck_assert_int_eq(dt_trace_add_group(t, "w", w, 4, 0, 0, &e), 2);
+  for (int32_t r = 0; r < 4; r++) {
+    if (users >> r & 1)
+      continue;
+    dt_trace_stream(t, r, 0, 1);
+    dt_trace_stream(t, r, 1, 1);
+    dt_op *op = dt_trace_append(t, r, 0);
+    op->kind = DT_OP_ALLREDUCE;
+    op->group = r < 2 ? 0 : 1;
+    op->bytes = r == 3 ? r3_allreduce : 64;
+    op->line = 1;
+    op = dt_trace_append(t, r, 1);
+    op->kind = DT_OP_SEND;
+    op->peer = (r + 1) % 4;
+    op->bytes = 8;
+    op->batch = 1;
+    op->line = 2;
+    op = dt_trace_append(t, r, 1);
+    op->kind = DT_OP_RECV;
+    op->peer = (r + 3) % 4;
+    op->bytes = r == 3 ? r3_recv : 8;
+    op->batch = 1;
+    op->line = 3;
+    op = dt_trace_append(t, r, 0);
+    op->kind = DT_OP_BROADCAST;
+    op->group = 2;
+    op->bytes = 16;
+    op->root = 1;
+    op->line = 4;
+    op->deps = dt_xmalloc(sizeof *op->deps);
+    op->deps[0] = (dt_dep){1, 1};
+    op->ndeps = 1;
+  }
+  for (int32_t r = 1; r < 4; r++)
+    if (users >> r & 1) {
+      int32_t map[] = {r < 2 ? 0 : 1, -1, 2};
+      ck_assert_msg(dt_trace_set_template(t, r, 0, map, &e) == DT_OK, "%s", fmt_err(&e));
+    }
+  return t;
+}
+
+/* Validation of template users: the same instances, pairs and sequence numbers as owning ranks; mismatches
+ * between a template user and an owning rank name both ranks; bad maps and chains are errors. */
+START_TEST(test_template_validate)
+{
+  dt_trace *own = ring_trace(0, 64, 8), *tpl = ring_trace(0xE, 64, 8);
+  dt_error e;
+  ck_assert_msg(dt_trace_validate(own, &e) == DT_OK, "%s", fmt_err(&e));
+  ck_assert_msg(dt_trace_validate(tpl, &e) == DT_OK, "%s", fmt_err(&e));
+  ck_assert_int_eq(own->ninstances, 3); /* p0, p1 and w once each: hand count */
+  ck_assert_int_eq(own->npairs, 4);     /* the ring 0->1->2->3->0 */
+  ck_assert_int_eq(tpl->ninstances, 3);
+  ck_assert_int_eq(tpl->npairs, 4);
+  ck_assert_uint_eq(dt_trace_op_count(tpl), 16);
+  for (int32_t r = 0; r < 4; r++)
+    for (size_t s = 0; s < 2; s++)
+      for (size_t i = 0; i < 2; i++)
+        ck_assert_int_eq(own->ranks[r].streams[s].ops[i].match, tpl->ranks[0].streams[s].ops[i].match);
+  dt_trace_free(own);
+  dt_trace_free(tpl);
+
+  /* rank 2 runs rank 0's ops (all-reduce of 64 bytes on p1), rank 3 owns an all-reduce of 32 bytes on p1 */
+  tpl = ring_trace(0x6, 32, 8);
+  ck_assert_int_eq(dt_trace_validate(tpl, &e), DT_ERR);
+  ck_assert_msg(strstr(fmt_err(&e), "allreduce of 32 bytes on group 'p1' at rank 3") &&
+                    strstr(fmt_err(&e), "allreduce of 64 bytes at rank 2") && strstr(fmt_err(&e), "sizes differ"),
+                "%s", fmt_err(&e));
+  dt_trace_free(tpl);
+  /* rank 3 receives 9 bytes from rank 2, a template user that sends 8 */
+  tpl = ring_trace(0x6, 64, 9);
+  ck_assert_int_eq(dt_trace_validate(tpl, &e), DT_ERR);
+  ck_assert_msg(strstr(fmt_err(&e), "send of 8 bytes from rank 2 to rank 3") && strstr(fmt_err(&e), "recv of 9 bytes") &&
+                    strstr(fmt_err(&e), "sizes differ"),
+                "%s", fmt_err(&e));
+  dt_trace_free(tpl);
+
+  /* a map that merges two of the template's groups, one that leaves a used group out */
+  tpl = dt_trace_new(4);
+  int32_t a[] = {0, 1}, w[] = {0, 1, 2, 3};
+  dt_trace_add_group(tpl, "p0", a, 2, 0, 0, &e);
+  dt_trace_add_group(tpl, "w", w, 4, 0, 0, &e);
+  dt_op *op = dt_trace_append(tpl, 0, 0);
+  op->kind = DT_OP_ALLREDUCE;
+  op->group = 0;
+  op = dt_trace_append(tpl, 0, 0);
+  op->kind = DT_OP_BARRIER;
+  op->group = 1;
+  int32_t m2[] = {1, 1};
+  ck_assert_int_eq(dt_trace_set_template(tpl, 1, 0, m2, &e), DT_OK);
+  ck_assert_int_eq(dt_trace_validate(tpl, &e), DT_ERR);
+  ck_assert_msg(strstr(fmt_err(&e), "sends groups 'p0' and 'w' of its template (rank 0) both to group 'w'"), "%s",
+                fmt_err(&e));
+  int32_t m3[] = {-1, 1};
+  ck_assert_int_eq(dt_trace_set_template(tpl, 1, 0, m3, &e), DT_OK); /* replaces the map */
+  ck_assert_int_eq(dt_trace_validate(tpl, &e), DT_ERR);
+  ck_assert_msg(strstr(fmt_err(&e), "group 'p0' to group index -1"), "%s", fmt_err(&e));
+  dt_trace_free(tpl);
+
+  /* a chain: rank 1 runs rank 0's ops, then rank 0 (owning nothing) is made to run rank 2's */
+  tpl = dt_trace_new(3);
+  dt_trace_append(tpl, 2, 0)->kind = DT_OP_COMPUTE;
+  ck_assert_int_eq(dt_trace_set_template(tpl, 1, 0, NULL, &e), DT_OK);
+  ck_assert_int_eq(dt_trace_set_template(tpl, 0, 2, NULL, &e), DT_OK);
+  ck_assert_int_eq(dt_trace_validate(tpl, &e), DT_ERR);
+  ck_assert_msg(strstr(fmt_err(&e), "templates do not chain"), "%s", fmt_err(&e));
+  dt_trace_free(tpl);
+}
+END_TEST
+
+/* The writer expands template users: one file or per-rank files read back equal to the owning-rank trace. */
+START_TEST(test_template_write_expanded)
+{
+  dt_trace *own = ring_trace(0, 64, 8), *tpl = ring_trace(0xE, 64, 8);
+  dt_trace *back = round_trip_memory(tpl);
+  assert_equal_traces(own, back);
+  dt_error e;
+  ck_assert_msg(dt_trace_validate(back, &e) == DT_OK, "%s", fmt_err(&e));
+  ck_assert_int_eq(back->ninstances, 3);
+  ck_assert_int_eq(back->npairs, 4);
+  dt_trace_free(back);
+  char *dir = tmpdir_new();
+  char out[600];
+  snprintf(out, sizeof out, "%s/per/", dir);
+  ck_assert_msg(dt_trace_write_native(tpl, out, &e) == DT_OK, "%s", fmt_err(&e));
+  for (int r = 0; r < 4; r++) {
+    char f[700];
+    snprintf(f, sizeof f, "%strace.%d.dtt", out, r);
+    ck_assert_int_eq(access(f, R_OK), 0);
+  }
+  const char *dirs[] = {out};
+  ck_assert_msg(dt_trace_read_native(dirs, 1, &back, &e) == DT_OK, "%s", fmt_err(&e));
+  assert_equal_traces(own, back);
+  dt_trace_free(back);
+  rm_rf(dir);
+  free(dir);
+  dt_trace_free(own);
+  dt_trace_free(tpl);
+}
+END_TEST
+
 static Suite *trace_suite(void)
 {
   Suite *s = suite_create("trace");
@@ -828,6 +979,8 @@ static Suite *trace_suite(void)
       {"two_streams_warning", test_two_streams_warning},
       {"load_sniffing", test_load_sniffing},
       {"template_api", test_template_api},
+      {"template_validate", test_template_validate},
+      {"template_write_expanded", test_template_write_expanded},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     TCase *tc = tcase_create(cases[i].name);

@@ -438,6 +438,15 @@ static int merge_rank(vstate *vs, int32_t r)
     vs->msrc[m] = c->group;
     vs->mcount[m] = c->count;
     vs->mhash[m] = c->hash;
+  }
+  /* then compare, once the map is known to be sound */
+  for (size_t e = vs->csum0[b]; e < vs->csum0[b + 1]; e++) {
+    const csum *c = &vs->cs[e];
+    oref o = c->first;
+    o.rank = r;
+    int32_t g = dt_trace_op_group(t, r, o.op);
+    const dt_group *gr = &t->groups[g];
+    int64_t m = pmap_get(&vs->member, (uint64_t)g, (uint64_t)r);
     if (c->s1 >= 0 && vs->multi[g]++ == 0) {
       vs->multi_ex[g] = o;
       vs->multi_s0[g] = c->s0;
