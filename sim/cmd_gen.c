@@ -239,7 +239,7 @@ int dt_cmd_gen(int argc, char **argv)
   dt_error err;
   dt_error_clear(&err);
   optind = 1;
-  while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     int handled = dt_gen_flags_take(&gf, opt, optarg, "gen");
     if (handled < 0)
       goto cleanup;
@@ -258,7 +258,8 @@ int dt_cmd_gen(int argc, char **argv)
       rc = EXIT_OK;
       goto cleanup;
     default:
-      fprintf(stderr, "dtsim gen: unknown option\nrun 'dtsim help gen' for usage\n");
+      fprintf(stderr, "dtsim gen: %s '%s'\nrun 'dtsim help gen' for usage\n",
+              opt == ':' ? "option requires an argument:" : "unknown option", optind > 0 ? argv[optind - 1] : "");
       goto cleanup;
     }
   }

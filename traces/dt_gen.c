@@ -893,8 +893,8 @@ int dt_gen_build(const dt_gen_config *c, int materialize, dt_trace **out, dt_err
            c->schedule == DT_SCHEDULE_INTERLEAVED ? "interleaved" : "1f1b", c->virtual_stages, c->microbatch,
            (long long)c->global_batch, (long long)dt_gen_microbatches(c), c->seq, c->dtype, c->experts, c->ep);
   dt_trace_add_meta(t, "parallel", buf);
-  dt_trace_add_note(t, "generated trace '%s' (%s): compute from FLOPs at the platform's peak x efficiency, "
-                       "communication as Megatron-LM/DeepSpeed issue it (docs/generator.md)", c->name, buf);
+  dt_trace_add_note(t, "generated trace: compute from FLOPs at the platform's peak x efficiency, communication as "
+                       "Megatron-LM / DeepSpeed issue it (docs/generator.md)");
   rc = DT_OK;
 done:
   free(map);

@@ -42,8 +42,9 @@ typedef struct preset {
  * - neox-*: EleutherAI/gpt-neox configs/19M.yml, 125M.yml, 1-3B.yml, 13B.yml (the configurations the seed
  *   study, HOTI 2024 "Demystifying the Communication Characteristics for Distributed Transformer Models",
  *   runs; the same shapes as Pythia-70M/160M/1.4B/12B, whose first names were 19M/125M/1.3B/13B): f = 4h,
- *   "no-weight-tying": true, fp16, train_micro_batch_size_per_gpu 4; vocabulary 50277 padded to 50304
- *   (make-vocab-size-divisible-by 128); global batch 1024 sequences (Pythia's 2M tokens at s = 2048).
+ *   "no-weight-tying": true, fp16, train_micro_batch_size_per_gpu 4; the GPT-NeoX tokenizer's 50277 tokens
+ *   (padded as Megatron does, to a multiple of 128 x tp: 50304 at tp 1); global batch 1024 sequences (Pythia's
+ *   2M tokens at s = 2048).
  * - gpt3-175b: Brown et al. 2020, Table 2.1 (96 layers, d_model 12288, 96 heads, n_ctx 2048, vocab 50257,
  *   tied input/output embeddings); global batch 1536 as Narayanan et al. 2021 (Megatron-LM, SC21) Table 1
  *   for 175B on 1,024 GPUs, micro-batch 1.
@@ -51,13 +52,13 @@ typedef struct preset {
  *   70B: 80 layers, h 8192, 64 heads, 8 KV heads (GQA), f 28672; SwiGLU, vocab 32000, s 4096, untied);
  *   4M tokens per batch = 1024 sequences. */
 static const preset presets[] = {
-    {"neox-19m", "GPT-NeoX 19M (seed study): L 6, h 512, 8 heads, s 2048", 6, 512, 8, 8, 2048, 50304, 2048, 0, 0, 4,
+    {"neox-19m", "GPT-NeoX 19M (seed study): L 6, h 512, 8 heads, s 2048", 6, 512, 8, 8, 2048, 50277, 2048, 0, 0, 4,
      1024, "fp16"},
-    {"neox-125m", "GPT-NeoX 125M (seed study): L 12, h 768, 12 heads, s 2048", 12, 768, 12, 12, 3072, 50304, 2048, 0,
+    {"neox-125m", "GPT-NeoX 125M (seed study): L 12, h 768, 12 heads, s 2048", 12, 768, 12, 12, 3072, 50277, 2048, 0,
      0, 4, 1024, "fp16"},
-    {"neox-1.3b", "GPT-NeoX 1.3B (seed study): L 24, h 2048, 16 heads, s 2048", 24, 2048, 16, 16, 8192, 50304, 2048,
+    {"neox-1.3b", "GPT-NeoX 1.3B (seed study): L 24, h 2048, 16 heads, s 2048", 24, 2048, 16, 16, 8192, 50277, 2048,
      0, 0, 4, 1024, "fp16"},
-    {"neox-13b", "GPT-NeoX 13B (seed study): L 40, h 5120, 40 heads, s 2048", 40, 5120, 40, 40, 20480, 50304, 2048, 0,
+    {"neox-13b", "GPT-NeoX 13B (seed study): L 40, h 5120, 40 heads, s 2048", 40, 5120, 40, 40, 20480, 50277, 2048, 0,
      0, 4, 1024, "fp16"},
     {"gpt3-175b", "GPT-3 175B: L 96, h 12288, 96 heads, s 2048, V 50257, tied embeddings", 96, 12288, 96, 96, 49152,
      50257, 2048, 0, 1, 1, 1536, "bf16"},
