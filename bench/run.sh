@@ -27,3 +27,9 @@ measure "shipped capture on dgx-a100" "$DTSIM" run --json platforms/dgx-a100.yam
 measure "1,024-GPU ring all-reduce 256 MiB, flow" "$DTSIM" run --json bench/h100-128node.yaml "$tmp/allreduce1024.dtt"
 measure "1,024-GPU ring all-reduce 256 MiB, step" "$DTSIM" run --json --fidelity step bench/h100-128node.yaml \
   "$tmp/allreduce1024.dtt"
+# generated GPT-3 175B iteration (docs/generator.md): TP 8 x PP 16 x DP 8 = 1,024 GPUs, 192 micro-batches, and
+# DP 32 = 4,096 GPUs (48 micro-batches) on a 3-level fat-tree
+measure "gen gpt3-175b tp8 pp16 dp8 (1,024 GPUs)" "$DTSIM" run --json bench/h100-128node.yaml --gen gpt3-175b \
+  --tp 8 --pp 16 --dp 8
+measure "gen gpt3-175b tp8 pp16 dp32 (4,096 GPUs)" "$DTSIM" run --json bench/h100-512node.yaml --gen gpt3-175b \
+  --tp 8 --pp 16 --dp 32
