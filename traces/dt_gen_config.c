@@ -386,7 +386,7 @@ int dt_gen_validate(const dt_gen_config *c, int64_t gpus, dt_error *err)
   int64_t world = dt_gen_world(c);
   if (world > INT32_MAX / 2)
     return dt_error_set(err, "", 0, 0, "world size tp x pp x dp = %lld is too large", (long long)world);
-  if (gpus > 0 && world != gpus && world > gpus)
+  if (gpus > 0 && world > gpus)
     return dt_error_set(err, "", 0, 0,
                         "world size tp %d x pp %d x dp %d = %lld needs more GPUs than the platform's %lld", c->tp,
                         c->pp, c->dp, (long long)world, (long long)gpus);
