@@ -108,11 +108,23 @@ int dt_parse_time(const char *text, double *out, char *why, size_t why_size)
   }
   static const struct {
     const char *u;
-    double mult;
-  } units[] = {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"\xC2\xB5s", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12}};
+    int exp10;
+  } units[] = {{"s", 0}, {"ms", -3}, {"us", -6}, {"\xC2\xB5s", -6}, {"ns", -9}, {"ps", -12}};
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
     if (strcmp(unit, units[i].u) == 0) {
-      *out = v * units[i].mult;
+      /* Scale in decimal, not by multiplying with an inexact 1e-3: "2.778747ms" reads as strtod("2.778747e-3"),
+       * the double nearest to the written value, so a writer's shortest exact form reads back exactly. */
+      const char *p = text;
+      while (isspace((unsigned char)*p))
+        p++;
+      size_t n = strspn(p, "0123456789.eE+-");
+      char num[96];
+      if (n > 0 && n < 64 && !memchr(p, 'e', n) && !memchr(p, 'E', n)) {
+        snprintf(num, sizeof num, "%.*se%d", (int)n, p, units[i].exp10);
+        *out = strtod(num, NULL);
+      } else {
+        *out = v * pow(10.0, units[i].exp10);
+      }
       return 0;
     }
   snprintf(why, why_size, "%s, found unit '%s'", expect, unit);

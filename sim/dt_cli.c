@@ -44,7 +44,8 @@ static const char run_usage[] =
     "                         algorithm step (all-reduce, all-gather, reduce-scatter)\n"
     "  --placement FILE       rank-to-GPU map, lines 'rank node gpu' (default rank r on node r/G, GPU r%G)\n"
     "  --format F             input format: auto (default), native, kineto\n"
-    "  --expand N             expand a single-rank capture to N ranks (default: the capture's world size)\n"
+    "  --expand N             expand a single-rank capture to N ranks (default: the capture's world size);\n"
+    "                         the captured world's group grows to N ranks, smaller groups tile the world\n"
     "  --rank R               rank of a capture that does not say\n"
     "  --dep-window TIME      Kineto: cross-stream happens-before window (default 5us)\n"
     "  --gaps keep|drop       Kineto: keep idle stream gaps as delay ops (default keep)\n";

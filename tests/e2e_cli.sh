@@ -73,6 +73,9 @@ check "capture: byte-identical output for the same input" 'cmp -s "$tmp/k1.json"
 "$DTSIM" run platforms/dgx-a100.yaml "$sample" >"$tmp/k.txt" 2>&1; rc=$?
 check "capture text report shows captured step beside simulated" '[ $rc -eq 0 ] && grep -q "captured step" "$tmp/k.txt"'
 
+"$DTSIM" run --json --expand 8 platforms/dgx-a100.yaml "$sample" >"$tmp/k8.json" 2>/dev/null; rc=$?
+check "capture expanded to 8: the world group grows (still 15 all-reduce instances, 8 ranks)" '[ $rc -eq 0 ] && [ "$(jq -r .ranks "$tmp/k8.json")" = 8 ] && [ "$(jq -r .by_kind.allreduce.count "$tmp/k8.json")" = 15 ]'
+
 # --- import then run the native file gives the same prediction
 "$DTSIM" import "$sample" -o "$tmp/k.dtt" 2>/dev/null; rc=$?
 check "import writes a native trace" '[ $rc -eq 0 ] && head -1 "$tmp/k.dtt" | grep -q "^dtsim_trace 1"'

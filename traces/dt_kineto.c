@@ -417,6 +417,10 @@ static int on_scalar(kin *k, const char *s, size_t len, int is_string)
         set_bad(k, "'%s' is not a number of microseconds", f->key == K_TS ? "ts" : "dur");
         return 0;
       }
+      if (f->key == K_DUR && v < 0) {
+        set_bad(k, "'dur' is negative");
+        return 0;
+      }
       if (f->key == K_TS)
         e->ts = v, e->has_ts = 1;
       else
@@ -804,6 +808,14 @@ static int parse_file(kin *k, dt_error *err)
       goto cleanup;
     }
     offset += (uint64_t)n;
+  }
+  {
+    int zerr = Z_OK;
+    const char *zmsg = gzerror(gz, &zerr);
+    if (zerr != Z_OK && zerr != Z_STREAM_END) { /* e.g. a .gz cut inside its trailer: the JSON may look whole */
+      dt_error_set(err, k->path, 0, 0, "corrupt or truncated gzip stream after %" PRIu64 " bytes: %s", offset, zmsg);
+      goto cleanup;
+    }
   }
   if (offset == 0) {
     dt_error_set(err, k->path, 0, 0, "empty kineto trace");
@@ -1537,7 +1549,7 @@ static int emit(build *b, dt_error *err)
         if (x->delay > 0) {
           dt_op *d = dt_trace_append(t, r, ts->id);
           d->kind = DT_OP_DELAY;
-          d->dur = (double)x->delay * 1e-9;
+          d->dur = (double)x->delay / 1e9; /* ns: dividing keeps round decimals round */
           d->file = b->file;
           d->line = 3 * (uint32_t)x->order + 1;
           if (x->deps_on_delay)
@@ -1550,7 +1562,7 @@ static int emit(build *b, dt_error *err)
           set_deps(op, b, x);
         if (x->ev->comm < 0) {
           op->kind = DT_OP_COMPUTE;
-          op->dur = (double)x->ev->dur * 1e-9;
+          op->dur = (double)x->ev->dur / 1e9;
           op->name = dt_xstrdup(k->names.s[x->ev->name]);
         } else {
           const comm_op *c = &b->cops[x->ev->comm];
@@ -1713,10 +1725,21 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
       snprintf(base, sizeof base, "pg%s", clean);
     else
       snprintf(base, sizeof base, "pg_anon%zu", i);
-    if (tile_group(k, g, base, nranks, t, b.file, err) != DT_OK)
-      goto cleanup;
     char list[200];
     format_ranks(g->ranks, g->nranks, list, sizeof list);
+    if ((int32_t)g->nranks == world && nranks > world) {
+      /* the captured world's group (data parallelism over every rank): expanding the capture means a bigger
+       * world, not copies of the small one */
+      free(g->ranks);
+      g->ranks = dt_xmalloc((size_t)nranks * sizeof *g->ranks);
+      for (int32_t r = 0; r < nranks; r++)
+        g->ranks[r] = r;
+      g->nranks = (size_t)nranks;
+      dt_trace_add_note(t, "kineto: process group '%s' spans the captured world of %d ranks: expanded to all %d ranks",
+                        g->pg_name ? g->pg_name : "?", (int)world, (int)nranks);
+    }
+    if (tile_group(k, g, base, nranks, t, b.file, err) != DT_OK)
+      goto cleanup;
     dt_trace_add_note(t, "kineto: group '%s' = process group '%s'%s%s%s, ranks %s", t->groups[g->first_tile].name,
                       g->pg_name ? g->pg_name : "?", g->pg_desc ? " (" : "", g->pg_desc ? g->pg_desc : "",
                       g->pg_desc ? ")" : "", list);
@@ -1825,7 +1848,7 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   if (k->nsteps > 0) {
     double sum = 0;
     for (size_t i = 0; i < k->nsteps; i++)
-      sum += (double)k->steps[i].dur * 1e-9;
+      sum += (double)k->steps[i].dur / 1e9;
     t->captured_step_s = sum / (double)k->nsteps;
     snprintf(buf, sizeof buf, "%.9gs", t->captured_step_s);
     dt_trace_add_meta(t, "captured_step_time", buf);

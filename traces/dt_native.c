@@ -972,7 +972,9 @@ static const char *format_exact_time(double s, char *buf, size_t size)
     u++;
   for (int p = 1; p <= 17; p++) {
     snprintf(buf, size, "%.*g%s", p, s / units[u].mult, units[u].u);
-    if (strtod(buf, NULL) * units[u].mult == s)
+    double back;
+    char why[8];
+    if (dt_parse_time(buf, &back, why, sizeof why) == 0 && back == s) /* read back exactly as the reader will */
       return buf;
   }
   snprintf(buf, size, "%.17gs", s); /* always exact: the multiplier is 1 */
