@@ -53,6 +53,9 @@ check "mismatched send/recv exits 2" '[ $rc -eq 2 ]'
 check "mismatch names both lines" 'grep -q "mismatch.dtt:5" "$tmp/mm.err" && grep -q "mismatch.dtt:7" "$tmp/mm.err"'
 "$DTSIM" run tests/data/bad-key.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/bk.err"; rc=$?
 check "unknown platform key exits 2 with line:col and hint" '[ $rc -eq 2 ] && grep -q "bad-key.yaml:8:3" "$tmp/bk.err" && grep -q "bandwidth" "$tmp/bk.err"'
+printf 'dtsim_trace 1\nranks 2147483647\n' >"$tmp/big.dtt"
+timeout 20 "$DTSIM" run tests/data/node8.yaml "$tmp/big.dtt" >/dev/null 2>"$tmp/big.err"; rc=$?
+check "an absurd rank count is refused with its line, not an out-of-memory abort" '[ $rc -eq 2 ] && grep -q "big.dtt:2" "$tmp/big.err"'
 timeout 20 "$DTSIM" run tests/data/node8.yaml <(cat tests/data/allreduce8.dtt) >/dev/null 2>"$tmp/pipe.err"; rc=$?
 check "a pipe is refused with a message, not a hang" '[ $rc -eq 2 ] && grep -q "not a regular file" "$tmp/pipe.err"'
 "$DTSIM" run tests/data/node8.yaml /nonexistent.dtt >/dev/null 2>"$tmp/ne.err"; rc=$?

@@ -1657,6 +1657,12 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   else
     return dt_error_set(err, k->path, 0, 0, "kineto trace does not say its rank (no distributedInfo.rank): give "
                         "the rank (--rank) or name the file '...rank-N...'");
+  if (k->dist_world > DT_TRACE_MAX_RANKS)
+    return dt_error_set(err, k->path, 0, 0, "distributedInfo.world_size %lld is more than dtsim supports (at most %d "
+                        "ranks)", (long long)k->dist_world, DT_TRACE_MAX_RANKS);
+  if (opts->expand > DT_TRACE_MAX_RANKS)
+    return dt_error_set(err, k->path, 0, 0, "--expand %d is more than dtsim supports (at most %d ranks)",
+                        (int)opts->expand, DT_TRACE_MAX_RANKS);
   int32_t world = (int32_t)(k->dist_world > 0 ? k->dist_world : 0);
   int world_guessed = world <= 0;
   if (world_guessed) {

@@ -669,6 +669,8 @@ static int parse_line(reader *rd, fstate *fs, const char *line, size_t len)
       return ferr(rd, fs, "duplicate header line 'ranks'");
     if (rd->ntoks != 2 || tk[1].val || parse_count(tk[1].key, &n) != 0 || n == 0)
       return ferr(rd, fs, "expected 'ranks N' with N a positive integer");
+    if (n > DT_TRACE_MAX_RANKS)
+      return ferr(rd, fs, "'ranks %d' is more than dtsim supports (at most %d ranks)", (int)n, DT_TRACE_MAX_RANKS);
     fs->seen_ranks = 1;
     if (!rd->t) {
       rd->t = dt_trace_new(n);

@@ -111,6 +111,10 @@ typedef struct dt_trace {
   int64_t npairs;     /* send/recv pairs, set by dt_trace_validate */
 } dt_trace;
 
+/* Most ranks a trace may have (readers and importers refuse more with a positioned error, before allocating):
+ * 2^20 ranks keep the per-rank tables of an empty trace under ~100 MB. */
+#define DT_TRACE_MAX_RANKS (1 << 20)
+
 /* New empty trace with nranks ranks (no streams, no groups); files[0] = "". Free with dt_trace_free. */
 dt_trace *dt_trace_new(int32_t nranks);
 /* Frees a trace and everything it owns; NULL is a no-op. */
