@@ -142,6 +142,13 @@ int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts 
   if (f == FMT_NATIVE) {
     if (dt_trace_read_native(paths, npaths, &t, err) != DT_OK)
       return DT_ERR;
+    /* capture options mean nothing to a native trace: say so rather than ignore them silently */
+    dt_import_opts d;
+    dt_import_opts_init(&d);
+    if (opts->expand != d.expand || opts->rank != d.rank || opts->keep_gaps != d.keep_gaps ||
+        opts->dep_window_s != d.dep_window_s)
+      dt_trace_add_note(t, "--expand, --rank, --gaps and --dep-window apply to captures (Kineto); ignored for the "
+                           "native trace");
   } else {
     if (npaths != 1)
       return dt_error_set(err, paths[1], 0, 0, "the Kineto importer reads one capture at a time, got %zu files",
