@@ -81,6 +81,8 @@ typedef struct replay_run {
   dt_kind_stats by_kind[DT_OP_COUNT];
   double *marks;        /* completion times of rank 0's marks */
   size_t nmarks, marks_cap;
+  dt_instance_fn on_instance;
+  void *on_instance_data;
 } replay_run;
 
 static char payload_token;
@@ -301,11 +303,48 @@ static void rank_compact(replay_run *R, int32_t rank)
   iv_fold(&a->wait, w);
 }
 
+/* Label of the algorithm an instance ran when the algorithm module set none (dt_collectives.c). */
+static const char *default_algo(dt_op_kind kind)
+{
+  switch (kind) {
+  case DT_OP_BROADCAST:
+  case DT_OP_REDUCE:
+    return "chain";
+  case DT_OP_ALLTOALL:
+    return "direct";
+  case DT_OP_SEND:
+    return "p2p";
+  default:
+    return "ring";
+  }
+}
+
+/* Hands a completed instance or pair to the caller's on_instance callback. */
+static void report_instance(replay_run *R, const rp_live *l, int pair, uint64_t bytes)
+{
+  const dt_op *op = l->op;
+  dt_instance_record rec;
+  rec.kind = pair ? DT_OP_SEND : op->kind;
+  rec.group = pair ? -1 : (int32_t)l->key[0];
+  rec.src = pair ? (int32_t)(l->key[0] >> 32) : -1;
+  rec.dst = pair ? (int32_t)(uint32_t)l->key[0] : -1;
+  rec.seq = op->match;
+  rec.bytes = bytes;
+  rec.nranks = l->n;
+  rec.arrival_last_s = l->last_issue;
+  rec.end_s = l->last_end;
+  rec.algo = l->algo ? l->algo : default_algo(rec.kind);
+  rec.proto = l->proto;
+  R->on_instance(&rec, R->on_instance_data);
+}
+
 /* An instance or pair is complete: its per-kind totals (DESIGN.md §7). */
 static void account(replay_run *R, const rp_live *l, int pair)
 {
   const dt_op *op = l->op;
   if (pair) {
+    if (R->on_instance)
+      report_instance(R, l, pair, op->bytes);
     dt_kind_stats *ks = &R->by_kind[DT_OP_SEND];
     ks->count++;
     ks->bytes += op->bytes;
@@ -325,6 +364,8 @@ static void account(replay_run *R, const rp_live *l, int pair)
   ks->time_s += l->last_end - l->last_issue;
   ks->nccl_bytes += snccl;
   ks->bus_bytes += snccl * dt_busbw_factor(op->kind, n);
+  if (R->on_instance)
+    report_instance(R, l, pair, bytes);
 }
 
 /* One op of rank completed: issued at `issue`, its batch completed at `end`. */
@@ -655,6 +696,8 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   R.c.t = t;
   R.c.fidelity = opts->fidelity;
   R.c.gpu_of_rank = gpu_of_rank;
+  R.on_instance = opts->on_instance;
+  R.on_instance_data = opts->on_instance_data;
 
   /* flat stream numbering (a template user has its template's streams) */
   R.rank_stream0 = dt_xcalloc(nranks + 1, sizeof *R.rank_stream0);

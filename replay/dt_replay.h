@@ -9,12 +9,33 @@
 
 typedef enum { DT_FIDELITY_FLOW = 0, DT_FIDELITY_STEP } dt_fidelity;
 
+/* One completed collective instance or send/recv pair, as the replay accounts it (DESIGN.md §7). Passed to
+ * dt_replay_opts.on_instance when its last member completes; valid only during the call. */
+typedef struct dt_instance_record {
+  dt_op_kind kind;       /* the collective's kind, or DT_OP_SEND for a send/recv pair */
+  int32_t group;         /* group index in the trace (-1 for a pair) */
+  int32_t src, dst;      /* a pair's global ranks (-1 for a collective) */
+  int64_t seq;           /* the instance's sequence number on its group, or the pair's on its channel (dt_op.match) */
+  uint64_t bytes;        /* per-rank input bytes (an all-to-all: the sum a member sends; a barrier: 0) */
+  int32_t nranks;        /* members (2 for a pair) */
+  double arrival_last_s; /* simulated time the last member issued it */
+  double end_s;          /* simulated time the last member completed it */
+  const char *algo;      /* algorithm that ran ("ring", "chain", "direct", "p2p", ...), static, never NULL */
+  const char *proto;     /* protocol that ran ("simple", "ll", ...), static, or NULL when the model has none */
+} dt_instance_record;
+
+/* Called once per completed instance or pair, in completion order, from inside the simulation. */
+typedef void (*dt_instance_fn)(const dt_instance_record *rec, void *data);
+
 typedef struct dt_replay_opts {
   dt_fidelity fidelity;       /* default flow */
   const int32_t *placement;   /* global GPU of each rank (nranks entries), or NULL for the default
                                  rank r -> node r / G, GPU r mod G */
   int simgrid_argc;           /* extra SimGrid --cfg/--log arguments, may be 0 */
   char **simgrid_argv;
+  dt_instance_fn on_instance; /* optional, NULL by default: per-instance records (dtsim bench) cost nothing
+                                 when unset, and the replay keeps no list of them */
+  void *on_instance_data;     /* passed to on_instance */
 } dt_replay_opts;
 
 void dt_replay_opts_init(dt_replay_opts *o);

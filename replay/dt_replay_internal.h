@@ -26,6 +26,9 @@ typedef struct rp_live {
   double last_end;     /* latest member completion time */
   const dt_op *op;     /* the op of the lowest-ranked member that completed (the send's for a pair) */
   int32_t op_rank;
+  const char *algo;    /* static label of the algorithm that ran, set by the algorithm module; NULL: the kind's
+                          default (dt_replay.c) */
+  const char *proto;   /* static label of the protocol that ran, or NULL */
 } rp_live;
 
 typedef struct rp_table {
