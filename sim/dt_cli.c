@@ -7,6 +7,7 @@
 #include "../platforms/dt_platform.h"
 #include "../replay/dt_replay.h"
 #include "../traces/dt_trace_io.h"
+#include "cmd_bench.h"
 #include "cmd_platform.h"
 #include "dt_cmd_gen.h"
 #include "dt_report.h"
@@ -63,6 +64,8 @@ static const cmd commands[] = {
     {"import", cmd_import, "convert a capture (Kineto JSON) to the native trace format", import_usage},
     {"gen", cmd_gen, "generate the trace of a GPT training iteration (Megatron-LM / DeepSpeed)", dt_gen_usage},
     {"platform", dt_cmd_platform, "check a platform file or show its links and routes", dt_cmd_platform_usage},
+    {"bench", dt_cmd_bench, "simulate an nccl-tests benchmark (all_reduce, all_gather, ...) on a platform",
+     dt_cmd_bench_usage},
     {"help", cmd_help, "show help for dtsim or a subcommand", "usage: dtsim help [COMMAND]\n"},
     {"version", cmd_version, "print the version", "usage: dtsim version\n"},
 };

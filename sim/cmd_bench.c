@@ -1,0 +1,258 @@
+/* dtsim bench OP: parses nccl-tests-like options, runs the benchmark through dt_bench and prints nccl-tests'
+ * columns (or a JSON array). docs/bench.md has the conventions. */
+#include "cmd_bench.h"
+
+#include "../common/dt_units.h"
+#include "../common/dt_util.h"
+#include "../platforms/dt_platform.h"
+#include "dt_bench.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_OK = 0, EXIT_USAGE = 2 };
+
+const char dt_cmd_bench_usage[] =
+    "usage: dtsim bench OP --platform FILE [--gpus N] [-b MIN -e MAX -f FACTOR | -i INCREMENT] [options]\n"
+    "\n"
+    "Simulates an nccl-tests benchmark (OP_perf) and prints its table: size (B), count (elements), type, redop,\n"
+    "root, time (us), algbw and busbw (GB/s = 1e9 bytes/s) with nccl-tests' meanings, and the algorithm that ran.\n"
+    "OP: all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv. The size is nccl-tests'\n"
+    "(the gathered buffer for all_gather, the whole input for reduce_scatter and alltoall).\n"
+    "\n"
+    "  --platform FILE        platform YAML (required)\n"
+    "  --gpus N               ranks, on the first N GPUs of the platform (default: all of them)\n"
+    "  --gpus-per-node K      put the ranks on the first K GPUs of consecutive nodes instead\n"
+    "  -b, --minbytes SIZE    smallest size (default 32M); K, M, G, T are powers of 1024\n"
+    "  -e, --maxbytes SIZE    largest size (default 32M)\n"
+    "  -f, --stepfactor F     multiply the size by F (default 2)\n"
+    "  -i, --stepbytes INC    add INC to the size instead\n"
+    "  -n, --iters N          timed iterations per size, averaged (default 1: the simulation is deterministic)\n"
+    "  -w, --warmup_iters N   untimed iterations before them (default 0)\n"
+    "  -g, --ngpus G          GPUs driven by one process (nccl-tests -g, default 1): its instances take\n"
+    "                         (G-1) x the launch time longer (docs/bench.md)\n"
+    "  --launch TIME          host time to launch one more GPU's kernels from one thread (default 2.6us)\n"
+    "  --algo A, --proto P    force an algorithm / protocol (default auto)\n"
+    "  --fidelity flow|step   collective model (default flow)\n"
+    "  --json                 print a JSON array of {size_bytes, time_us, algbw_GBps, busbw_GBps, algo}\n";
+
+static int usage(const char *fmt, const char *arg)
+{
+  fprintf(stderr, "dtsim bench: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nrun 'dtsim help bench' for usage\n");
+  return EXIT_USAGE;
+}
+
+static int parse_int(const char *s, long lo, long hi, int *out)
+{
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || v < lo || v > hi)
+    return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static void print_json(const dt_bench_row *rows, size_t n)
+{
+  printf("[");
+  for (size_t i = 0; i < n; i++)
+    printf("%s\n  {\"size_bytes\": %llu, \"time_us\": %.17g, \"algbw_GBps\": %.17g, \"busbw_GBps\": %.17g, "
+           "\"algo\": \"%s\"}",
+           i ? "," : "", (unsigned long long)rows[i].size, rows[i].time_s * 1e6, rows[i].algbw / 1e9,
+           rows[i].busbw / 1e9, rows[i].algo);
+  printf("%s]\n", n ? "\n" : "");
+}
+
+static void print_table(const dt_platform *p, const dt_bench_opts *o, const dt_bench_row *rows)
+{
+  printf("# dtsim bench %s: platform %s (%s), %d GPUs", o->op->name, p->name, p->source ? p->source : "", o->ngpus);
+  if (o->gpus_per_node)
+    printf(" at %d per node", o->gpus_per_node);
+  printf(", %d per process, fidelity %s, iters %d, warmup %d\n", o->gpus_per_process,
+         o->fidelity == DT_FIDELITY_STEP ? "step" : "flow", o->iters, o->warmup);
+  printf("#\n");
+  printf("# %10s  %12s  %8s  %6s  %6s  %10s  %8s  %8s  %s\n", "size", "count", "type", "redop", "root", "time", "algbw",
+         "busbw", "algo");
+  printf("# %10s  %12s  %8s  %6s  %6s  %10s  %8s  %8s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
+  double bus = 0;
+  for (size_t i = 0; i < o->nsizes; i++) {
+    const dt_bench_row *r = &rows[i];
+    printf("  %10llu  %12llu  %8s  %6s  %6d  %10.2f  %8.2f  %8.2f  %s\n", (unsigned long long)r->size,
+           (unsigned long long)r->count, "float", o->op->redop, o->op->root, r->time_s * 1e6, r->algbw / 1e9,
+           r->busbw / 1e9, r->algo);
+    bus += r->busbw / 1e9;
+  }
+  printf("# Avg bus bandwidth    : %g\n", o->nsizes ? bus / (double)o->nsizes : 0.0);
+}
+
+int dt_cmd_bench(int argc, char **argv)
+{
+  enum { O_PLATFORM = 1000, O_GPUS, O_PER_NODE, O_LAUNCH, O_ALGO, O_PROTO, O_FIDELITY, O_JSON };
+  static const struct option longopts[] = {{"platform", required_argument, NULL, O_PLATFORM},
+                                           {"gpus", required_argument, NULL, O_GPUS},
+                                           {"gpus-per-node", required_argument, NULL, O_PER_NODE},
+                                           {"minbytes", required_argument, NULL, 'b'},
+                                           {"maxbytes", required_argument, NULL, 'e'},
+                                           {"stepfactor", required_argument, NULL, 'f'},
+                                           {"stepbytes", required_argument, NULL, 'i'},
+                                           {"iters", required_argument, NULL, 'n'},
+                                           {"warmup_iters", required_argument, NULL, 'w'},
+                                           {"ngpus", required_argument, NULL, 'g'},
+                                           {"launch", required_argument, NULL, O_LAUNCH},
+                                           {"algo", required_argument, NULL, O_ALGO},
+                                           {"proto", required_argument, NULL, O_PROTO},
+                                           {"fidelity", required_argument, NULL, O_FIDELITY},
+                                           {"json", no_argument, NULL, O_JSON},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  const char *platform_path = NULL;
+  uint64_t minb = 32ull << 20, maxb = 32ull << 20, factor = 2, inc = 0;
+  int json = 0, factor_given = 0;
+  dt_bench_opts o;
+  dt_bench_opts_init(&o);
+  o.launch_s = DT_BENCH_DEFAULT_LAUNCH_S;
+  o.ngpus = -1;
+  char why[256];
+  int opt;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, ":b:e:f:i:n:w:g:h", longopts, NULL)) != -1) {
+    switch (opt) {
+    case O_PLATFORM:
+      platform_path = optarg;
+      break;
+    case O_GPUS:
+      if (parse_int(optarg, 1, 1 << 20, &o.ngpus) != 0)
+        return usage("--gpus expects a positive GPU count, found '%s'", optarg);
+      break;
+    case O_PER_NODE:
+      if (parse_int(optarg, 1, 1 << 20, &o.gpus_per_node) != 0)
+        return usage("--gpus-per-node expects a positive GPU count, found '%s'", optarg);
+      break;
+    case 'b':
+    case 'e':
+    case 'i': {
+      uint64_t v;
+      if (dt_bench_parse_size(optarg, &v, why, sizeof why) != 0) {
+        fprintf(stderr, "dtsim bench: -%c: %s\nrun 'dtsim help bench' for usage\n", opt, why);
+        return EXIT_USAGE;
+      }
+      if (opt == 'b')
+        minb = v;
+      else if (opt == 'e')
+        maxb = v;
+      else if (v == 0)
+        return usage("-i expects a positive increment, found '%s'", optarg);
+      else
+        inc = v;
+      break;
+    }
+    case 'f': {
+      int f;
+      if (parse_int(optarg, 2, 1 << 30, &f) != 0)
+        return usage("-f expects an integer factor of at least 2, found '%s'", optarg);
+      factor = (uint64_t)f;
+      factor_given = 1;
+      break;
+    }
+    case 'n':
+      if (parse_int(optarg, 1, 1000000, &o.iters) != 0)
+        return usage("-n expects a positive iteration count, found '%s'", optarg);
+      break;
+    case 'w':
+      if (parse_int(optarg, 0, 1000000, &o.warmup) != 0)
+        return usage("-w expects a warm-up iteration count (0 or more), found '%s'", optarg);
+      break;
+    case 'g':
+      if (parse_int(optarg, 1, 1 << 20, &o.gpus_per_process) != 0)
+        return usage("-g expects a positive GPU count per process, found '%s'", optarg);
+      break;
+    case O_LAUNCH:
+      if (dt_parse_time(optarg, &o.launch_s, why, sizeof why) != 0) {
+        fprintf(stderr, "dtsim bench: --launch: %s\nrun 'dtsim help bench' for usage\n", why);
+        return EXIT_USAGE;
+      }
+      break;
+    case O_ALGO:
+    case O_PROTO:
+      if (strcmp(optarg, "auto") != 0)
+        return usage(opt == O_ALGO ? "--algo '%s': the replay has no algorithm choice yet (only auto)"
+                                   : "--proto '%s': the replay has no protocol choice yet (only auto)",
+                     optarg);
+      break;
+    case O_FIDELITY:
+      if (strcmp(optarg, "flow") == 0)
+        o.fidelity = DT_FIDELITY_FLOW;
+      else if (strcmp(optarg, "step") == 0)
+        o.fidelity = DT_FIDELITY_STEP;
+      else
+        return usage("--fidelity expects flow or step, found '%s'", optarg);
+      break;
+    case O_JSON:
+      json = 1;
+      break;
+    case 'h':
+      fputs(dt_cmd_bench_usage, stdout);
+      return EXIT_OK;
+    case ':':
+      return usage("option '%s' requires an argument", argv[optind - 1]);
+    default:
+      return usage("unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (argc - optind != 1)
+    return usage("%s", argc - optind < 1 ? "expected an op (all_reduce, all_gather, reduce_scatter, broadcast, "
+                                           "reduce, alltoall, sendrecv)"
+                                         : "expected one op");
+  o.op = dt_bench_op_find(argv[optind]);
+  if (!o.op) {
+    size_t nops;
+    const dt_bench_op *ops = dt_bench_ops(&nops);
+    const char *names[16];
+    for (size_t i = 0; i < nops && i < 16; i++)
+      names[i] = ops[i].name;
+    const char *near = dt_nearest_word(argv[optind], names, nops);
+    fprintf(stderr, "dtsim bench: unknown op '%s'", argv[optind]);
+    if (near)
+      fprintf(stderr, " (did you mean '%s'?)", near);
+    fprintf(stderr, "\nrun 'dtsim help bench' for usage\n");
+    return EXIT_USAGE;
+  }
+  if (!platform_path)
+    return usage("%s", "expected --platform FILE");
+  if (inc && factor_given)
+    return usage("%s", "-f and -i exclude each other");
+
+  int rc = EXIT_USAGE;
+  dt_error err;
+  dt_error_clear(&err);
+  dt_platform *p = NULL;
+  uint64_t *sizes = NULL;
+  dt_bench_row *rows = NULL;
+  if (dt_platform_load(platform_path, &p, &err) != DT_OK)
+    goto fail;
+  if (o.ngpus < 0)
+    o.ngpus = dt_platform_gpu_count(p);
+  if (dt_bench_sizes(minb, maxb, factor, inc, &sizes, &o.nsizes, &err) != DT_OK)
+    goto fail;
+  o.sizes = sizes;
+  if (dt_bench_run(p, &o, &rows, &err) != DT_OK)
+    goto fail;
+  if (json)
+    print_json(rows, o.nsizes);
+  else
+    print_table(p, &o, rows);
+  rc = EXIT_OK;
+  goto cleanup;
+fail:;
+  char buf[2048];
+  fprintf(stderr, "dtsim bench: error: %s\n", dt_error_format(&err, buf, sizeof buf));
+cleanup:
+  free(rows);
+  free(sizes);
+  dt_platform_free(p);
+  return rc;
+}
