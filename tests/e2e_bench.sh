@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# End-to-end tests of 'dtsim bench' and 'dtsim validate'. Expected bench values are closed forms of the textbook
+# alpha-beta machine (DESIGN.md §6) on a hand-written platform (4 GPUs, one NVSwitch, B = 100 GB/s, alpha = 1 us,
+# no nccl section) combined with nccl-tests' size conventions and busbw factors (its doc/PERFORMANCE.md), never
+# an earlier run. validate is checked for shape only: its errors are findings, not assertions.
+# usage: tests/e2e_bench.sh path/to/dtsim   (run from the repository root)
+set -u
+DTSIM=${1:?usage: e2e_bench.sh DTSIM}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+# close A B: |A - B| <= 1e-6 * |B|
+close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= 1e-6 * m) }'; }
+
+cat >"$tmp/p4.yaml" <<'EOF'
+dtsim_platform: 1
+name: p4
+gpu: {model: X, peak: 1TFLOPS}
+nodes: 1
+gpus_per_node: 4
+intra_node: {kind: nvswitch, bandwidth: 100GB/s, latency: 1us}
+EOF
+P="--platform $tmp/p4.yaml"
+S=100000000 # bytes: S/B = 1 ms
+
+# bench OP SIZE [args] -> first JSON row in $tmp/row.json
+bench1() {
+  local op=$1 size=$2
+  shift 2
+  "$DTSIM" bench "$op" $P -b "$size" -e "$size" --json "$@" >"$tmp/out.json" 2>"$tmp/err"
+  jq -c '.[0]' "$tmp/out.json" >"$tmp/row.json" 2>/dev/null
+}
+field() { jq -r ".$1" "$tmp/row.json"; }
+
+# all_reduce: 2(n-1) alpha + 2(n-1)/n S/B = 6 us + 1500 us; busbw = algbw * 2(n-1)/n
+bench1 all_reduce $S
+check "all_reduce 1e8 B on 4 GPUs: time 1506 us" 'close "$(field time_us)" 1506'
+check "all_reduce algbw = size / time" 'close "$(field algbw_GBps)" "$(awk "BEGIN{print 1e8/1506e-6/1e9}")"'
+check "all_reduce busbw = algbw * 2(n-1)/n" 'close "$(field busbw_GBps)" "$(awk "BEGIN{print 1e8/1506e-6/1e9*1.5}")"'
+check "all_reduce algo ring" '[ "$(field algo)" = ring ]'
+check "all_reduce size_bytes is the buffer" '[ "$(field size_bytes)" = 100000000 ]'
+
+# all_gather: size = gathered buffer; each rank contributes S/4; (n-1) alpha + (n-1) (S/n)/B = 3 + 750 us
+bench1 all_gather $S
+check "all_gather size_bytes is the gathered buffer" '[ "$(field size_bytes)" = 100000000 ]'
+check "all_gather time 753 us (shard S/n per rank)" 'close "$(field time_us)" 753'
+check "all_gather busbw = algbw * (n-1)/n" 'close "$(field busbw_GBps)" "$(awk "BEGIN{print 1e8/753e-6/1e9*0.75}")"'
+# alignment as nccl-tests: 1000 B / 4 ranks = 250 floats / 4 = 62 -> 60 floats per rank, size 960, count 60
+"$DTSIM" bench all_gather $P -b 1000 -e 1000 >"$tmp/out" 2>&1
+check "all_gather 1000 B prints size 960 and count 60 (16-byte aligned chunks)" \
+  'grep -Eq "^ +960 +60 +float +none +-1 " "$tmp/out"'
+
+# reduce_scatter: size = whole input; (n-1) alpha + (n-1)/n S/B = 3 + 750 us
+bench1 reduce_scatter $S
+check "reduce_scatter time 753 us, size the whole input" 'close "$(field time_us)" 753 && [ "$(field size_bytes)" = 100000000 ]'
+check "reduce_scatter busbw = algbw * (n-1)/n" 'close "$(field busbw_GBps)" "$(awk "BEGIN{print 1e8/753e-6/1e9*0.75}")"'
+
+# broadcast, reduce: pipelined chain (n-1) alpha + S/B; busbw = algbw
+for op in broadcast reduce; do
+  bench1 $op $S
+  check "$op time 1003 us, busbw = algbw" 'close "$(field time_us)" 1003 && close "$(field busbw_GBps)" "$(field algbw_GBps)"'
+done
+"$DTSIM" bench reduce $P -b $S -e $S >"$tmp/out" 2>&1
+check "reduce prints redop sum and root 0" 'grep -Eq "^ +100000000 +25000000 +float +sum +0 " "$tmp/out"'
+
+# alltoall: size = each rank's send buffer; alpha + (n-1)/n S/B = 1 + 750 us; busbw = algbw (n-1)/n
+bench1 alltoall $S
+check "alltoall time 751 us, busbw = algbw * 3/4" 'close "$(field time_us)" 751 && close "$(field busbw_GBps)" "$(awk "BEGIN{print 1e8/751e-6/1e9*0.75}")"'
+
+# sendrecv: rank r sends S to r+1 and receives from r-1: alpha + S/B; busbw = algbw
+bench1 sendrecv $S
+check "sendrecv time 1001 us, busbw = algbw" 'close "$(field time_us)" 1001 && close "$(field busbw_GBps)" "$(field algbw_GBps)" && close "$(field algbw_GBps)" "$(awk "BEGIN{print 1e8/1001e-6/1e9}")"'
+
+# step fidelity equals flow on this contention-free uniform ring
+bench1 all_reduce $S --fidelity step
+check "all_reduce at step fidelity: 1506 us too" 'close "$(field time_us)" 1506'
+
+# -g: one process driving G GPUs adds (G-1) launches; -n / -w leave a deterministic time unchanged
+bench1 all_reduce $S -g 2 --launch 5us
+check "-g 2 --launch 5us adds 5 us" 'close "$(field time_us)" 1511'
+bench1 all_reduce $S -n 3 -w 2
+check "-n 3 -w 2 averages to the same time" 'close "$(field time_us)" 1506'
+
+# sizes: -b 8 -e 8G -f 2 is 31 rows; -i adds; the text table has nccl-tests' header and one row per size
+"$DTSIM" bench all_reduce $P -b 8 -e 8G -f 2 --json >"$tmp/out.json" 2>"$tmp/err"
+check "-b 8 -e 8G -f 2 gives 31 rows, sizes doubling from 8" \
+  '[ "$(jq length "$tmp/out.json")" = 31 ] && [ "$(jq ".[30].size_bytes" "$tmp/out.json")" = 8589934592 ]'
+check "JSON rows have exactly size_bytes, time_us, algbw_GBps, busbw_GBps, algo" \
+  '[ "$(jq -c "[.[] | keys] | unique" "$tmp/out.json")" = "[[\"algbw_GBps\",\"algo\",\"busbw_GBps\",\"size_bytes\",\"time_us\"]]" ]'
+check "JSON types: integer size, numbers, string algo" \
+  'jq -e "all(.[]; (.size_bytes|type)==\"number\" and (.size_bytes|floor)==.size_bytes and (.time_us|type)==\"number\" and (.algo|type)==\"string\")" "$tmp/out.json" >/dev/null'
+"$DTSIM" bench all_reduce $P -b 1K -e 4K -i 1K >"$tmp/out" 2>&1
+check "-i 1K: 1, 2, 3, 4 KiB" '[ "$(grep -Ec "^ +[0-9]+ " "$tmp/out")" = 4 ] && grep -Eq "^ +3072 +768 " "$tmp/out"'
+check "text header names nccl-tests columns" 'grep -q "size.*count.*type.*redop.*root.*time.*algbw.*busbw.*algo" "$tmp/out" && grep -q "(B).*(elements).*(us).*(GB/s).*(GB/s)" "$tmp/out"'
+
+# --gpus and placement
+bench1 all_reduce $S --gpus 2
+check "--gpus 2: 2 alpha + S/B = 1002 us" 'close "$(field time_us)" 1002'
+
+# bad arguments exit 2 with a clear message and nothing on stdout
+badarg() {
+  local label=$1 pattern=$2
+  shift 2
+  "$DTSIM" bench "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  check "$label exits 2: $pattern" '[ $rc -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q -- "$pattern" "$tmp/err"'
+}
+badarg "unknown op" "unknown op 'allreduce' (did you mean 'all_reduce'?)" allreduce $P
+badarg "no op" "expected an op" $P
+badarg "no platform" "expected --platform FILE" all_reduce
+badarg "too many GPUs" "5 GPUs requested but platform 'p4' has only 4" all_reduce $P --gpus 5
+badarg "min above max" "minimum size 1048576 is larger than the maximum 1024" all_reduce $P -b 1M -e 1K
+badarg "factor 1" "-f expects an integer factor of at least 2" all_reduce $P -f 1
+badarg "bad size" "expected a size such as" all_reduce $P -b 12Q
+badarg "bad fidelity" "--fidelity expects flow or step, found 'fast'" all_reduce $P --fidelity fast
+badarg "unknown option" "unknown option '--frob'" all_reduce $P --frob
+badarg "missing argument" "option '--gpus' requires an argument" all_reduce $P --gpus
+badarg "sendrecv on one GPU" "sendrecv needs at least 2 GPUs" sendrecv $P --gpus 1
+badarg "missing platform file" "cannot open" all_reduce --platform "$tmp/none.yaml"
+badarg "-f with -i" "-f and -i exclude each other" all_reduce $P -f 2 -i 8
+
+# --- validate: runs on the shipped references, one table per measured series, rows as in the CSVs
+"$DTSIM" validate --json >"$tmp/v.json" 2>"$tmp/err"; rc=$?
+check "validate exits 0 with JSON" '[ $rc -eq 0 ] && jq -e .tables "$tmp/v.json" >/dev/null'
+csvsizes() { grep -v '^#' "validation/references/$1" | tail -n +2 | cut -d, -f"$2"; }
+for t in a100_8gpu_allreduce/ndv4_time_us a100_8gpu_allreduce/ndmv4_time_us h100_8gpu_allreduce/oop_time_us \
+  h100_8gpu_allreduce/ip_time_us; do
+  csv=${t%%/*}.csv
+  jq -r --arg t "$t" '.tables[] | select(.name == $t) | .rows[].size_bytes' "$tmp/v.json" >"$tmp/got"
+  csvsizes "$csv" 1 >"$tmp/want"
+  check "validate table $t has the CSV's rows in order" '[ -s "$tmp/want" ] && cmp -s "$tmp/got" "$tmp/want"'
+  col=${t#*/}
+  n=$(head -1 <(grep -v '^#' "validation/references/$csv") | tr , '\n' | grep -nx "$col" | cut -d: -f1)
+  csvsizes "$csv" "$n" >"$tmp/want"
+  jq -r --arg t "$t" '.tables[] | select(.name == $t) | .rows[].measured' "$tmp/v.json" >"$tmp/got"
+  check "validate table $t measured column is the CSV's $col" \
+    'paste "$tmp/got" "$tmp/want" | awk "{ if (\$1 + 0 != \$2 + 0) exit 1 }"'
+done
+rows=$(grep -v '^#' validation/references/a100_multinode.csv | tail -n +2 | wc -l)
+check "validate a100_multinode has 3 ops per CSV row" \
+  '[ "$(jq "[.tables[] | select(.name == \"a100_multinode\") | .rows[]] | length" "$tmp/v.json")" = $((3 * rows)) ]'
+check "every table has both medians as numbers" \
+  'jq -e "all(.tables[]; (.median_error_ge_1MiB|type)==\"number\" and (.median_error_lt_1MiB|type)==\"number\")" "$tmp/v.json" >/dev/null'
+"$DTSIM" validate >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "validate text prints a median line per table" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "median |error| >= 1 MiB" "$tmp/out")" = 5 ] && [ "$(grep -c "median |error| < 1 MiB" "$tmp/out")" = 5 ]'
+"$DTSIM" validate --references "$tmp/none" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "validate with a missing directory exits 2" '[ $rc -eq 2 ] && grep -q "cannot read the reference table" "$tmp/err"'
+mkdir "$tmp/refs" && cp validation/references/*.csv "$tmp/refs/"
+sed -i 's/^1024,34.78/1024,fast/' "$tmp/refs/a100_8gpu_allreduce.csv"
+"$DTSIM" validate --references "$tmp/refs" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "validate with a malformed number exits 2 at file:line" \
+  '[ $rc -eq 2 ] && grep -q "a100_8gpu_allreduce.csv:5: column .ndv4_time_us.: expected a non-negative number, found .fast." "$tmp/err"'
+"$DTSIM" validate --platforms "$tmp" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "validate with a missing platform exits 2" '[ $rc -eq 2 ] && grep -q "cannot open" "$tmp/err"'
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
