@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void dt_platform_free(dt_platform *p)
 {
@@ -213,4 +214,69 @@ const char *dt_platform_topology_name(dt_net_topology topology)
   static const char *const names[] = {[DT_NET_NONE] = "none", [DT_NET_SINGLE_SWITCH] = "single-switch",
                                       [DT_NET_FAT_TREE] = "fat-tree", [DT_NET_DRAGONFLY] = "dragonfly"};
   return (unsigned)topology < sizeof names / sizeof names[0] ? names[topology] : "?";
+}
+
+/* Defaults of the NCCL model, from NCCL 2.19-2.23 src/graph/tuning.cc (its cost model; the values are read
+ * there, not fitted): base latency per protocol is the ring's baseLat (LL 6.6 us, LL128 14 us, Simple 8.4 us);
+ * per-step latencies are hwLat for rings over NVLink (LL .6, LL128 1.9, Simple 3.4 us) and over the network
+ * (LL 2.7, LL128 4.0, Simple 14 us); protocol efficiencies are the bus-bandwidth ratios the tuner applies to a
+ * ring: LL 1/4, LL128 0.92 (120/128 bytes of data per line, less overhead), Simple 1. Per algorithm: the tree
+ * is derated by .92 as NCCL derates it; NVLS and NVLS-tree pay the 25 us NVLink latency NCCL gives them (less
+ * the Simple base latency already counted); CollNet pays ~15 us of in-network round trip. docs/platform.md. */
+void dt_platform_nccl_defaults(dt_platform *p)
+{
+  p->channels = 0;
+  p->pxn = 1;
+  p->overlap_tax = 0;
+  static const dt_proto_model protos[DT_PROTO_COUNT] = {
+      [DT_PROTO_LL] = {6.6e-6, 0.6e-6, 2.7e-6, 0.25},
+      [DT_PROTO_LL128] = {14.0e-6, 1.9e-6, 4.0e-6, 0.92},
+      [DT_PROTO_SIMPLE] = {8.4e-6, 3.4e-6, 14.0e-6, 1.0},
+  };
+  memcpy(p->protocols, protos, sizeof protos);
+  for (int a = 0; a < DT_ALGO_COUNT; a++)
+    p->algorithms[a] = (dt_algo_model){0, 1.0};
+  p->algorithms[DT_ALGO_TREE].efficiency = 0.92;
+  p->algorithms[DT_ALGO_NVLS].latency = 16.6e-6;
+  p->algorithms[DT_ALGO_NVLS_TREE].latency = 16.6e-6;
+  p->algorithms[DT_ALGO_COLLNET].latency = 15e-6;
+}
+
+int dt_platform_channels(const dt_platform *p)
+{
+  if (!p || !p->nccl)
+    return 1;
+  if (p->channels > 0)
+    return p->channels;
+  return p->nics_per_node > 1 ? p->nics_per_node : 1;
+}
+
+static const char *const proto_names[DT_PROTO_COUNT] = {"LL", "LL128", "Simple"};
+static const char *const algo_names[DT_ALGO_COUNT] = {"auto", "ring",   "tree",  "nvls",  "nvls-tree",
+                                                      "hier", "collnet", "chain", "direct"};
+
+const char *dt_proto_name(dt_proto proto)
+{
+  return proto >= 0 && proto < DT_PROTO_COUNT ? proto_names[proto] : "?";
+}
+
+int dt_proto_from_name(const char *name)
+{
+  for (int i = 0; name && i < DT_PROTO_COUNT; i++)
+    if (strcasecmp(name, proto_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+const char *dt_algo_name(dt_algo algo)
+{
+  return algo >= 0 && algo < DT_ALGO_COUNT ? algo_names[algo] : "?";
+}
+
+int dt_algo_from_name(const char *name)
+{
+  for (int i = 0; name && i < DT_ALGO_COUNT; i++)
+    if (strcasecmp(name, algo_names[i]) == 0)
+      return i;
+  return -1;
 }

@@ -12,6 +12,37 @@ typedef enum { DT_INTRA_NVSWITCH = 0, DT_INTRA_NVLINK_MESH, DT_INTRA_PCIE } dt_i
 typedef enum { DT_NET_NONE = 0, DT_NET_SINGLE_SWITCH, DT_NET_FAT_TREE, DT_NET_DRAGONFLY } dt_net_topology;
 typedef enum { DT_WIRING_NODE = 0, DT_WIRING_RAIL } dt_wiring;
 
+/* NCCL's protocols (docs/replay.md): LL (8-byte lines, 4 of data), LL128 (128-byte lines, 120 of data), Simple. */
+typedef enum { DT_PROTO_LL = 0, DT_PROTO_LL128, DT_PROTO_SIMPLE, DT_PROTO_COUNT } dt_proto;
+
+/* Collective algorithms (docs/replay.md). DT_ALGO_AUTO lets the replay pick one per instance. */
+typedef enum {
+  DT_ALGO_AUTO = 0,
+  DT_ALGO_RING,
+  DT_ALGO_TREE,     /* double binary tree (all-reduce) */
+  DT_ALGO_NVLS,     /* in-switch reduction on one NVSwitch node */
+  DT_ALGO_NVLS_TREE,/* NVLS inside nodes, double binary tree between them */
+  DT_ALGO_HIER,     /* intra-node reduce-scatter, inter-node all-reduce, intra-node all-gather */
+  DT_ALGO_COLLNET,  /* in-network reduction in the leaf switches (SHARP) */
+  DT_ALGO_CHAIN,    /* pipelined chain (broadcast, reduce) */
+  DT_ALGO_DIRECT,   /* direct all-to-all */
+  DT_ALGO_COUNT
+} dt_algo;
+
+/* One protocol's costs (`nccl.protocols.<name>`). */
+typedef struct dt_proto_model {
+  double latency;         /* s, paid once per collective (NCCL's base latency) */
+  double hop_latency;     /* s, added to every algorithm step inside a node (NCCL's NVLink/PCIe hardware latency) */
+  double net_hop_latency; /* s, added to every algorithm step that crosses the network (NCCL's NET latency) */
+  double efficiency;      /* fraction of link bandwidth the protocol delivers, in (0, 1] */
+} dt_proto_model;
+
+/* One algorithm's costs (`nccl.algorithms.<name>`), on top of the protocol's. */
+typedef struct dt_algo_model {
+  double latency;    /* s, once per collective */
+  double efficiency; /* fraction of link bandwidth, in (0, 1] */
+} dt_algo_model;
+
 /* One entry of an nvlink-mesh link table: node-local GPUs a < b joined by `count` NVLinks. */
 typedef struct dt_nvlink {
   int a, b;
@@ -56,6 +87,17 @@ typedef struct dt_platform {
   int global_links_per_router; /* h >= 0; a*h >= G-1 */
   double local_bandwidth, local_latency;   /* per router-to-router link inside a group */
   double global_bandwidth, global_latency; /* per global link between groups */
+  int nvls;                /* `intra_node.nvls`: the NVSwitch reduces in the switch (NVLink SHARP), nvswitch only */
+  int sharp;               /* `network.sharp`: the leaf switches reduce in the network (CollNet / SHARP) */
+  /* The NCCL model (`nccl:` section, docs/platform.md). nccl == 0 (no section): a textbook alpha-beta machine,
+   * ring / chain / direct, no protocol costs, one channel (DESIGN.md §6 closed forms). dt_platform_nccl_defaults
+   * fills the defaults below. */
+  int nccl;                /* 1 when the section was given */
+  int channels;            /* `nccl.channels`: rings / trees a collective's bytes are split over; 0: one per NIC */
+  int pxn;                 /* `nccl.pxn`: a cross-rail send hops over NVLink to the GPU on the destination's rail */
+  double overlap_tax;      /* `nccl.overlap_tax`: compute slowdown while the rank communicates, in [0, 1) */
+  dt_proto_model protocols[DT_PROTO_COUNT];
+  dt_algo_model algorithms[DT_ALGO_COUNT];
   double bandwidth_factor; /* `model.bandwidth_factor`, default 1.0: multiplies every bandwidth */
   double latency_factor;   /* `model.latency_factor`, default 1.0: multiplies every latency */
 } dt_platform;
@@ -127,6 +169,21 @@ int dt_platform_pcie_switches(const dt_platform *p);
 /* pcie kind: the switch NIC `local_nic` hangs off, the switch of the first GPU it serves,
  * (local_nic * gpus_per_node / nics_per_node) / gpus_per_switch. */
 int dt_platform_pcie_switch_of_nic(const dt_platform *p, int local_nic);
+
+/* Fills the NCCL model's defaults (channels 0, pxn 1, overlap_tax 0, the protocol and algorithm tables of
+ * docs/platform.md, from NCCL's src/graph/tuning.cc) without touching `nccl`. */
+void dt_platform_nccl_defaults(dt_platform *p);
+
+/* Channels a collective uses on p: 1 without the NCCL model; `nccl.channels`, or max(1, nics_per_node) when it
+ * is 0 (one ring per NIC, as NCCL's rings on rail-optimized nodes). */
+int dt_platform_channels(const dt_platform *p);
+
+/* YAML / CLI names: "LL", "LL128", "Simple"; "auto", "ring", "tree", "nvls", "nvls-tree", "hier", "collnet",
+ * "chain", "direct". The lookups are case-insensitive and return -1 for an unknown name. */
+const char *dt_proto_name(dt_proto proto);
+int dt_proto_from_name(const char *name);
+const char *dt_algo_name(dt_algo algo);
+int dt_algo_from_name(const char *name);
 
 /* Names of the kinds as written in YAML ("nvswitch", "fat-tree", ...). */
 const char *dt_platform_intra_kind_name(dt_intra_kind kind);

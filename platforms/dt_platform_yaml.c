@@ -28,10 +28,15 @@ typedef enum {
   T_TIME,      /* "1.2us", stored in seconds (>= 0) */
   T_FLOPS,     /* "989TFLOPS", stored in FLOP/s (> 0) */
   T_LINKS,     /* nvlink-mesh link table: a sequence of [gpu, gpu, count] (stored in p->nvlinks) */
-  T_CHOICE     /* one word of a list; the first nsupported are implemented, the rest "not supported yet" */
+  T_CHOICE,    /* one word of a list; the first nsupported are implemented, the rest "not supported yet" */
+  T_BOOL,      /* true or false, stored as int */
+  T_TAX        /* plain number in [0, 1), stored as double */
 } value_type;
 
-/* Rows of the schema, in the order the tables below list them. */
+/* Rows of the schema, in the order the tables below list them. The `nccl.protocols.<P>` and
+ * `nccl.algorithms.<A>` sections have the same keys each. */
+#define PROTO_ROWS(P) R_P_##P, R_P_##P##_LAT, R_P_##P##_HOP, R_P_##P##_NET, R_P_##P##_EFF
+#define ALGO_ROWS(A) R_A_##A, R_A_##A##_LAT, R_A_##A##_EFF
 enum {
   R_VERSION, R_NAME,
   R_GPU, R_GPU_MODEL, R_GPU_PEAK, R_GPU_EFF,
@@ -42,6 +47,12 @@ enum {
   R_NET, R_NET_TOPO, R_NET_LEVELS, R_NET_RADIX, R_NET_OVERSUB, R_NET_WIRING, R_NET_LBW, R_NET_LLAT,
   R_NET_GROUPS, R_NET_RPG, R_NET_NPR, R_NET_GLPR, R_NET_LOC_BW, R_NET_LOC_LAT, R_NET_GLOB_BW, R_NET_GLOB_LAT,
   R_MODEL, R_MODEL_BWF, R_MODEL_LATF,
+  R_INTRA_NVLS, R_NET_SHARP,
+  R_NCCL, R_NCCL_CHANNELS, R_NCCL_PXN, R_NCCL_TAX, R_NCCL_PROTOS,
+  PROTO_ROWS(LL), PROTO_ROWS(LL128), PROTO_ROWS(SIMPLE),
+  R_NCCL_ALGOS,
+  ALGO_ROWS(RING), ALGO_ROWS(TREE), ALGO_ROWS(NVLS), ALGO_ROWS(NVLS_TREE), ALGO_ROWS(HIER), ALGO_ROWS(COLLNET),
+  ALGO_ROWS(CHAIN), ALGO_ROWS(DIRECT),
   R_COUNT
 };
 
@@ -64,6 +75,17 @@ typedef struct key_spec {
 #define F(field) offsetof(dt_platform, field)
 #define NOFIELD 0
 #define CHOICES(list, supported) list, sizeof list / sizeof list[0], supported
+
+#define PROTO_SPEC(P, name, i)                                                                                 \
+  [R_P_##P] = {name, R_NCCL_PROTOS, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},                                   \
+  [R_P_##P##_LAT] = {"latency", R_P_##P, T_TIME, 0, F(protocols[i].latency), 0, 0, 0, 0, NULL, 0, 0},               \
+  [R_P_##P##_HOP] = {"hop_latency", R_P_##P, T_TIME, 0, F(protocols[i].hop_latency), 0, 0, 0, 0, NULL, 0, 0},       \
+  [R_P_##P##_NET] = {"net_hop_latency", R_P_##P, T_TIME, 0, F(protocols[i].net_hop_latency), 0, 0, 0, 0, NULL, 0, 0}, \
+  [R_P_##P##_EFF] = {"efficiency", R_P_##P, T_REAL, 0, F(protocols[i].efficiency), 0, 0, 0.0, 1.0, NULL, 0, 0}
+#define ALGO_SPEC(A, name, i)                                                                                  \
+  [R_A_##A] = {name, R_NCCL_ALGOS, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},                                    \
+  [R_A_##A##_LAT] = {"latency", R_A_##A, T_TIME, 0, F(algorithms[i].latency), 0, 0, 0, 0, NULL, 0, 0},              \
+  [R_A_##A##_EFF] = {"efficiency", R_A_##A, T_REAL, 0, F(algorithms[i].efficiency), 0, 0, 0.0, 1.0, NULL, 0, 0}
 
 static const key_spec schema[R_COUNT] = {
   [R_VERSION] = {"dtsim_platform", -1, T_VERSION, 1, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
@@ -108,6 +130,25 @@ static const key_spec schema[R_COUNT] = {
   [R_MODEL] = {"model", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
   [R_MODEL_BWF] = {"bandwidth_factor", R_MODEL, T_REAL, 0, F(bandwidth_factor), 0, 0, 0.0, HUGE_VAL, NULL, 0, 0},
   [R_MODEL_LATF] = {"latency_factor", R_MODEL, T_REAL, 0, F(latency_factor), 0, 0, 0.0, HUGE_VAL, NULL, 0, 0},
+  [R_INTRA_NVLS] = {"nvls", R_INTRA, T_BOOL, 0, F(nvls), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NET_SHARP] = {"sharp", R_NET, T_BOOL, 0, F(sharp), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NCCL] = {"nccl", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  [R_NCCL_CHANNELS] = {"channels", R_NCCL, T_COUNT, 0, F(channels), 1, 64, 0, 0, NULL, 0, 0},
+  [R_NCCL_PXN] = {"pxn", R_NCCL, T_BOOL, 0, F(pxn), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NCCL_TAX] = {"overlap_tax", R_NCCL, T_TAX, 0, F(overlap_tax), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NCCL_PROTOS] = {"protocols", R_NCCL, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  PROTO_SPEC(LL, "LL", DT_PROTO_LL),
+  PROTO_SPEC(LL128, "LL128", DT_PROTO_LL128),
+  PROTO_SPEC(SIMPLE, "Simple", DT_PROTO_SIMPLE),
+  [R_NCCL_ALGOS] = {"algorithms", R_NCCL, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  ALGO_SPEC(RING, "ring", DT_ALGO_RING),
+  ALGO_SPEC(TREE, "tree", DT_ALGO_TREE),
+  ALGO_SPEC(NVLS, "nvls", DT_ALGO_NVLS),
+  ALGO_SPEC(NVLS_TREE, "nvls-tree", DT_ALGO_NVLS_TREE),
+  ALGO_SPEC(HIER, "hier", DT_ALGO_HIER),
+  ALGO_SPEC(COLLNET, "collnet", DT_ALGO_COLLNET),
+  ALGO_SPEC(CHAIN, "chain", DT_ALGO_CHAIN),
+  ALGO_SPEC(DIRECT, "direct", DT_ALGO_DIRECT),
 };
 
 /* Which kinds (bit 1 << choice index) allow and which require a key; a key given with another kind is an
@@ -131,6 +172,7 @@ static const kind_rule intra_rules[] = {
     {R_INTRA_GPS, K_PCIE, K_PCIE},
     {R_INTRA_CPU_BW, K_PCIE, 0}, /* required when there is more than one switch */
     {R_INTRA_CPU_LAT, K_PCIE, 0},
+    {R_INTRA_NVLS, K_NVSWITCH, 0},
 };
 
 static const kind_rule net_rules[] = {
@@ -164,10 +206,15 @@ typedef struct loader {
 /* "nics.bandwidth" for a row, "nodes" at the top level. */
 static const char *path_of(int row, char *buf, size_t size)
 {
-  if (schema[row].parent < 0)
-    snprintf(buf, size, "%s", schema[row].key);
-  else
-    snprintf(buf, size, "%s.%s", schema[schema[row].parent].key, schema[row].key);
+  int chain[8], n = 0;
+  for (int r = row; r >= 0 && n < 8; r = schema[r].parent)
+    chain[n++] = r;
+  size_t len = 0;
+  buf[0] = '\0';
+  while (n-- > 0 && len < size) {
+    int w = snprintf(buf + len, size - len, "%s%s", len ? "." : "", schema[chain[n]].key);
+    len += w > 0 ? (size_t)w : 0;
+  }
   return buf;
 }
 
@@ -305,7 +352,8 @@ static int convert(loader *L, int row, yaml_node_t *v)
       [T_SECTION] = "a mapping", [T_VERSION] = "the schema version 1", [T_STRING] = "a name",
       [T_COUNT] = "a whole number", [T_REAL] = "a number", [T_BANDWIDTH] = "a bandwidth such as '450GB/s'",
       [T_TIME] = "a time such as '1.2us'", [T_FLOPS] = "a compute rate such as '989TFLOPS'",
-      [T_LINKS] = "a sequence of [gpu, gpu, count]", [T_CHOICE] = "one of"};
+      [T_LINKS] = "a sequence of [gpu, gpu, count]", [T_CHOICE] = "one of", [T_BOOL] = "true or false",
+      [T_TAX] = "a number from 0 to below 1"};
 
   if (k->type == T_LINKS)
     return convert_links(L, v);
@@ -396,6 +444,19 @@ static int convert(loader *L, int row, yaml_node_t *v)
     return fail_at(L, v, "unknown value %s for '%s' (expected %s%s)", found, path, k->nsupported > 1 ? "one of " : "",
                    list);
   }
+  case T_BOOL:
+    if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0) {
+      *(int *)field = text[0] == 't';
+      return DT_OK;
+    }
+    return fail_at(L, v, "expected true or false for '%s', found %s", path, found);
+  case T_TAX: {
+    double x;
+    if (parse_real(text, &x) != 0 || !(x >= 0 && x < 1))
+      return fail_at(L, v, "expected a number from 0 to below 1 for '%s', found %s", path, found);
+    *(double *)field = x;
+    return DT_OK;
+  }
   case T_SECTION:
   case T_LINKS:
     break;
@@ -406,11 +467,11 @@ static int convert(loader *L, int row, yaml_node_t *v)
 /* Walks one mapping whose keys are the rows with parent `section` (-1: the top level). */
 static int walk(loader *L, yaml_node_t *map, int section)
 {
-  char where[160];
+  char where[160], path[128];
   if (section < 0)
     snprintf(where, sizeof where, "at the top level");
   else
-    snprintf(where, sizeof where, "in '%s'", schema[section].key);
+    snprintf(where, sizeof where, "in '%s'", path_of(section, path, sizeof path));
 
   for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
     yaml_node_t *kn = yaml_document_get_node(L->doc, pair->key);
@@ -565,6 +626,7 @@ static int validate(loader *L)
   if (L->val[R_NET] && require(L, R_NICS, " (required when 'network' is given)") != DT_OK)
     return DT_ERR;
 
+  p->nccl = L->val[R_NCCL] != NULL;
   p->intra_kind = (dt_intra_kind)L->choice[R_INTRA_KIND];
   if (check_kind_rules(L, intra_rules, sizeof intra_rules / sizeof intra_rules[0], L->choice[R_INTRA_KIND], R_INTRA,
                        "kind", intra_kinds) != DT_OK)
@@ -686,6 +748,7 @@ int dt_platform_parse(const char *text, size_t len, const char *source_name, dt_
   L.p->topology = DT_NET_NONE;
   L.p->bandwidth_factor = 1.0;
   L.p->latency_factor = 1.0;
+  dt_platform_nccl_defaults(L.p);
   if (walk(&L, L.root, -1) != DT_OK || validate(&L) != DT_OK)
     goto cleanup;
   L.p->source = dt_xstrdup(L.file);

@@ -92,6 +92,8 @@ void dt_replay_opts_init(dt_replay_opts *o)
 {
   memset(o, 0, sizeof *o);
   o->fidelity = DT_FIDELITY_FLOW;
+  o->algo = DT_ALGO_AUTO;
+  o->proto = -1;
 }
 
 /* ---- actors ---- */
@@ -132,6 +134,9 @@ static void exec_op(replay_run *R, int32_t rank, const dt_op *op)
   switch (op->kind) {
   case DT_OP_COMPUTE: {
     double d = compute_seconds(R->c.p, op);
+    /* the overlap tax: NCCL kernels running on the rank slow its compute (docs/replay.md) */
+    if (R->c.p->nccl && R->c.p->overlap_tax > 0 && R->c.comm_active[rank] > 0)
+      d /= 1 - R->c.p->overlap_tax;
     if (d > 0)
       sg_actor_sleep_for(d);
     break;
@@ -528,6 +533,17 @@ static void add_note(dt_stats *s, size_t *cap, const char *fmt, ...)
   s->notes[s->nnotes++] = dt_xstrdup(buf);
 }
 
+typedef struct note_sink {
+  dt_stats *s;
+  size_t *cap;
+} note_sink;
+
+static void note_to_stats(void *data, const char *text)
+{
+  note_sink *ns = data;
+  add_note(ns->s, ns->cap, "%s", text);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
   double x = *(const double *)a, y = *(const double *)b;
@@ -618,13 +634,15 @@ static dt_stats *collect_stats(replay_run *R)
     add_note(s, &notes_cap,
              "replay fidelity flow: each ring collective is one aggregated flow per neighbour plus (steps-1) "
              "times the ring's largest hop latency (exact when all hops are alike, see docs/replay.md)");
-  if (R->c.fidelity == DT_FIDELITY_STEP &&
-      kinds_seen[DT_OP_BROADCAST] + kinds_seen[DT_OP_REDUCE] + kinds_seen[DT_OP_ALLTOALL] + kinds_seen[DT_OP_BARRIER])
-    add_note(s, &notes_cap,
-             "replay fidelity step applies to ring all-reduce, all-gather and reduce-scatter; broadcast, reduce, "
-             "all-to-all and barrier ran at flow fidelity");
+  if (R->c.fidelity == DT_FIDELITY_STEP && kinds_seen[DT_OP_ALLTOALL])
+    add_note(s, &notes_cap, "replay fidelity step: all-to-all has one step, it ran as at flow fidelity");
   if (kinds_seen[DT_OP_ALLTOALL])
-    add_note(s, &notes_cap, "alltoall: one direct flow per member pair (flows are not aggregated per node pair)");
+    add_note(s, &notes_cap, "alltoall: one direct flow per member pair, aggregated per (member, node) pair when a "
+                            "group spanning nodes would need more than 4096 flows");
+  {
+    note_sink ns = {s, &notes_cap};
+    rp_coll_notes(&R->c, note_to_stats, &ns);
+  }
   if (kinds_seen[DT_OP_OTHER])
     add_note(s, &notes_cap, "%zu 'other' ops replayed as ring all-reduces of their bytes", kinds_seen[DT_OP_OTHER]);
 
@@ -696,6 +714,8 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   R.c.t = t;
   R.c.fidelity = opts->fidelity;
   R.c.gpu_of_rank = gpu_of_rank;
+  R.c.algo = opts->algo;
+  R.c.proto = opts->proto;
   R.on_instance = opts->on_instance;
   R.on_instance_data = opts->on_instance_data;
 
@@ -728,6 +748,7 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     qsort(R.c.members[g], gr->nranks, sizeof *R.c.members[g], cmp_member);
     R.c.ring_alpha[g] = -1;
   }
+  rp_coll_init(&R.c);
 
   /* SimGrid: silenced logs, then the caller's settings */
   sg_argv = dt_xcalloc((size_t)opts->simgrid_argc + 4, sizeof *sg_argv);
@@ -814,6 +835,8 @@ cleanup:
       free(R.c.members[g]);
   free(R.c.members);
   free(R.c.ring_alpha);
+  if (R.c.coll)
+    rp_coll_free(&R.c);
   free(R.c.host_of_rank);
   free(R.args);
   free(R.rsync);

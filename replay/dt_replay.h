@@ -31,6 +31,8 @@ typedef struct dt_replay_opts {
   dt_fidelity fidelity;       /* default flow */
   const int32_t *placement;   /* global GPU of each rank (nranks entries), or NULL for the default
                                  rank r -> node r / G, GPU r mod G */
+  dt_algo algo;               /* DT_ALGO_AUTO (default): chosen per instance as NCCL's tuner does; else forced */
+  int proto;                  /* a dt_proto to force, or -1 (default): chosen per instance */
   int simgrid_argc;           /* extra SimGrid --cfg/--log arguments, may be 0 */
   char **simgrid_argv;
   dt_instance_fn on_instance; /* optional, NULL by default: per-instance records (dtsim bench) cost nothing

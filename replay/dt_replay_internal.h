@@ -64,7 +64,17 @@ typedef struct rp_ctx {
   rp_table pairs;         /* live send/recv pairs */
   rp_member **members;    /* per group: its members sorted by global rank */
   double *ring_alpha;     /* per group: max route latency over the ring's hops, < 0 until computed */
+  dt_algo algo;           /* forced algorithm (dt_replay_opts), DT_ALGO_AUTO to choose per instance */
+  int proto;              /* forced protocol, -1 to choose per instance */
+  struct rp_coll *coll;   /* per-group shapes and the choices made (dt_coll_common.c) */
+  int32_t *comm_active;   /* per rank: collectives and sends/recvs in flight (the overlap tax) */
 } rp_ctx;
+
+/* Sets up and frees the algorithm modules' state (c->p, c->t, c->topo and c->gpu_of_rank set). */
+void rp_coll_init(rp_ctx *c);
+void rp_coll_free(rp_ctx *c);
+/* Calls note(data, text) once per collective kind with the algorithms and protocols chosen for it. */
+void rp_coll_notes(const rp_ctx *c, void (*note)(void *data, const char *text), void *data);
 
 /* The live instance of collective op (an op of rank's body) as rank sees it: key (its group, op->match). */
 rp_live *rp_instance_of(rp_ctx *c, const dt_op *op, int32_t rank);

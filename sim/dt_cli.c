@@ -44,6 +44,9 @@ static const char run_usage[] =
     "  --json                 print only the JSON report on stdout (notes also go to stderr)\n"
     "  --fidelity flow|step   collective model: one aggregated flow per neighbour (default) or every\n"
     "                         algorithm step (all-reduce, all-gather, reduce-scatter)\n"
+    "  --algo A               collective algorithm: auto (default: chosen per collective from the platform's\n"
+    "                         nccl: model), ring, tree, nvls, nvls-tree, hier, collnet, chain, direct\n"
+    "  --proto P              protocol: auto (default), LL, LL128, Simple\n"
     "  --placement FILE       rank-to-GPU map, lines 'rank node gpu' (default rank r on node r/G, GPU r%G)\n"
     "  --format F             input format: auto (default), native, kineto\n"
     "  --expand N             expand a single-rank capture to N ranks (default: the capture's world size);\n"
@@ -182,6 +185,8 @@ static int cmd_run(int argc, char **argv)
                                            {"placement", required_argument, NULL, 'p'},
                                            {"help", no_argument, NULL, 'h'},
                                            {"gen", required_argument, NULL, 'g'},
+                                           {"algo", required_argument, NULL, 'a'},
+                                           {"proto", required_argument, NULL, 'P'},
                                            IMPORT_LONG_OPTIONS};
   size_t nrun = sizeof run_opts / sizeof run_opts[0], ngen = 0;
   while (dt_gen_long_options[ngen].name)
@@ -232,6 +237,20 @@ static int cmd_run(int argc, char **argv)
       break;
     case 'p':
       placement_path = optarg;
+      break;
+    case 'a': /* collective algorithm, docs/replay.md */
+      if (dt_algo_from_name(optarg) < 0) {
+        usage_error("run", "--algo expects auto, ring, tree, nvls, nvls-tree, hier, collnet, chain or direct, "
+                           "found '%s'", optarg);
+        goto done_usage;
+      }
+      ro.algo = (dt_algo)dt_algo_from_name(optarg);
+      break;
+    case 'P':
+      if (strcmp(optarg, "auto") != 0 && (ro.proto = dt_proto_from_name(optarg)) < 0) {
+        usage_error("run", "--proto expects auto, LL, LL128 or Simple, found '%s'", optarg);
+        goto done_usage;
+      }
       break;
     case 'h':
       fputs(run_usage, stdout);

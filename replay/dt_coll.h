@@ -1,0 +1,114 @@
+/* Internal to replay/: what the collective algorithm modules (dt_coll_*.c) share. An instance runs as
+ * point-to-point flows between member hosts on mailboxes named per (live instance, destination member, tag);
+ * the group's shape (members per node, ring orders per channel) is computed once per group and cached.
+ * docs/replay.md gives every algorithm's closed form. */
+#ifndef DT_COLL_H
+#define DT_COLL_H
+
+#include "dt_replay_internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A group as the algorithms see it, built on first use. Members are indices into the group's rank list. */
+typedef struct rp_gshape {
+  int32_t n;            /* members */
+  int32_t nnodes;       /* distinct nodes */
+  int32_t min_per_node, max_per_node;
+  int32_t *node_of;     /* [n] index of the member's node among the group's nodes (ascending node id) */
+  int32_t *local;       /* [n] index of the member among its node's members (ascending local GPU) */
+  int32_t *node_first;  /* [nnodes + 1] offsets into by_node */
+  int32_t *by_node;     /* [n] members, node by node, each node's by local GPU */
+  int nchannels;        /* C */
+  int32_t *order;       /* [C * n] channel c's ring: the member at position k is order[c * n + k] */
+  int32_t *pos;         /* [C * n] position of member i in channel c's ring */
+  int32_t *pxn_proxy;   /* [C * n] member relaying the send of position k to k+1 (PXN), or -1: direct */
+  int32_t *relay;       /* [C * n] the ring position whose send member i relays in channel c, or -1 */
+  double ring_alpha;    /* largest latency of a ring hop over all channels (a PXN hop: both legs) */
+  double alpha_intra, alpha_net; /* largest member-to-member latency inside a node / between nodes */
+  double bw_intra;      /* smallest route bandwidth between two members of one node */
+  double bw_net;        /* inter-node bandwidth per member: its NIC's bandwidth shared by the members on it */
+  int nics_used;        /* fewest distinct NICs a node's members use */
+} rp_gshape;
+
+/* What one member runs for one instance. */
+typedef struct rp_inst {
+  rp_ctx *c;
+  const dt_op *op;
+  int32_t g, i, n;      /* group, this member, members */
+  int64_t id;           /* the live instance's id: names its mailboxes */
+  const rp_gshape *gs;
+  dt_algo algo;
+  dt_proto proto;
+  double eff;           /* bandwidth efficiency: protocol x algorithm (1 without the NCCL model) */
+  double hop, net_hop;  /* per-step latency added inside a node / across the network (0 without the model) */
+  double fixed;         /* latency paid once: protocol + algorithm (0 without the model) */
+  double S;             /* per-rank bytes the algorithm moves: op->bytes (0 for a barrier) */
+  dt_fidelity fid;
+} rp_inst;
+
+/* One send of an exchange: bytes (before the efficiency is applied) to member `to` on mailbox tag `tag`. */
+typedef struct rp_send {
+  int32_t to;
+  int32_t tag;
+  double bytes;
+} rp_send;
+
+/* The group's shape (cached). */
+const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g);
+
+/* Posts every send (bytes / eff, rounded to whole bytes) and one receive per entry of recv_tags on this
+ * member's mailboxes, and returns when all are complete. */
+void rp_xfer(const rp_inst *x, const rp_send *sends, size_t nsends, const int32_t *recv_tags, size_t nrecvs);
+
+/* Simulated sleep (no-op for d <= 0). */
+void rp_sleep(double d);
+
+/* Route latency between two members (their hosts). */
+double rp_alpha(const rp_inst *x, int32_t a, int32_t b);
+/* Per-step protocol latency of a hop between two members: x->net_hop across nodes, x->hop inside a node. */
+double rp_hop(const rp_inst *x, int32_t a, int32_t b);
+
+/* Global GPU of member i of group g. */
+int32_t rp_gpu_of_member(const rp_ctx *c, int32_t g, int32_t i);
+
+/* Ring over channels: `steps` steps of `chunk` bytes, split evenly over the channels' rings (flow: one flow per
+ * channel and neighbour plus (steps - 1) ring latencies; step: every step). dt_coll_ring.c. */
+void rp_ring_run(const rp_inst *x, size_t steps, double chunk);
+/* Ring among a subset: members[k] sends to members[k + 1 mod m] on `tag`; this member is members[self].
+ * `steps` steps of `chunk` bytes. Used by the hierarchical algorithms. */
+void rp_subring_run(const rp_inst *x, const int32_t *members, int32_t m, int32_t self, size_t steps, double chunk,
+                    int32_t tag);
+
+/* Double binary tree all-reduce over the members in ring order (dt_coll_tree.c); over a subset with
+ * rp_subtree_allreduce (members[], this member is members[self], tags from tag0). */
+void rp_tree_allreduce(const rp_inst *x);
+void rp_subtree_allreduce(const rp_inst *x, const int32_t *members, int32_t m, int32_t self, double bytes,
+                          int32_t tag0);
+/* Depth of a heap-shaped binary tree over m members: floor(log2 m). */
+int rp_tree_depth(int32_t m);
+
+void rp_nvls_allreduce(const rp_inst *x);      /* dt_coll_nvls.c: NVLS and NVLS-tree */
+void rp_nvls_tree_allreduce(const rp_inst *x);
+void rp_hier_allreduce(const rp_inst *x);      /* dt_coll_hier.c */
+void rp_collnet_allreduce(const rp_inst *x);   /* dt_coll_collnet.c */
+void rp_chain_run(const rp_inst *x, int toward_root); /* dt_coll_chain.c: broadcast (0), reduce (1) */
+void rp_alltoall_run(const rp_inst *x);        /* dt_coll_alltoall.c */
+/* Whether an all-to-all over this group is aggregated per node pair. */
+int rp_alltoall_aggregated(const rp_gshape *gs);
+
+/* The op kind whose algorithms run op kind `kind` (barrier and `other` run as all-reduces). */
+dt_op_kind rp_algo_kind(dt_op_kind kind);
+/* Whether the (op, algorithm) table has a row for kind and algo. */
+int rp_algo_has(dt_op_kind kind, dt_algo algo);
+
+/* Chooses algorithm and protocol for an instance (dt_coll_select.c): the forced ones if any (an algorithm that
+ * cannot run on this platform or op falls back to the default), else the least estimated time. */
+void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, dt_proto *proto);
+/* Estimated time of op with algorithm a and protocol p on the group (NCCL-tuner-style: latency + size / bw),
+ * or a negative number when a cannot run it. */
+double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo a, dt_proto p);
+/* Records a choice for the notes. */
+void rp_choice_record(rp_ctx *c, dt_op_kind kind, dt_algo a, dt_proto p, uint64_t bytes);
+
+#endif

@@ -1,0 +1,86 @@
+/* All-to-all (DESIGN.md §6): direct, every member sends S/n (or splits[j]) to every other member at once,
+ * alpha + (n-1)/n S/B. When n(n-1) flows would be many and the group spans nodes, flows are aggregated per
+ * (member, destination node): member i sends one flow with everything it has for node Y's members to the
+ * member of Y at local index (local(i) mod m_Y), so that each NIC carries what it would carry with direct
+ * flows; inside a node the flows stay direct. n*(nodes-1) + sum(m^2) flows instead of n(n-1). */
+#include "dt_coll.h"
+
+#include "../common/dt_util.h"
+
+#include <stdlib.h>
+
+/* Above this many flows per instance, an all-to-all spanning nodes is aggregated per node pair. */
+#define AGGREGATE_ABOVE_FLOWS 4096
+
+#define TAG_DIRECT 0
+#define TAG_NODE 1
+
+static double share(const rp_inst *x, int32_t j)
+{
+  const dt_op *op = x->op;
+  return op->splits && (uint32_t)j < op->nsplits ? (double)op->splits[j] : (double)op->bytes / x->n;
+}
+
+int rp_alltoall_aggregated(const rp_gshape *gs)
+{
+  return gs->nnodes > 1 && (double)gs->n * (gs->n - 1) > AGGREGATE_ABOVE_FLOWS;
+}
+
+void rp_alltoall_run(const rp_inst *x)
+{
+  const rp_gshape *s = x->gs;
+  int32_t n = x->n, i = x->i;
+  int agg = rp_alltoall_aggregated(s);
+  rp_send *sends = dt_xmalloc(sizeof *sends * (size_t)n);
+  int32_t *tags = dt_xmalloc(sizeof *tags * (size_t)n);
+  size_t ns = 0, nr = 0;
+  double amax = 0, h = 0;
+  if (!agg) {
+    for (int32_t d = 1; d < n; d++) {
+      int32_t j = (i + d) % n;
+      sends[ns++] = (rp_send){j, TAG_DIRECT, share(x, j)};
+      tags[nr++] = TAG_DIRECT;
+      double l = rp_alpha(x, i, j), hh = rp_hop(x, i, j);
+      if (l > amax)
+        amax = l;
+      if (hh > h)
+        h = hh;
+    }
+  } else {
+    int32_t me = s->node_of[i], li = s->local[i];
+    for (int32_t nd = 0; nd < s->nnodes; nd++) {
+      int32_t f = s->node_first[nd], m = s->node_first[nd + 1] - f;
+      if (nd == me) {
+        for (int32_t q = 0; q < m; q++) {
+          int32_t j = s->by_node[f + q];
+          if (j != i) {
+            sends[ns++] = (rp_send){j, TAG_DIRECT, share(x, j)};
+            tags[nr++] = TAG_DIRECT;
+          }
+        }
+        continue;
+      }
+      double sum = 0;
+      for (int32_t q = 0; q < m; q++)
+        sum += share(x, s->by_node[f + q]);
+      int32_t to = s->by_node[f + li % m];
+      sends[ns++] = (rp_send){to, TAG_NODE, sum};
+      /* node nd's members with local index l, l mod m_me == li, send here */
+      int32_t mme = s->node_first[me + 1] - s->node_first[me];
+      for (int32_t l = li; l < m; l += mme)
+        tags[nr++] = TAG_NODE;
+      double lat = rp_alpha(x, i, to);
+      if (lat > amax)
+        amax = lat;
+      if (x->net_hop > h)
+        h = x->net_hop;
+    }
+    if (s->max_per_node > 1 && x->hop > h)
+      h = x->hop;
+  }
+  rp_xfer(x, sends, ns, tags, nr);
+  free(sends);
+  free(tags);
+  (void)amax;
+  rp_sleep(h);
+}

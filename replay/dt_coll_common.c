@@ -1,0 +1,367 @@
+/* What the collective algorithms share: mailboxes per (instance, member, tag), the exchange primitive that
+ * applies the protocol's efficiency, the per-group shape (members per node, ring orders per channel, PXN
+ * relays) built once per group, and the record of the algorithms chosen, for the report's notes. */
+#include "dt_coll.h"
+
+#include "../common/dt_util.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/mailbox.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per (kind, algorithm, protocol): instances and their byte range, for the notes. */
+typedef struct choice_stat {
+  uint64_t count, min_bytes, max_bytes;
+} choice_stat;
+
+typedef struct rp_coll {
+  rp_gshape **shape; /* per group, NULL until used */
+  choice_stat choices[DT_OP_COUNT][DT_ALGO_COUNT][DT_PROTO_COUNT + 1]; /* last protocol column: none */
+} rp_coll;
+
+/* Flows carry no data; every put sends the address of this byte and nobody frees it. */
+static char payload_token;
+
+void rp_coll_init(rp_ctx *c)
+{
+  c->coll = dt_xcalloc(1, sizeof *c->coll);
+  c->coll->shape = dt_xcalloc(c->t->ngroups + 1, sizeof *c->coll->shape);
+  c->comm_active = dt_xcalloc((size_t)(c->t->nranks > 0 ? c->t->nranks : 1), sizeof *c->comm_active);
+}
+
+static void gshape_free(rp_gshape *s)
+{
+  if (!s)
+    return;
+  free(s->node_of);
+  free(s->local);
+  free(s->node_first);
+  free(s->by_node);
+  free(s->order);
+  free(s->pos);
+  free(s->pxn_proxy);
+  free(s->relay);
+  free(s);
+}
+
+void rp_coll_free(rp_ctx *c)
+{
+  if (c->coll) {
+    for (size_t g = 0; g < c->t->ngroups; g++)
+      gshape_free(c->coll->shape[g]);
+    free(c->coll->shape);
+    free(c->coll);
+    c->coll = NULL;
+  }
+  free(c->comm_active);
+  c->comm_active = NULL;
+}
+
+int32_t rp_gpu_of_member(const rp_ctx *c, int32_t g, int32_t i)
+{
+  return c->gpu_of_rank[c->t->groups[g].ranks[i]];
+}
+
+static double route(const rp_ctx *c, int32_t gpu_a, int32_t gpu_b, double *bw)
+{
+  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  double lat = 0, b = 0;
+  if (dt_topology_route(c->topo, gpu_a, gpu_b, hops, &lat, &b) < 0)
+    lat = 0;
+  if (bw)
+    *bw = b;
+  return lat;
+}
+
+double rp_alpha(const rp_inst *x, int32_t a, int32_t b)
+{
+  return route(x->c, rp_gpu_of_member(x->c, x->g, a), rp_gpu_of_member(x->c, x->g, b), NULL);
+}
+
+double rp_hop(const rp_inst *x, int32_t a, int32_t b)
+{
+  return x->gs->node_of[a] != x->gs->node_of[b] ? x->net_hop : x->hop;
+}
+
+void rp_sleep(double d)
+{
+  if (d > 0)
+    sg_actor_sleep_for(d);
+}
+
+/* Mailbox on which member `member` of live instance `inst` receives messages tagged `tag`: per instance,
+ * destination and tag, so that concurrent instances and the phases of one never exchange messages. Ids are
+ * recycled only once every member of the previous holder has completed, so its mailboxes are empty again. */
+static sg_mailbox_t mailbox(int64_t inst, int32_t member, int32_t tag)
+{
+  char name[64];
+  snprintf(name, sizeof name, "c%lld.%d.%d", (long long)inst, (int)member, (int)tag);
+  return sg_mailbox_by_name(name);
+}
+
+static long whole_bytes(double bytes)
+{
+  return bytes > 0 ? (long)llround(bytes) : 0;
+}
+
+void rp_xfer(const rp_inst *x, const rp_send *sends, size_t nsends, const int32_t *recv_tags, size_t nrecvs)
+{
+  size_t total = nsends + nrecvs;
+  if (total == 0)
+    return;
+  sg_comm_t stack_comms[16];
+  void *stack_got[16];
+  sg_comm_t *comms = total <= 16 ? stack_comms : dt_xmalloc(sizeof *comms * total);
+  void **got = total <= 16 ? stack_got : dt_xmalloc(sizeof *got * total);
+  double eff = x->eff > 0 ? x->eff : 1.0;
+  size_t k = 0;
+  for (size_t s = 0; s < nsends; s++)
+    comms[k++] = sg_mailbox_put_async(mailbox(x->id, sends[s].to, sends[s].tag), &payload_token,
+                                      whole_bytes(sends[s].bytes / eff));
+  for (size_t r = 0; r < nrecvs; r++) {
+    comms[k] = sg_mailbox_get_async(mailbox(x->id, x->i, recv_tags[r]), &got[k]);
+    k++;
+  }
+  sg_comm_wait_all(comms, k);
+  if (comms != stack_comms) {
+    free(comms);
+    free(got);
+  }
+}
+
+/* ---- group shapes ---- */
+
+typedef struct member_key {
+  int32_t node, lgpu, member;
+} member_key;
+
+static int cmp_member_key(const void *a, const void *b)
+{
+  const member_key *x = a, *y = b;
+  if (x->node != y->node)
+    return (x->node > y->node) - (x->node < y->node);
+  return (x->lgpu > y->lgpu) - (x->lgpu < y->lgpu);
+}
+
+/* Channel c's ring: without the NCCL model, group order (DESIGN.md §6); with it, node by node (ascending), each
+ * node's members rotated to start at the first one on NIC (c mod nics) -- so that channel c enters every node
+ * on rail c, and the channels together use every NIC of the node, as NCCL's rings on rail-optimized nodes. */
+static void build_rings(rp_ctx *c, int32_t g, rp_gshape *s)
+{
+  const dt_platform *p = c->p;
+  int32_t n = s->n, C = s->nchannels;
+  s->order = dt_xmalloc(sizeof *s->order * (size_t)C * n);
+  s->pos = dt_xmalloc(sizeof *s->pos * (size_t)C * n);
+  s->pxn_proxy = dt_xmalloc(sizeof *s->pxn_proxy * (size_t)C * n);
+  s->relay = dt_xmalloc(sizeof *s->relay * (size_t)C * n);
+  int G = p->gpus_per_node > 0 ? p->gpus_per_node : 1;
+  for (int ch = 0; ch < C; ch++) {
+    int32_t *ord = s->order + (size_t)ch * n;
+    if (!p->nccl) {
+      for (int32_t i = 0; i < n; i++)
+        ord[i] = i;
+    } else {
+      int32_t k = 0;
+      for (int32_t nd = 0; nd < s->nnodes; nd++) {
+        int32_t f = s->node_first[nd], m = s->node_first[nd + 1] - f, start = ch % m;
+        int rail = p->nics_per_node > 0 ? ch % p->nics_per_node : 0;
+        for (int32_t j = 0; j < m; j++)
+          if (dt_platform_nic_of_gpu(p, rp_gpu_of_member(c, g, s->by_node[f + j]) % G) == rail) {
+            start = j;
+            break;
+          }
+        for (int32_t j = 0; j < m; j++)
+          ord[k++] = s->by_node[f + (start + j) % m];
+      }
+    }
+    for (int32_t k = 0; k < n; k++) {
+      s->pos[(size_t)ch * n + ord[k]] = k;
+      s->relay[(size_t)ch * n + k] = -1;
+    }
+  }
+  /* PXN: a hop between nodes whose NICs are on different rails is relayed by a member on the sender's node
+   * and on the receiver's rail, when the group has one */
+  double amax = 0;
+  for (int ch = 0; ch < C; ch++) {
+    const int32_t *ord = s->order + (size_t)ch * n;
+    for (int32_t k = 0; k < n; k++) {
+      int32_t a = ord[k], b = ord[(k + 1) % n], px = -1;
+      int32_t ga = rp_gpu_of_member(c, g, a), gb = rp_gpu_of_member(c, g, b);
+      if (p->nccl && p->pxn && s->node_of[a] != s->node_of[b] && p->nics_per_node > 1) {
+        int rb = dt_platform_nic_of_gpu(p, gb % G);
+        if (dt_platform_nic_of_gpu(p, ga % G) != rb) {
+          int32_t f = s->node_first[s->node_of[a]], m = s->node_first[s->node_of[a] + 1] - f;
+          for (int32_t j = 0; j < m && px < 0; j++) {
+            int32_t cand = s->by_node[f + j];
+            if (cand != a && dt_platform_nic_of_gpu(p, rp_gpu_of_member(c, g, cand) % G) == rb &&
+                s->relay[(size_t)ch * n + cand] < 0)
+              px = cand;
+          }
+        }
+      }
+      s->pxn_proxy[(size_t)ch * n + k] = px;
+      double lat;
+      if (px >= 0) {
+        s->relay[(size_t)ch * n + px] = k;
+        lat = route(c, ga, rp_gpu_of_member(c, g, px), NULL) + route(c, rp_gpu_of_member(c, g, px), gb, NULL);
+      } else {
+        lat = n > 1 ? route(c, ga, gb, NULL) : 0;
+      }
+      if (lat > amax)
+        amax = lat;
+    }
+  }
+  s->ring_alpha = amax;
+}
+
+const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g)
+{
+  if (c->coll->shape[g])
+    return c->coll->shape[g];
+  const dt_group *gr = &c->t->groups[g];
+  const dt_platform *p = c->p;
+  int G = p->gpus_per_node > 0 ? p->gpus_per_node : 1;
+  rp_gshape *s = dt_xcalloc(1, sizeof *s);
+  int32_t n = (int32_t)gr->nranks;
+  s->n = n;
+  size_t nn = n > 0 ? (size_t)n : 1;
+  member_key *keys = dt_xmalloc(sizeof *keys * nn);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t gpu = rp_gpu_of_member(c, g, i);
+    keys[i] = (member_key){gpu / G, gpu % G, i};
+  }
+  qsort(keys, (size_t)n, sizeof *keys, cmp_member_key);
+  s->node_of = dt_xmalloc(sizeof *s->node_of * nn);
+  s->local = dt_xmalloc(sizeof *s->local * nn);
+  s->by_node = dt_xmalloc(sizeof *s->by_node * nn);
+  s->node_first = dt_xmalloc(sizeof *s->node_first * (nn + 1));
+  int32_t nd = -1;
+  for (int32_t k = 0; k < n; k++) {
+    if (k == 0 || keys[k].node != keys[k - 1].node)
+      s->node_first[++nd] = k;
+    s->by_node[k] = keys[k].member;
+    s->node_of[keys[k].member] = nd;
+    s->local[keys[k].member] = k - s->node_first[nd];
+  }
+  s->nnodes = nd + 1;
+  s->node_first[s->nnodes] = n;
+  s->min_per_node = n;
+  s->nics_used = p->nics_per_node > 0 ? p->nics_per_node : 1;
+  for (int32_t d = 0; d < s->nnodes; d++) {
+    int32_t f = s->node_first[d], m = s->node_first[d + 1] - f;
+    if (m < s->min_per_node)
+      s->min_per_node = m;
+    if (m > s->max_per_node)
+      s->max_per_node = m;
+    /* distinct NICs of the node's members (they are sorted by local GPU, and NICs grow with it) */
+    int nics = 0, last = -1;
+    for (int32_t j = 0; j < m; j++) {
+      int nic = dt_platform_nic_of_gpu(p, keys[f + j].lgpu);
+      if (nic != last)
+        nics++;
+      last = nic;
+    }
+    if (nics < s->nics_used)
+      s->nics_used = nics;
+  }
+  /* latencies and bandwidths the estimates use: neighbours inside a node, first members of adjacent nodes */
+  s->bw_intra = INFINITY;
+  s->bw_net = INFINITY;
+  for (int32_t d = 0; d < s->nnodes; d++) {
+    int32_t f = s->node_first[d], m = s->node_first[d + 1] - f;
+    for (int32_t j = 0; j + 1 < m; j++) {
+      double bw, lat = route(c, rp_gpu_of_member(c, g, s->by_node[f + j]), rp_gpu_of_member(c, g, s->by_node[f + j + 1]), &bw);
+      if (lat > s->alpha_intra)
+        s->alpha_intra = lat;
+      if (bw < s->bw_intra)
+        s->bw_intra = bw;
+    }
+    if (s->nnodes > 1) {
+      int32_t other = s->by_node[s->node_first[(d + 1) % s->nnodes]];
+      for (int32_t j = 0; j < m; j++) {
+        double bw, lat = route(c, rp_gpu_of_member(c, g, s->by_node[f + j]), rp_gpu_of_member(c, g, other), &bw);
+        /* members of this node on the same NIC share it */
+        int nic = dt_platform_nic_of_gpu(p, keys[f + j].lgpu), share = 0;
+        for (int32_t q = 0; q < m; q++)
+          share += dt_platform_nic_of_gpu(p, keys[f + q].lgpu) == nic;
+        if (lat > s->alpha_net)
+          s->alpha_net = lat;
+        if (bw / share < s->bw_net)
+          s->bw_net = bw / share;
+      }
+    }
+  }
+  if (!isfinite(s->bw_intra))
+    s->bw_intra = s->bw_net;
+  if (!isfinite(s->bw_net))
+    s->bw_net = s->bw_intra;
+  free(keys);
+  s->nchannels = dt_platform_channels(p);
+  build_rings(c, g, s);
+  c->coll->shape[g] = s;
+  return s;
+}
+
+/* ---- choices ---- */
+
+void rp_choice_record(rp_ctx *c, dt_op_kind kind, dt_algo a, dt_proto p, uint64_t bytes)
+{
+  int col = c->p->nccl ? (int)p : DT_PROTO_COUNT;
+  choice_stat *st = &c->coll->choices[kind][a][col];
+  if (st->count == 0 || bytes < st->min_bytes)
+    st->min_bytes = bytes;
+  if (st->count == 0 || bytes > st->max_bytes)
+    st->max_bytes = bytes;
+  st->count++;
+}
+
+static void human_bytes(uint64_t b, char *buf, size_t size)
+{
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double v = (double)b;
+  while (v >= 1024 && u < 4 && fmod(v, 1024) == 0) {
+    v /= 1024;
+    u++;
+  }
+  snprintf(buf, size, "%.0f %s", v, units[u]);
+}
+
+void rp_coll_notes(const rp_ctx *c, void (*note)(void *data, const char *text), void *data)
+{
+  if (!c->coll)
+    return;
+  for (int k = 0; k < DT_OP_COUNT; k++) {
+    char text[1024];
+    size_t len = 0;
+    int parts = 0;
+    for (int a = 0; a < DT_ALGO_COUNT; a++)
+      for (int pr = 0; pr <= DT_PROTO_COUNT; pr++) {
+        const choice_stat *st = &c->coll->choices[k][a][pr];
+        if (!st->count || len + 200 > sizeof text)
+          continue;
+        char lo[32], hi[32], range[80];
+        human_bytes(st->min_bytes, lo, sizeof lo);
+        human_bytes(st->max_bytes, hi, sizeof hi);
+        if (st->min_bytes == st->max_bytes)
+          snprintf(range, sizeof range, "%s", lo);
+        else
+          snprintf(range, sizeof range, "%s to %s", lo, hi);
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s%s%s%s for %s (%llu instance%s)",
+                                parts ? ", " : "", dt_algo_name((dt_algo)a), pr < DT_PROTO_COUNT ? "/" : "",
+                                pr < DT_PROTO_COUNT ? dt_proto_name((dt_proto)pr) : "", range,
+                                (unsigned long long)st->count, st->count == 1 ? "" : "s");
+        parts++;
+      }
+    if (parts) {
+      char line[1100];
+      snprintf(line, sizeof line, "%s: %s", dt_op_kind_name((dt_op_kind)k), text);
+      note(data, line);
+    }
+  }
+}

@@ -1,0 +1,138 @@
+/* `auto`: the choice of algorithm and protocol per instance, as NCCL's tuner makes it (src/graph/tuning.cc,
+ * read, not copied): every (algorithm, protocol) the op and the platform allow gets an estimated time,
+ * latency(algorithm, protocol, nodes, ranks) + bytes / bandwidth(algorithm, protocol, channels), and the least
+ * wins. The estimates are the contention-free closed forms of docs/replay.md on the group's shape (its
+ * intra- and inter-node latency and bandwidth), with NCCL's split of a ring's steps into intra- and
+ * inter-node ones. Without the NCCL model (no `nccl:` section) the choice is the textbook one: ring, chain,
+ * direct. */
+#include "dt_coll.h"
+
+#include <math.h>
+
+static dt_algo default_algo(dt_op_kind kind)
+{
+  switch (kind) {
+  case DT_OP_BROADCAST:
+  case DT_OP_REDUCE:
+    return DT_ALGO_CHAIN;
+  case DT_OP_ALLTOALL:
+    return DT_ALGO_DIRECT;
+  default:
+    return DT_ALGO_RING;
+  }
+}
+
+/* Whether algorithm a can run op kind on this platform and group shape. */
+static int runnable(const rp_ctx *c, dt_op_kind kind, const rp_gshape *gs, dt_algo a)
+{
+  const dt_platform *p = c->p;
+  if (!rp_algo_has(kind, a))
+    return 0;
+  switch (a) {
+  case DT_ALGO_NVLS:
+    return p->nvls && p->intra_kind == DT_INTRA_NVSWITCH && gs->nnodes == 1;
+  case DT_ALGO_NVLS_TREE:
+    return p->nvls && p->intra_kind == DT_INTRA_NVSWITCH && gs->nnodes > 1 && gs->min_per_node == gs->max_per_node;
+  case DT_ALGO_HIER:
+    return gs->nnodes > 1;
+  case DT_ALGO_COLLNET:
+    return p->sharp && gs->nnodes > 1;
+  default:
+    return 1;
+  }
+}
+
+double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo a, dt_proto pr)
+{
+  const dt_platform *p = c->p;
+  dt_op_kind kind = rp_algo_kind(op->kind);
+  if (!runnable(c, kind, gs, a))
+    return -1;
+  double L = 0, hi = 0, hn = 0, e = 1;
+  if (p->nccl) {
+    const dt_proto_model *pm = &p->protocols[pr];
+    const dt_algo_model *am = &p->algorithms[a];
+    L = (pm->latency + am->latency) * p->latency_factor;
+    hi = pm->hop_latency * p->latency_factor;
+    hn = pm->net_hop_latency * p->latency_factor;
+    e = (pm->efficiency > 0 ? pm->efficiency : 1) * (am->efficiency > 0 ? am->efficiency : 1);
+  }
+  double S = op->kind == DT_OP_BARRIER ? 0 : op->kind == DT_OP_ALLTOALL ? (double)rp_alltoall_bytes(op)
+                                                                         : (double)op->bytes;
+  double n = gs->n, N = gs->nnodes, m = gs->max_per_node, mmin = gs->min_per_node;
+  double ai = gs->alpha_intra + hi, an = gs->alpha_net + hn;
+  double Bi = gs->bw_intra, Bn = gs->bw_net;
+  double amax = N > 1 && an > ai ? an : ai;
+  /* a ring's inter-node bandwidth: one NIC per channel, at most the NICs the node's members use */
+  double C = gs->nchannels, nics = gs->nics_used;
+  double Bring = N > 1 ? fmin(Bi, fmin(C, nics) * Bn * m / nics) : Bi;
+  double Btree = N > 1 ? fmin(Bi, Bn) : Bi;
+  switch (a) {
+  case DT_ALGO_RING: {
+    double steps = kind == DT_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    double inter = N > 1 ? (kind == DT_OP_ALLREDUCE ? 2 * (N - 1) : N - 1) : 0;
+    double vol = kind == DT_OP_ALLREDUCE ? 2 * (n - 1) / n * S : kind == DT_OP_ALLGATHER ? (n - 1) * S : (n - 1) / n * S;
+    return L + (steps - inter) * ai + inter * an + vol / (e * Bring);
+  }
+  case DT_ALGO_TREE: {
+    double D = rp_tree_depth(gs->n);
+    return L + 2 * D * amax + 2 * S / (e * Btree);
+  }
+  case DT_ALGO_NVLS:
+    return L + 2 * ai + S / (e * Bi);
+  case DT_ALGO_NVLS_TREE: {
+    double D = rp_tree_depth(gs->nnodes);
+    return L + 2 * ai + 2 * S / (e * Bi) + 2 * D * an + 2 * (S / m) / (e * Bn);
+  }
+  case DT_ALGO_HIER:
+    return L + 2 * ((m - 1) * ai + (m - 1) / m * S / (e * Bi)) + 2 * (N - 1) * an +
+           2 * (N - 1) / N * (S / mmin) / (e * Bn);
+  case DT_ALGO_COLLNET:
+    return L + 2 * ((m - 1) * ai + (m - 1) / m * S / (e * Bi)) + 2 * an + (S / mmin) / (e * Bn);
+  case DT_ALGO_CHAIN:
+    return L + (n - 1) * amax + S / (e * Bring);
+  case DT_ALGO_DIRECT:
+    return L + amax + fmax((m - 1) / n * S / Bi, (n - m) / n * S / Bn) / e;
+  default:
+    return -1;
+  }
+}
+
+void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, dt_proto *proto)
+{
+  dt_op_kind kind = rp_algo_kind(op->kind);
+  *algo = default_algo(kind);
+  *proto = DT_PROTO_SIMPLE;
+  if (c->proto >= 0 && c->proto < DT_PROTO_COUNT)
+    *proto = (dt_proto)c->proto;
+  if (c->algo != DT_ALGO_AUTO) {
+    if (runnable(c, kind, gs, c->algo))
+      *algo = c->algo;
+    if (c->proto >= 0 || !c->p->nccl)
+      return;
+    /* forced algorithm, free protocol: the protocol with the least estimate */
+    double best = -1;
+    for (int pr = 0; pr < DT_PROTO_COUNT; pr++) {
+      double t = rp_estimate(c, op, gs, *algo, (dt_proto)pr);
+      if (t >= 0 && (best < 0 || t < best)) {
+        best = t;
+        *proto = (dt_proto)pr;
+      }
+    }
+    return;
+  }
+  if (!c->p->nccl)
+    return;
+  double best = -1;
+  for (int a = DT_ALGO_AUTO + 1; a < DT_ALGO_COUNT; a++)
+    for (int pr = 0; pr < DT_PROTO_COUNT; pr++) {
+      if (c->proto >= 0 && pr != c->proto)
+        continue;
+      double t = rp_estimate(c, op, gs, (dt_algo)a, (dt_proto)pr);
+      if (t >= 0 && (best < 0 || t < best)) { /* ties: the earlier algorithm and protocol */
+        best = t;
+        *algo = (dt_algo)a;
+        *proto = (dt_proto)pr;
+      }
+    }
+}

@@ -1,0 +1,576 @@
+/* Check suite for the collective algorithms (replay/dt_coll_*.c): the contention-free closed forms of
+ * docs/replay.md for every algorithm at both fidelities with the NCCL model's protocol costs, channels over
+ * NICs (a 2 x 8 ring with 8 NICs has 8x the inter-node bandwidth of 1 NIC), `auto` switching from a
+ * latency-bound to a bandwidth-bound choice and the crossover moving with latency, a heterogeneous group,
+ * PXN, the overlap tax, and the `nccl:` YAML keys. Expected values come from the formulas, never from the
+ * replay. SimGrid runs once per process: every test runs in its own forked process (Check's default). */
+#include "common/dt_util.h"
+#include "platforms/dt_platform.h"
+#include "replay/dt_replay.h"
+#include "replay/dt_stats.h"
+#include "traces/dt_trace.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define REL 1e-6
+#define MIB 1048576ULL
+#define GIB (1024 * MIB)
+
+static const uint64_t S8 = 64 * MIB;
+
+#define ck_assert_rel(got, want)                                                                                       \
+  do {                                                                                                                 \
+    double g_ = (got), w_ = (want);                                                                                    \
+    ck_assert_msg(fabs(g_ - w_) <= REL * fabs(w_) + 1e-15, "%s = %.12g, expected %.12g (rel err %.3g)", #got, g_, w_,  \
+                  w_ != 0 ? fabs(g_ - w_) / fabs(w_) : fabs(g_));                                                      \
+  } while (0)
+
+/* ---- platforms: the NCCL model with its defaults ---- */
+
+static dt_platform base_platform(int nodes, int gpus_per_node)
+{
+  dt_platform p;
+  memset(&p, 0, sizeof p);
+  p.name = "test";
+  p.source = "test.yaml";
+  p.gpu_model = "H100";
+  p.gpu_peak = 989e12;
+  p.gpu_efficiency = 0.5;
+  p.nodes = nodes;
+  p.gpus_per_node = gpus_per_node;
+  p.intra_kind = DT_INTRA_NVSWITCH;
+  p.intra_bandwidth = 450e9;
+  p.intra_latency = 1e-6;
+  p.oversubscription = 1;
+  p.bandwidth_factor = 1.0;
+  p.latency_factor = 1.0;
+  p.nccl = 1;
+  dt_platform_nccl_defaults(&p);
+  return p;
+}
+
+/* nodes x gpus_per_node on a single switch, `nics` NICs of 50 GB/s per node */
+static dt_platform multi_node(int nodes, int gpus_per_node, int nics)
+{
+  dt_platform p = base_platform(nodes, gpus_per_node);
+  p.nics_per_node = nics;
+  p.nic_bandwidth = 50e9;
+  p.nic_latency = 1.5e-6;
+  p.topology = DT_NET_SINGLE_SWITCH;
+  p.link_bandwidth = 400e9; /* the NICs are the bottleneck */
+  p.link_latency = 3e-7;
+  return p;
+}
+
+static double net_alpha(const dt_platform *p)
+{
+  return 2 * p->nic_latency + 2 * p->link_latency;
+}
+
+/* ---- traces ---- */
+
+static int32_t add_group_list(dt_trace *t, const char *name, const int32_t *ranks, int32_t n)
+{
+  dt_error err;
+  int g = dt_trace_add_group(t, name, ranks, (size_t)n, 0, 0, &err);
+  ck_assert_msg(g >= 0, "add_group: %s", err.msg);
+  return g;
+}
+
+static int32_t add_group(dt_trace *t, const char *name, int32_t first, int32_t n)
+{
+  int32_t ranks[256];
+  for (int32_t i = 0; i < n; i++)
+    ranks[i] = first + i;
+  return add_group_list(t, name, ranks, n);
+}
+
+static dt_op *add_op(dt_trace *t, int32_t rank, int32_t stream, dt_op_kind kind)
+{
+  dt_trace_stream(t, rank, stream, 1);
+  dt_op *op = dt_trace_append(t, rank, stream);
+  op->kind = kind;
+  return op;
+}
+
+static dt_op *add_coll(dt_trace *t, int32_t rank, dt_op_kind kind, int32_t group, uint64_t bytes)
+{
+  dt_op *op = add_op(t, rank, 0, kind);
+  op->group = group;
+  op->bytes = bytes;
+  return op;
+}
+
+static dt_stats *replay(const dt_platform *p, dt_trace *t, dt_fidelity fid, dt_algo algo, int proto)
+{
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_msg(dt_trace_validate(t, &err) == DT_OK, "validate: %s", err.msg);
+  dt_replay_opts o;
+  dt_replay_opts_init(&o);
+  o.fidelity = fid;
+  o.algo = algo;
+  o.proto = proto;
+#if defined(__SANITIZE_ADDRESS__)
+  static char thread_factory[] = "--cfg=contexts/factory:thread";
+  static char *args[] = {thread_factory};
+  o.simgrid_argc = 1;
+  o.simgrid_argv = args;
+#endif
+  dt_stats *s = NULL;
+  ck_assert_msg(dt_replay_run(p, t, &o, &s, &err) == DT_OK, "replay: %s", err.msg);
+  ck_assert_int_eq(s->ndeadlock, 0);
+  dt_trace_free(t);
+  return s;
+}
+
+/* One collective of `kind` over the first n ranks (all of them members); returns its instance time. */
+static double one(const dt_platform *p, int32_t n, dt_op_kind kind, uint64_t bytes, dt_fidelity fid, dt_algo algo,
+                  int proto)
+{
+  dt_trace *t = dt_trace_new(n);
+  int32_t g = add_group(t, "all", 0, n);
+  for (int32_t r = 0; r < n; r++)
+    add_coll(t, r, kind, g, bytes);
+  dt_stats *s = replay(p, t, fid, algo, proto);
+  ck_assert_int_eq(s->by_kind[kind].count, 1);
+  double time = s->by_kind[kind].time_s;
+  ck_assert_rel(s->makespan_s, time);
+  dt_stats_free(s);
+  return time;
+}
+
+/* Runs fn(arg) in a child process (SimGrid runs once per process) and returns its result. */
+static double forked(double (*fn)(void *), void *arg)
+{
+  int fd[2];
+  ck_assert_int_eq(pipe(fd), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fd[0]);
+    double v = fn(arg);
+    ssize_t w = write(fd[1], &v, sizeof v);
+    _exit(w == (ssize_t)sizeof v ? 0 : 1);
+  }
+  close(fd[1]);
+  double v = NAN;
+  ssize_t got = read(fd[0], &v, sizeof v);
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ck_assert_msg(got == (ssize_t)sizeof v && WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed");
+  return v;
+}
+
+static dt_fidelity fid_of(int i)
+{
+  return i % 2 ? DT_FIDELITY_STEP : DT_FIDELITY_FLOW;
+}
+
+/* ---- closed forms on one NVSwitch node: alpha = 1 us, B = 450 GB/s, per-protocol L, h, e ---- */
+
+/* loop index i: fidelity i % 2, protocol i / 2 */
+START_TEST(test_ring_allreduce)
+{
+  dt_platform p = base_platform(1, 8);
+  dt_proto pr = (dt_proto)(_i / 2);
+  const dt_proto_model *m = &p.protocols[pr];
+  double n = 8, S = (double)S8;
+  double want = m->latency + 2 * (n - 1) * (p.intra_latency + m->hop_latency) +
+                2 * (n - 1) / n * S / (m->efficiency * p.intra_bandwidth);
+  ck_assert_rel(one(&p, 8, DT_OP_ALLREDUCE, S8, fid_of(_i), DT_ALGO_RING, pr), want);
+}
+END_TEST
+
+/* all-gather and reduce-scatter rings, Simple, 4 channels (the bytes split over 4 rings of one node) */
+START_TEST(test_ring_allgather_reducescatter)
+{
+  dt_platform p = base_platform(1, 8);
+  p.channels = 4;
+  const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
+  double n = 8, S = (double)S8, a = p.intra_latency + m->hop_latency;
+  int ag = _i / 2;
+  double want = ag ? m->latency + (n - 1) * a + (n - 1) * S / p.intra_bandwidth
+                   : m->latency + (n - 1) * a + (n - 1) / n * S / p.intra_bandwidth;
+  ck_assert_rel(one(&p, 8, ag ? DT_OP_ALLGATHER : DT_OP_REDUCESCATTER, S8, fid_of(_i), DT_ALGO_RING, DT_PROTO_SIMPLE),
+                want);
+}
+END_TEST
+
+/* Double binary tree over 8 members: depth D = 3, each tree S/2, busiest port S per phase:
+ * T = L + 2 D (alpha + h) + 2 S / (e_proto e_tree B) */
+START_TEST(test_tree_allreduce)
+{
+  dt_platform p = base_platform(1, 8);
+  dt_proto pr = _i / 2 ? DT_PROTO_LL128 : DT_PROTO_SIMPLE;
+  const dt_proto_model *m = &p.protocols[pr];
+  const dt_algo_model *am = &p.algorithms[DT_ALGO_TREE];
+  double S = (double)S8, D = 3;
+  double want = m->latency + am->latency + 2 * D * (p.intra_latency + m->hop_latency) +
+                2 * S / (m->efficiency * am->efficiency * p.intra_bandwidth);
+  ck_assert_rel(one(&p, 8, DT_OP_ALLREDUCE, S8, fid_of(_i), DT_ALGO_TREE, pr), want);
+}
+END_TEST
+
+/* NVLS on an NVSwitch that reduces: T = L + 2 (alpha + h) + S/B; busbw 2(n-1)/n S/T above the link rate */
+START_TEST(test_nvls_allreduce)
+{
+  dt_platform p = base_platform(1, 8);
+  p.nvls = 1;
+  const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
+  double S = (double)(1024 * MIB);
+  double want = m->latency + p.algorithms[DT_ALGO_NVLS].latency + 2 * (p.intra_latency + m->hop_latency) +
+                S / p.intra_bandwidth;
+  double t = one(&p, 8, DT_OP_ALLREDUCE, 1024 * MIB, fid_of(_i), DT_ALGO_NVLS, DT_PROTO_SIMPLE);
+  ck_assert_rel(t, want);
+  ck_assert(2.0 * 7 / 8 * S / t > p.intra_bandwidth);
+}
+END_TEST
+
+/* Pipelined chain broadcast / reduce, 2 channels: T = L + (n-1)(alpha + h) + S/B */
+START_TEST(test_chain)
+{
+  dt_platform p = base_platform(1, 8);
+  p.channels = 2;
+  const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
+  double S = (double)S8;
+  double want = m->latency + 7 * (p.intra_latency + m->hop_latency) + S / p.intra_bandwidth;
+  dt_trace *t = dt_trace_new(8);
+  int32_t g = add_group(t, "all", 0, 8);
+  dt_op_kind kind = _i / 2 ? DT_OP_REDUCE : DT_OP_BROADCAST;
+  for (int32_t r = 0; r < 8; r++)
+    add_coll(t, r, kind, g, S8)->root = 3;
+  dt_stats *s = replay(&p, t, fid_of(_i), DT_ALGO_AUTO, DT_PROTO_SIMPLE);
+  ck_assert_rel(s->by_kind[kind].time_s, want);
+  dt_stats_free(s);
+}
+END_TEST
+
+/* Direct all-to-all: T = L + alpha + h + (n-1)/n S/B */
+START_TEST(test_alltoall)
+{
+  dt_platform p = base_platform(1, 8);
+  const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
+  double S = (double)S8;
+  double want = m->latency + p.intra_latency + m->hop_latency + 7.0 / 8 * S / p.intra_bandwidth;
+  ck_assert_rel(one(&p, 8, DT_OP_ALLTOALL, S8, fid_of(_i), DT_ALGO_AUTO, DT_PROTO_SIMPLE), want);
+}
+END_TEST
+
+/* ---- across nodes ---- */
+
+/* Hierarchical on 2 nodes x 4 GPUs, 4 NICs (one per GPU):
+ * T = L + 2 [(m-1)(ai + h) + (m-1)/m S/Bi] + 2(N-1)(an + hn) + 2(N-1)/N (S/m)/Bn */
+START_TEST(test_hier_allreduce)
+{
+  dt_platform p = multi_node(2, 4, 4);
+  const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
+  double S = (double)S8, mm = 4, N = 2;
+  double want = m->latency + 2 * ((mm - 1) * (p.intra_latency + m->hop_latency) + (mm - 1) / mm * S / p.intra_bandwidth) +
+                2 * (N - 1) * (net_alpha(&p) + m->net_hop_latency) + 2 * (N - 1) / N * (S / mm) / p.nic_bandwidth;
+  ck_assert_rel(one(&p, 8, DT_OP_ALLREDUCE, S8, fid_of(_i), DT_ALGO_HIER, DT_PROTO_SIMPLE), want);
+}
+END_TEST
+
+/* CollNet (SHARP) on the same platform: the inter-node stage is up to the switch and back once:
+ * T = L + La + 2 [(m-1)(ai + h) + (m-1)/m S/Bi] + 2 (an + hn) + (S/m)/Bn */
+START_TEST(test_collnet_allreduce)
+{
+  dt_platform p = multi_node(2, 4, 4);
+  p.sharp = 1;
+  const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
+  double S = (double)S8, mm = 4;
+  double want = m->latency + p.algorithms[DT_ALGO_COLLNET].latency +
+                2 * ((mm - 1) * (p.intra_latency + m->hop_latency) + (mm - 1) / mm * S / p.intra_bandwidth) +
+                2 * (net_alpha(&p) + m->net_hop_latency) + (S / mm) / p.nic_bandwidth;
+  ck_assert_rel(one(&p, 8, DT_OP_ALLREDUCE, S8, fid_of(_i), DT_ALGO_COLLNET, DT_PROTO_SIMPLE), want);
+}
+END_TEST
+
+/* NVLS-tree on 4 nodes x 2 GPUs, 2 NICs: switch pass up, a double binary tree of S/m over the 4 nodes (depth 2,
+ * busiest port S/m per phase), switch pass down:
+ * T = L + La + 2 (ai + h + S/Bi) + 2 D (an + hn) + 2 (S/m)/Bn */
+START_TEST(test_nvls_tree_allreduce)
+{
+  dt_platform p = multi_node(4, 2, 2);
+  p.nvls = 1;
+  const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
+  double S = (double)S8, mm = 2, D = 2;
+  double want = m->latency + p.algorithms[DT_ALGO_NVLS_TREE].latency +
+                2 * (p.intra_latency + m->hop_latency + S / p.intra_bandwidth) +
+                2 * D * (net_alpha(&p) + m->net_hop_latency) + 2 * (S / mm) / p.nic_bandwidth;
+  ck_assert_rel(one(&p, 8, DT_OP_ALLREDUCE, S8, fid_of(_i), DT_ALGO_NVLS_TREE, DT_PROTO_SIMPLE), want);
+}
+END_TEST
+
+/* Heterogeneous group: 2 GPUs of node 0 and 4 of node 1 (2 nodes x 4 GPUs, 4 NICs). Rails P = 4; node 0's
+ * members hold 2 rails each, so its NICs carry 2 x S/4 ring flows:
+ * T = L + 2 [3 (ai + h) + 3/4 S/Bi] + 2 (an + hn) + S/(2 Bn) (node 1's intra stages are the longer ones) */
+START_TEST(test_hier_heterogeneous)
+{
+  dt_platform p = multi_node(2, 4, 4);
+  const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
+  double S = (double)S8;
+  double want = m->latency + 2 * (3 * (p.intra_latency + m->hop_latency) + 0.75 * S / p.intra_bandwidth) +
+                2 * (net_alpha(&p) + m->net_hop_latency) + S / (2 * p.nic_bandwidth);
+  dt_trace *t = dt_trace_new(8);
+  int32_t ranks[] = {0, 1, 4, 5, 6, 7};
+  int32_t g = add_group_list(t, "hetero", ranks, 6);
+  for (int k = 0; k < 6; k++)
+    add_coll(t, ranks[k], DT_OP_ALLREDUCE, g, S8);
+  dt_stats *s = replay(&p, t, fid_of(_i), DT_ALGO_HIER, DT_PROTO_SIMPLE);
+  ck_assert_rel(s->by_kind[DT_OP_ALLREDUCE].time_s, want);
+  dt_stats_free(s);
+}
+END_TEST
+
+/* 2 nodes x 8 GPUs, 8 channels: with 8 NICs each channel's ring crosses between nodes on its own NIC; with 1
+ * NIC all 8 share it. The NIC is the bottleneck either way: about 8x the inter-node bandwidth. */
+static double ring_2x8(void *arg)
+{
+  dt_platform p = multi_node(2, 8, *(int *)arg);
+  p.channels = 8;
+  p.protocols[DT_PROTO_SIMPLE] = (dt_proto_model){0, 0, 0, 1}; /* the bandwidth term alone */
+  return one(&p, 16, DT_OP_ALLREDUCE, GIB, DT_FIDELITY_FLOW, DT_ALGO_RING, DT_PROTO_SIMPLE);
+}
+
+START_TEST(test_ring_uses_all_nics)
+{
+  int eight = 8, single = 1;
+  double t8 = forked(ring_2x8, &eight), t1 = forked(ring_2x8, &single);
+  double ratio = t1 / t8;
+  ck_assert_msg(ratio > 7.5 && ratio < 8.5, "1 NIC / 8 NICs time ratio %.3f, expected about 8", ratio);
+  /* and the 8-NIC ring is NIC-bound: 2 (n-1)/n S / (8 B_nic) plus latency */
+  dt_platform p = multi_node(2, 8, 8);
+  double bw_term = 2.0 * 15 / 16 * (double)GIB / (8 * p.nic_bandwidth);
+  ck_assert_msg(t8 > bw_term && t8 < 1.05 * bw_term, "t8 %.6g vs bandwidth term %.6g", t8, bw_term);
+}
+END_TEST
+
+/* PXN: 2 nodes x 2 GPUs, 2 NICs, rail-optimized 2-level fat-tree (radix 4: a rail's leaf has 2 down-ports, 2
+ * up). Channel 0's ring is 0 1 | 2 3: GPU 1 (rail 1) sends to GPU 2 (node 1, rail 0), and GPU 3 (rail 1) to
+ * GPU 0. Without PXN the hop crosses rails through a spine: alpha = 2 nic + 4 cables. With PXN it goes over
+ * NVLink to GPU 0 (rail 0), then within rail 0's leaf: alpha = nvlink + 2 nic + 2 cables. One channel,
+ * zero-byte barrier: T = L + 2(n-1) h + alpha_1 + (2(n-1) - 1) alpha_max, where the first step's latency is
+ * the slowest hop's (the relay's legs run at once: 2 nic + 2 cables) and the others the ring's largest. */
+START_TEST(test_pxn_route)
+{
+  dt_platform p = multi_node(2, 2, 2);
+  p.topology = DT_NET_FAT_TREE;
+  p.levels = 2;
+  p.radix = 4;
+  p.wiring = DT_WIRING_RAIL;
+  p.channels = 1;
+  p.pxn = _i;
+  const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
+  double cross = 2 * p.nic_latency + 4 * p.link_latency;
+  double relayed = p.intra_latency + 2 * p.nic_latency + 2 * p.link_latency;
+  double amax = _i ? relayed : cross;
+  double first = _i ? 2 * p.nic_latency + 2 * p.link_latency : cross;
+  double want = m->latency + 6 * m->net_hop_latency + first + 5 * amax;
+  dt_trace *t = dt_trace_new(4);
+  int32_t g = add_group(t, "all", 0, 4);
+  for (int32_t r = 0; r < 4; r++)
+    add_coll(t, r, DT_OP_BARRIER, g, 0);
+  dt_stats *s = replay(&p, t, DT_FIDELITY_FLOW, DT_ALGO_RING, DT_PROTO_SIMPLE);
+  ck_assert_rel(s->by_kind[DT_OP_BARRIER].time_s, want);
+  ck_assert(fabs(relayed - cross) > 1e-7);
+  dt_stats_free(s);
+}
+END_TEST
+
+/* ---- auto ---- */
+
+/* The allreduce choices of a run of sizes 2^10 .. 2^30 over 2 x 8 GPUs: the largest size whose choice is not
+ * ring/Simple, from the replay's notes ("allreduce: tree/LL for 1 KiB to 64 KiB (7 instances), ..."). */
+static const char *allreduce_note(const dt_stats *s)
+{
+  for (size_t k = 0; k < s->nnotes; k++)
+    if (strncmp(s->notes[k], "allreduce: ", 11) == 0)
+      return s->notes[k];
+  return NULL;
+}
+
+static double first_simple(const char *note);
+
+/* Child: the crossover (log2 bytes) on platform arg. */
+static double crossover(void *arg)
+{
+  const dt_platform *p = arg;
+  dt_trace *t = dt_trace_new(16);
+  int32_t g = add_group(t, "all", 0, 16);
+  for (int e = 10; e <= 30; e++)
+    for (int32_t r = 0; r < 16; r++)
+      add_coll(t, r, DT_OP_ALLREDUCE, g, 1ULL << e);
+  dt_stats *s = replay(p, t, DT_FIDELITY_FLOW, DT_ALGO_AUTO, -1);
+  const char *note = allreduce_note(s);
+  ck_assert_ptr_nonnull(note);
+  ck_assert_msg(strstr(note, "/LL for 1 KiB") || strstr(note, "/LL128 for 1 KiB"), "small sizes: %s", note);
+  ck_assert_msg(strstr(note, "/Simple for") && strstr(note, "to 1 GiB"), "large sizes: %s", note);
+  fprintf(stderr, "%s\n", note);
+  double c = first_simple(note);
+  dt_stats_free(s);
+  return c;
+}
+
+
+/* Smallest size (log2) chosen with the Simple protocol, parsed from the note. */
+static double first_simple(const char *note)
+{
+  int best = 99;
+  const char *q = note;
+  while ((q = strstr(q, "/Simple for ")) != NULL) {
+    q += strlen("/Simple for ");
+    double v;
+    char unit[8];
+    if (sscanf(q, "%lf %7s", &v, unit) == 2) {
+      double b = v * (strcmp(unit, "KiB") == 0 ? 1024.0 : strcmp(unit, "MiB") == 0 ? 1048576.0
+                      : strcmp(unit, "GiB") == 0   ? 1073741824.0 : 1.0);
+      int e = (int)lround(log2(b));
+      if (e < best)
+        best = e;
+    }
+  }
+  return best;
+}
+
+START_TEST(test_auto_crossover)
+{
+  dt_platform p = multi_node(2, 8, 8);
+  double cross = forked(crossover, &p);
+  /* a costlier Simple start-up (base and per-step latency x 2) moves the crossover to larger sizes */
+  dt_platform q = multi_node(2, 8, 8);
+  q.protocols[DT_PROTO_SIMPLE].latency *= 2;
+  q.protocols[DT_PROTO_SIMPLE].hop_latency *= 2;
+  q.protocols[DT_PROTO_SIMPLE].net_hop_latency *= 2;
+  double cross2 = forked(crossover, &q);
+  ck_assert_msg(cross2 > cross, "crossover 2^%g then 2^%g", cross, cross2);
+}
+END_TEST
+
+/* Without an `nccl:` section the platform is textbook: ring, no protocol cost (DESIGN.md §6). */
+START_TEST(test_textbook_default)
+{
+  dt_platform p = base_platform(1, 8);
+  p.nccl = 0;
+  double n = 8, S = (double)S8;
+  double want = 2 * (n - 1) * p.intra_latency + 2 * (n - 1) / n * S / p.intra_bandwidth;
+  ck_assert_rel(one(&p, 8, DT_OP_ALLREDUCE, S8, fid_of(_i), DT_ALGO_AUTO, -1), want);
+}
+END_TEST
+
+/* Overlap tax 0.2: a compute op that starts while the rank's all-reduce runs takes dur / 0.8. */
+START_TEST(test_overlap_tax)
+{
+  dt_platform p = base_platform(1, 2);
+  p.overlap_tax = 0.2;
+  dt_trace *t = dt_trace_new(2);
+  int32_t g = add_group(t, "all", 0, 2);
+  add_coll(t, 0, DT_OP_ALLREDUCE, g, 1 * GIB);
+  add_coll(t, 1, DT_OP_ALLREDUCE, g, 1 * GIB);
+  dt_op *c = add_op(t, 0, 1, DT_OP_COMPUTE);
+  c->dur = 1e-6;
+  dt_op *d = add_op(t, 0, 1, DT_OP_COMPUTE); /* starts at 1.25 us: the all-reduce is still running */
+  d->dur = 1e-6;
+  dt_stats *s = replay(&p, t, DT_FIDELITY_FLOW, DT_ALGO_RING, DT_PROTO_SIMPLE);
+  ck_assert_rel(s->per_rank[0].compute_s, 2 * 1e-6 / 0.8);
+  dt_stats_free(s);
+}
+END_TEST
+
+/* ---- the YAML keys ---- */
+
+START_TEST(test_yaml_nccl)
+{
+  static const char yaml[] = "dtsim_platform: 1\nname: y\ngpu: {model: H100, peak: 989TFLOPS}\nnodes: 1\n"
+                             "gpus_per_node: 8\nintra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1us, nvls: true}\n"
+                             "nccl:\n  channels: 16\n  pxn: false\n  overlap_tax: 0.1\n  protocols:\n"
+                             "    LL: {latency: 5us, efficiency: 0.3}\n    Simple: {hop_latency: 2us}\n"
+                             "  algorithms:\n    nvls: {efficiency: 0.6}\n";
+  dt_platform *p = NULL;
+  dt_error err;
+  ck_assert_msg(dt_platform_parse(yaml, strlen(yaml), "y.yaml", &p, &err) == DT_OK, "%s", err.msg);
+  ck_assert_int_eq(p->nccl, 1);
+  ck_assert_int_eq(p->nvls, 1);
+  ck_assert_int_eq(p->channels, 16);
+  ck_assert_int_eq(p->pxn, 0);
+  ck_assert_rel(p->overlap_tax, 0.1);
+  ck_assert_rel(p->protocols[DT_PROTO_LL].latency, 5e-6);
+  ck_assert_rel(p->protocols[DT_PROTO_LL].efficiency, 0.3);
+  ck_assert_rel(p->protocols[DT_PROTO_LL].hop_latency, 0.6e-6); /* default kept */
+  ck_assert_rel(p->protocols[DT_PROTO_SIMPLE].hop_latency, 2e-6);
+  ck_assert_rel(p->algorithms[DT_ALGO_NVLS].efficiency, 0.6);
+  dt_platform_free(p);
+
+  static const char bad[] = "dtsim_platform: 1\nname: y\ngpu: {model: H100, peak: 989TFLOPS}\nnodes: 1\n"
+                            "gpus_per_node: 8\nintra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1us}\n"
+                            "nccl:\n  protocols:\n    LL: {efficency: 0.3}\n";
+  ck_assert_int_eq(dt_platform_parse(bad, strlen(bad), "b.yaml", &p, &err), DT_ERR);
+  ck_assert_int_eq(err.line, 9);
+  ck_assert_int_eq(err.col, 10);
+  ck_assert_msg(strstr(err.msg, "unknown key 'efficency' in 'nccl.protocols.LL' (did you mean 'efficiency'?)"), "%s",
+                err.msg);
+  static const char notax[] = "dtsim_platform: 1\nname: y\ngpu: {model: H100, peak: 989TFLOPS}\nnodes: 1\n"
+                              "gpus_per_node: 8\nintra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1us}\n"
+                              "nccl: {overlap_tax: 1.5}\n";
+  ck_assert_int_eq(dt_platform_parse(notax, strlen(notax), "t.yaml", &p, &err), DT_ERR);
+  ck_assert_int_eq(err.line, 7);
+  /* without the section: the textbook model */
+  static const char plain[] = "dtsim_platform: 1\nname: y\ngpu: {model: H100, peak: 989TFLOPS}\nnodes: 1\n"
+                              "gpus_per_node: 8\nintra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1us}\n";
+  ck_assert_int_eq(dt_platform_parse(plain, strlen(plain), "p.yaml", &p, &err), DT_OK);
+  ck_assert_int_eq(p->nccl, 0);
+  ck_assert_int_eq(dt_platform_channels(p), 1);
+  dt_platform_free(p);
+}
+END_TEST
+
+static Suite *coll_suite(void)
+{
+  Suite *s = suite_create("coll");
+  struct {
+    const char *name;
+    const TTest *test;
+    int n;
+  } cases[] = {
+      {"ring_allreduce", test_ring_allreduce, 6},
+      {"ring_allgather_reducescatter", test_ring_allgather_reducescatter, 4},
+      {"tree_allreduce", test_tree_allreduce, 4},
+      {"nvls_allreduce", test_nvls_allreduce, 2},
+      {"chain", test_chain, 4},
+      {"alltoall", test_alltoall, 2},
+      {"hier_allreduce", test_hier_allreduce, 2},
+      {"collnet_allreduce", test_collnet_allreduce, 2},
+      {"nvls_tree_allreduce", test_nvls_tree_allreduce, 2},
+      {"hier_heterogeneous", test_hier_heterogeneous, 2},
+      {"ring_uses_all_nics", test_ring_uses_all_nics, 1},
+      {"pxn_route", test_pxn_route, 2},
+      {"auto_crossover", test_auto_crossover, 1},
+      {"textbook_default", test_textbook_default, 2},
+      {"overlap_tax", test_overlap_tax, 1},
+      {"yaml_nccl", test_yaml_nccl, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    TCase *tc = tcase_create(cases[i].name);
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, cases[i].test, 0, cases[i].n);
+    suite_add_tcase(s, tc);
+  }
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(coll_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
