@@ -34,7 +34,9 @@ const char dt_cmd_bench_usage[] =
     "  -g, --ngpus G          GPUs driven by one process (nccl-tests -g, default 1): its instances take\n"
     "                         (G-1) x the launch time longer (docs/bench.md)\n"
     "  --launch TIME          host time to launch one more GPU's kernels from one thread (default 2.6us)\n"
-    "  --algo A, --proto P    force an algorithm / protocol (default auto)\n"
+    "  --algo A               force an algorithm: ring, tree, nvls, nvls-tree, hier, collnet, chain, direct\n"
+    "                         (default auto: chosen per size as NCCL's tuner does, docs/replay.md)\n"
+    "  --proto P              force a protocol: LL, LL128, Simple (default auto)\n"
     "  --fidelity flow|step   collective model (default flow)\n"
     "  --json                 print a JSON array of {size_bytes, time_us, algbw_GBps, busbw_GBps, algo}\n";
 
@@ -176,12 +178,15 @@ int dt_cmd_bench(int argc, char **argv)
         return EXIT_USAGE;
       }
       break;
-    case O_ALGO:
-    case O_PROTO:
-      if (strcmp(optarg, "auto") != 0)
-        return usage(opt == O_ALGO ? "--algo '%s': the replay has no algorithm choice yet (only auto)"
-                                   : "--proto '%s': the replay has no protocol choice yet (only auto)",
+    case O_ALGO: /* docs/replay.md; an algorithm that cannot run the op here falls back to the default */
+      if (dt_algo_from_name(optarg) < 0)
+        return usage("--algo expects auto, ring, tree, nvls, nvls-tree, hier, collnet, chain or direct, found '%s'",
                      optarg);
+      o.algo = (dt_algo)dt_algo_from_name(optarg);
+      break;
+    case O_PROTO:
+      if (strcmp(optarg, "auto") != 0 && (o.proto = dt_proto_from_name(optarg)) < 0)
+        return usage("--proto expects auto, LL, LL128 or Simple, found '%s'", optarg);
       break;
     case O_FIDELITY:
       if (strcmp(optarg, "flow") == 0)

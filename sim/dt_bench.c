@@ -48,6 +48,8 @@ void dt_bench_opts_init(dt_bench_opts *o)
   o->gpus_per_process = 1;
   o->iters = 1;
   o->fidelity = DT_FIDELITY_FLOW;
+  o->algo = DT_ALGO_AUTO;
+  o->proto = -1;
 }
 
 void dt_bench_size(const dt_bench_op *op, int nranks, uint64_t size, dt_bench_row *row)
@@ -274,6 +276,8 @@ int dt_bench_run(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **ro
   dt_replay_opts_init(&ro);
   ro.fidelity = o->fidelity;
   ro.placement = place;
+  ro.algo = o->algo;
+  ro.proto = o->proto;
   ro.on_instance = on_instance;
   ro.on_instance_data = &c;
   if (dt_replay_run(p, t, &ro, &st, err) != DT_OK)

@@ -38,9 +38,11 @@ typedef struct dt_bench_opts {
   size_t nsizes;
   int iters, warmup;     /* timed iterations averaged per size (>= 1), and untimed ones before them */
   dt_fidelity fidelity;
+  dt_algo algo;          /* DT_ALGO_AUTO (default) or a forced algorithm (dt_replay_opts.algo) */
+  int proto;             /* -1 (default: chosen per instance) or a forced dt_proto */
 } dt_bench_opts;
 
-/* Defaults: 1 GPU per process, launch_s 0, 1 iteration, no warm-up, flow fidelity. */
+/* Defaults: 1 GPU per process, launch_s 0, 1 iteration, no warm-up, flow fidelity, auto algorithm and protocol. */
 void dt_bench_opts_init(dt_bench_opts *o);
 
 /* One printed row (nccl-tests columns). */

@@ -122,6 +122,16 @@ badarg "missing argument" "option '--gpus' requires an argument" all_reduce $P -
 badarg "sendrecv on one GPU" "sendrecv needs at least 2 GPUs" sendrecv $P --gpus 1
 badarg "missing platform file" "cannot open" all_reduce --platform "$tmp/none.yaml"
 badarg "-f with -i" "-f and -i exclude each other" all_reduce $P -f 2 -i 8
+badarg "unknown algorithm" "--algo expects auto, ring, tree" all_reduce $P --algo rings
+badarg "unknown protocol" "--proto expects auto, LL, LL128 or Simple, found 'LL64'" all_reduce $P --proto LL64
+
+# --algo / --proto reach the replay: on a platform with the NCCL model, forcing ring and Simple is what runs
+cat "$tmp/p4.yaml" >"$tmp/p4n.yaml"
+printf 'nccl: {}\n' >>"$tmp/p4n.yaml"
+"$DTSIM" bench all_reduce --platform "$tmp/p4n.yaml" -b 8 -e 8 --algo ring --proto Simple --json >"$tmp/out.json" 2>"$tmp/err"
+check "--algo ring --proto Simple runs ring/simple" '[ "$(jq -r ".[0].algo" "$tmp/out.json")" = ring/simple ]'
+"$DTSIM" bench all_reduce --platform "$tmp/p4n.yaml" -b 8 -e 8 --algo tree --proto LL --json >"$tmp/out.json" 2>"$tmp/err"
+check "--algo tree --proto LL runs tree/ll" '[ "$(jq -r ".[0].algo" "$tmp/out.json")" = tree/ll ]'
 
 # --- validate: runs on the shipped references, one table per measured series, rows as in the CSVs
 "$DTSIM" validate --json >"$tmp/v.json" 2>"$tmp/err"; rc=$?
