@@ -4,6 +4,7 @@
  * latency-bound to a bandwidth-bound choice and the crossover moving with latency, a heterogeneous group,
  * PXN, the overlap tax, and the `nccl:` YAML keys. Expected values come from the formulas, never from the
  * replay. SimGrid runs once per process: every test runs in its own forked process (Check's default). */
+#include "dt_test.h"
 #include "common/dt_util.h"
 #include "platforms/dt_platform.h"
 #include "replay/dt_replay.h"
@@ -532,14 +533,9 @@ START_TEST(test_yaml_nccl)
 }
 END_TEST
 
-static Suite *coll_suite(void)
+int main(void)
 {
-  Suite *s = suite_create("coll");
-  struct {
-    const char *name;
-    const TTest *test;
-    int n;
-  } cases[] = {
+  const dt_test_case cases[] = {
       {"ring_allreduce", test_ring_allreduce, 6},
       {"ring_allgather_reducescatter", test_ring_allgather_reducescatter, 4},
       {"tree_allreduce", test_tree_allreduce, 4},
@@ -557,20 +553,5 @@ static Suite *coll_suite(void)
       {"overlap_tax", test_overlap_tax, 1},
       {"yaml_nccl", test_yaml_nccl, 1},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create(cases[i].name);
-    tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, cases[i].test, 0, cases[i].n);
-    suite_add_tcase(s, tc);
-  }
-  return s;
-}
-
-int main(void)
-{
-  SRunner *sr = srunner_create(coll_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return dt_test_run(dt_test_suite("coll", cases, sizeof cases / sizeof cases[0], 120));
 }

@@ -1,5 +1,6 @@
 /* Unit tests of the Kineto importer (traces/dt_kineto.c): the shipped real capture against hand counts from
  * shared/data/README.md and traces/samples/README.md, and small hand-written captures for each rule. */
+#include "dt_test.h"
 #include "traces/dt_trace_io.h"
 
 #include <check.h>
@@ -570,41 +571,22 @@ START_TEST(truncated_json_reports_offset)
 }
 END_TEST
 
-static Suite *kineto_suite(void)
-{
-  Suite *s = suite_create("kineto");
-  struct {
-    const char *name;
-    const TTest *test;
-  } cases[] = {
-      {"sample_counts_per_rank", sample_counts_per_rank},
-      {"sample_ranks_identical", sample_ranks_identical},
-      {"sample_marks_and_step_time", sample_marks_and_step_time},
-      {"sample_nccl_durations_unused", sample_nccl_durations_unused},
-      {"sample_gaps_keep_vs_drop", sample_gaps_keep_vs_drop},
-      {"sample_validates", sample_validates},
-      {"dep_window_edges", dep_window_edges},
-      {"unknown_collective_and_no_metadata", unknown_collective_and_no_metadata},
-      {"expand_group_to_world4", expand_group_to_world4},
-      {"truncated_pg_ranks_fall_back", truncated_pg_ranks_fall_back},
-      {"rank_from_file_name", rank_from_file_name},
-      {"vintage2_is_a_clear_error", vintage2_is_a_clear_error},
-      {"truncated_json_reports_offset", truncated_json_reports_offset},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create(cases[i].name);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, cases[i].test);
-    suite_add_tcase(s, tc);
-  }
-  return s;
-}
-
 int main(void)
 {
-  SRunner *sr = srunner_create(kineto_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  const dt_test_case cases[] = {
+      {"sample_counts_per_rank", sample_counts_per_rank, 1},
+      {"sample_ranks_identical", sample_ranks_identical, 1},
+      {"sample_marks_and_step_time", sample_marks_and_step_time, 1},
+      {"sample_nccl_durations_unused", sample_nccl_durations_unused, 1},
+      {"sample_gaps_keep_vs_drop", sample_gaps_keep_vs_drop, 1},
+      {"sample_validates", sample_validates, 1},
+      {"dep_window_edges", dep_window_edges, 1},
+      {"unknown_collective_and_no_metadata", unknown_collective_and_no_metadata, 1},
+      {"expand_group_to_world4", expand_group_to_world4, 1},
+      {"truncated_pg_ranks_fall_back", truncated_pg_ranks_fall_back, 1},
+      {"rank_from_file_name", rank_from_file_name, 1},
+      {"vintage2_is_a_clear_error", vintage2_is_a_clear_error, 1},
+      {"truncated_json_reports_offset", truncated_json_reports_offset, 1},
+  };
+  return dt_test_run(dt_test_suite("kineto", cases, sizeof cases / sizeof cases[0], 120));
 }

@@ -1,5 +1,6 @@
 /* Unit tests for platforms/: the YAML v1 loader (values, defaults, every error class with its position) and
  * the fabric shape rules of DESIGN.md §3. Expected values are hand-computed in the comments. */
+#include "dt_test.h"
 #include "platforms/dt_platform.h"
 
 #include <check.h>
@@ -864,56 +865,38 @@ START_TEST(test_new_shipped_files)
 }
 END_TEST
 
-static Suite *platform_suite(void)
-{
-  Suite *s = suite_create("platform");
-  struct {
-    const char *name;
-    const TTest *test;
-  } cases[] = {
-      {"every_key_value", test_every_key_value},
-      {"defaults", test_defaults},
-      {"shipped_files", test_shipped_files},
-      {"unknown_key", test_unknown_key},
-      {"bare_number", test_bare_number},
-      {"bad_unit", test_bad_unit},
-      {"missing_key", test_missing_key},
-      {"wrong_type", test_wrong_type},
-      {"choices", test_choices},
-      {"nics_divide", test_nics_divide},
-      {"split_not_whole", test_split_not_whole},
-      {"tree_too_small", test_tree_too_small},
-      {"version", test_version},
-      {"duplicate_key", test_duplicate_key},
-      {"not_yaml", test_not_yaml},
-      {"open_fail", test_open_fail},
-      {"shape_node_wiring", test_shape_node_wiring},
-      {"shape_rail_wiring", test_shape_rail_wiring},
-      {"shape_three_levels", test_shape_three_levels},
-      {"shape_oversubscribed", test_shape_oversubscribed},
-      {"shape_single_switch", test_shape_single_switch},
-      {"nic_of_gpu", test_nic_of_gpu},
-      {"mesh_loads", test_mesh_loads},
-      {"mesh_errors", test_mesh_errors},
-      {"pcie_loads", test_pcie_loads},
-      {"pcie_errors", test_pcie_errors},
-      {"dragonfly_loads", test_dragonfly_loads},
-      {"dragonfly_errors", test_dragonfly_errors},
-      {"new_shipped_files", test_new_shipped_files},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create(cases[i].name);
-    tcase_add_test(tc, cases[i].test);
-    suite_add_tcase(s, tc);
-  }
-  return s;
-}
-
 int main(void)
 {
-  SRunner *sr = srunner_create(platform_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  const dt_test_case cases[] = {
+      {"every_key_value", test_every_key_value, 1},
+      {"defaults", test_defaults, 1},
+      {"shipped_files", test_shipped_files, 1},
+      {"unknown_key", test_unknown_key, 1},
+      {"bare_number", test_bare_number, 1},
+      {"bad_unit", test_bad_unit, 1},
+      {"missing_key", test_missing_key, 1},
+      {"wrong_type", test_wrong_type, 1},
+      {"choices", test_choices, 1},
+      {"nics_divide", test_nics_divide, 1},
+      {"split_not_whole", test_split_not_whole, 1},
+      {"tree_too_small", test_tree_too_small, 1},
+      {"version", test_version, 1},
+      {"duplicate_key", test_duplicate_key, 1},
+      {"not_yaml", test_not_yaml, 1},
+      {"open_fail", test_open_fail, 1},
+      {"shape_node_wiring", test_shape_node_wiring, 1},
+      {"shape_rail_wiring", test_shape_rail_wiring, 1},
+      {"shape_three_levels", test_shape_three_levels, 1},
+      {"shape_oversubscribed", test_shape_oversubscribed, 1},
+      {"shape_single_switch", test_shape_single_switch, 1},
+      {"nic_of_gpu", test_nic_of_gpu, 1},
+      {"mesh_loads", test_mesh_loads, 1},
+      {"mesh_errors", test_mesh_errors, 1},
+      {"pcie_loads", test_pcie_loads, 1},
+      {"pcie_errors", test_pcie_errors, 1},
+      {"dragonfly_loads", test_dragonfly_loads, 1},
+      {"dragonfly_errors", test_dragonfly_errors, 1},
+      {"new_shipped_files", test_new_shipped_files, 1},
+  };
+  return dt_test_run(dt_test_suite("platform", cases, sizeof cases / sizeof cases[0], 0));
 }

@@ -3,6 +3,7 @@
  * detection, per-kind accounting, placement files. Expected values come from the alpha-beta formulas and hand
  * counts, never from the replay itself. SimGrid can be initialised once per process: every test case runs in
  * its own forked process (Check's default fork mode). */
+#include "dt_test.h"
 #include "common/dt_util.h"
 #include "replay/dt_replay.h"
 #include "replay/dt_stats.h"
@@ -906,14 +907,9 @@ START_TEST(test_many_instances_bounded)
 }
 END_TEST
 
-static Suite *replay_suite(void)
+int main(void)
 {
-  Suite *s = suite_create("replay");
-  struct {
-    const char *name;
-    const TTest *test;
-    int n;
-  } cases[] = {
+  const dt_test_case cases[] = {
       {"allreduce_flow", test_allreduce_flow, 1},
       {"allreduce_step", test_allreduce_step, 1},
       {"allgather_flow", test_allgather_flow, 1},
@@ -948,20 +944,5 @@ static Suite *replay_suite(void)
       {"template_same_stats", test_template_same_stats, 1},
       {"many_instances_bounded", test_many_instances_bounded, 1},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create(cases[i].name);
-    tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, cases[i].test, 0, cases[i].n);
-    suite_add_tcase(s, tc);
-  }
-  return s;
-}
-
-int main(void)
-{
-  SRunner *sr = srunner_create(replay_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return dt_test_run(dt_test_suite("replay", cases, sizeof cases / sizeof cases[0], 60));
 }

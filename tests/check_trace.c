@@ -1,5 +1,6 @@
 /* Unit tests of the native trace format (reader, writer), validation and the loader's sniffing.
  * Expected values are hand-counted from the small traces written inline. */
+#include "dt_test.h"
 #include "common/dt_util.h"
 #include "traces/dt_trace_io.h"
 
@@ -956,45 +957,27 @@ START_TEST(test_template_write_expanded)
 }
 END_TEST
 
-static Suite *trace_suite(void)
-{
-  Suite *s = suite_create("trace");
-  struct {
-    const char *name;
-    const TTest *test;
-  } cases[] = {
-      {"every_op_and_key", test_every_op_and_key},
-      {"quoting_and_escapes", test_quoting_and_escapes},
-      {"comments_and_blank_lines", test_comments_and_blank_lines},
-      {"rank_lists", test_rank_lists},
-      {"idle_ranks", test_idle_ranks},
-      {"after_forward_stream", test_after_forward_stream},
-      {"per_rank_files", test_per_rank_files},
-      {"round_trip", test_round_trip},
-      {"parse_errors", test_parse_errors},
-      {"validate_collective_mismatch", test_validate_collective_mismatch},
-      {"validate_p2p_mismatch", test_validate_p2p_mismatch},
-      {"match_ids", test_match_ids},
-      {"batch_consecutive", test_batch_consecutive},
-      {"two_streams_warning", test_two_streams_warning},
-      {"load_sniffing", test_load_sniffing},
-      {"template_api", test_template_api},
-      {"template_validate", test_template_validate},
-      {"template_write_expanded", test_template_write_expanded},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create(cases[i].name);
-    tcase_add_test(tc, cases[i].test);
-    suite_add_tcase(s, tc);
-  }
-  return s;
-}
-
 int main(void)
 {
-  SRunner *sr = srunner_create(trace_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  const dt_test_case cases[] = {
+      {"every_op_and_key", test_every_op_and_key, 1},
+      {"quoting_and_escapes", test_quoting_and_escapes, 1},
+      {"comments_and_blank_lines", test_comments_and_blank_lines, 1},
+      {"rank_lists", test_rank_lists, 1},
+      {"idle_ranks", test_idle_ranks, 1},
+      {"after_forward_stream", test_after_forward_stream, 1},
+      {"per_rank_files", test_per_rank_files, 1},
+      {"round_trip", test_round_trip, 1},
+      {"parse_errors", test_parse_errors, 1},
+      {"validate_collective_mismatch", test_validate_collective_mismatch, 1},
+      {"validate_p2p_mismatch", test_validate_p2p_mismatch, 1},
+      {"match_ids", test_match_ids, 1},
+      {"batch_consecutive", test_batch_consecutive, 1},
+      {"two_streams_warning", test_two_streams_warning, 1},
+      {"load_sniffing", test_load_sniffing, 1},
+      {"template_api", test_template_api, 1},
+      {"template_validate", test_template_validate, 1},
+      {"template_write_expanded", test_template_write_expanded, 1},
+  };
+  return dt_test_run(dt_test_suite("trace", cases, sizeof cases / sizeof cases[0], 0));
 }

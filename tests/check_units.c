@@ -1,5 +1,6 @@
 /* Unit tests for common/dt_units.c: bandwidth, time, compute-rate and byte-count parsing (SI and binary
  * prefixes, bits and bytes, bad inputs) and the readable formatters. Expected values are hand conversions. */
+#include "dt_test.h"
 #include "common/dt_units.h"
 
 #include <check.h>
@@ -175,34 +176,16 @@ START_TEST(test_format)
 }
 END_TEST
 
-static Suite *units_suite(void)
-{
-  Suite *s = suite_create("units");
-  struct {
-    const char *name;
-    const TTest *test;
-  } cases[] = {
-      {"bandwidth_bytes_and_bits", test_bandwidth_bytes_and_bits},
-      {"bandwidth_binary_prefixes", test_bandwidth_binary_prefixes},
-      {"bandwidth_bad", test_bandwidth_bad},
-      {"time", test_time},
-      {"flop_rate", test_flop_rate},
-      {"bytes", test_bytes},
-      {"format", test_format},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create(cases[i].name);
-    tcase_add_test(tc, cases[i].test);
-    suite_add_tcase(s, tc);
-  }
-  return s;
-}
-
 int main(void)
 {
-  SRunner *sr = srunner_create(units_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  const dt_test_case cases[] = {
+      {"bandwidth_bytes_and_bits", test_bandwidth_bytes_and_bits, 1},
+      {"bandwidth_binary_prefixes", test_bandwidth_binary_prefixes, 1},
+      {"bandwidth_bad", test_bandwidth_bad, 1},
+      {"time", test_time, 1},
+      {"flop_rate", test_flop_rate, 1},
+      {"bytes", test_bytes, 1},
+      {"format", test_format, 1},
+  };
+  return dt_test_run(dt_test_suite("units", cases, sizeof cases / sizeof cases[0], 0));
 }
