@@ -26,21 +26,7 @@
 
 static dt_platform base_platform(int nodes, int gpus_per_node)
 {
-  dt_platform p;
-  memset(&p, 0, sizeof p);
-  p.name = "test";
-  p.source = "test.yaml";
-  p.gpu_model = "H100";
-  p.gpu_peak = 989e12;
-  p.gpu_efficiency = 0.5;
-  p.nodes = nodes;
-  p.gpus_per_node = gpus_per_node;
-  p.intra_kind = DT_INTRA_NVSWITCH;
-  p.intra_bandwidth = 450e9;
-  p.intra_latency = 1e-6;
-  p.oversubscription = 1;
-  p.bandwidth_factor = 1.0;
-  p.latency_factor = 1.0;
+  dt_platform p = dt_test_platform(nodes, gpus_per_node);
   return p;
 }
 

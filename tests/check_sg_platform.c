@@ -1,6 +1,7 @@
 /* Check suite for replay/dt_sg_platform.cpp: the SimGrid platform realises dt_topology exactly (same links,
  * directions, latencies, bandwidths for every pair), and flows cost alpha + S/B with max-min sharing.
  * SimGrid can be initialised once per process: every test runs in its own forked process (Check's default). */
+#include "dt_test.h"
 #include "platforms/dt_topology.h"
 #include "replay/dt_sg_platform.h"
 
@@ -29,25 +30,12 @@ static void sg_start(void)
 
 static dt_platform base_platform(int nodes, int gpus_per_node, int nics_per_node)
 {
-  dt_platform p;
-  memset(&p, 0, sizeof p);
-  p.name = "test";
-  p.gpu_model = "H100";
-  p.gpu_peak = 989e12;
-  p.gpu_efficiency = 0.5;
-  p.nodes = nodes;
-  p.gpus_per_node = gpus_per_node;
-  p.intra_kind = DT_INTRA_NVSWITCH;
-  p.intra_bandwidth = 450e9;
-  p.intra_latency = 1e-6;
+  dt_platform p = dt_test_platform(nodes, gpus_per_node);
   p.nics_per_node = nics_per_node;
   p.nic_bandwidth = 50e9;
   p.nic_latency = 1.5e-6;
   p.link_bandwidth = 100e9;
   p.link_latency = 3e-7;
-  p.oversubscription = 1;
-  p.bandwidth_factor = 1.0;
-  p.latency_factor = 1.0;
   return p;
 }
 

@@ -3,8 +3,11 @@
 #ifndef DT_TEST_H
 #define DT_TEST_H
 
+#include "platforms/dt_platform.h"
+
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct dt_test_case {
   const char *name;
@@ -37,6 +40,28 @@ static inline int dt_test_run(Suite *s)
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* A platform filled in code for tests: nodes x gpus_per_node H100-like GPUs (989 TFLOP/s at efficiency 0.5) on an
+ * NVSwitch of 450 GB/s per GPU per direction and 1 us, no NICs or network, model factors 1. Strings are static. */
+static inline dt_platform dt_test_platform(int nodes, int gpus_per_node)
+{
+  dt_platform p;
+  memset(&p, 0, sizeof p);
+  p.name = "test";
+  p.source = "test.yaml";
+  p.gpu_model = "H100";
+  p.gpu_peak = 989e12;
+  p.gpu_efficiency = 0.5;
+  p.nodes = nodes;
+  p.gpus_per_node = gpus_per_node;
+  p.intra_kind = DT_INTRA_NVSWITCH;
+  p.intra_bandwidth = 450e9;
+  p.intra_latency = 1e-6;
+  p.oversubscription = 1;
+  p.bandwidth_factor = 1.0;
+  p.latency_factor = 1.0;
+  return p;
 }
 
 #endif
