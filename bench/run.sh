@@ -33,3 +33,10 @@ measure "gen gpt3-175b tp8 pp16 dp8 (1,024 GPUs)" "$DTSIM" run --json bench/h100
   --tp 8 --pp 16 --dp 8
 measure "gen gpt3-175b tp8 pp16 dp32 (4,096 GPUs)" "$DTSIM" run --json bench/h100-512node.yaml --gen gpt3-175b \
   --tp 8 --pp 16 --dp 32
+# nccl-tests-style sweep (docs/bench.md): all_reduce 8 B to 8 GiB (-f 2, 31 sizes) on all 1,024 GPUs, one simulation
+measure "bench all_reduce 8 B-8 GiB, 1,024 GPUs, flow" "$DTSIM" bench all_reduce --platform bench/h100-128node.yaml \
+  --gpus 1024 -b 8 -e 8G -f 2 --json
+# the same with the NCCL model (nccl: section with its defaults: 8 channels over the NICs, auto algorithm/protocol)
+{ cat bench/h100-128node.yaml; echo "nccl: {}"; } >"$tmp/h100-128node-nccl.yaml"
+measure "bench all_reduce 8 B-8 GiB, 1,024 GPUs, NCCL model" "$DTSIM" bench all_reduce \
+  --platform "$tmp/h100-128node-nccl.yaml" --gpus 1024 -b 8 -e 8G -f 2 --json
