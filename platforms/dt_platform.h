@@ -99,6 +99,10 @@ typedef struct dt_platform {
   dt_proto_model protocols[DT_PROTO_COUNT];
   dt_algo_model algorithms[DT_ALGO_COUNT];
   double bandwidth_factor; /* `model.bandwidth_factor`, default 1.0: multiplies every bandwidth */
+  double network_bandwidth_factor; /* `model.network_bandwidth_factor`: replaces bandwidth_factor for NICs and
+                                      fabric links (cables, dragonfly local/global links); 0 = not given, use
+                                      bandwidth_factor. NVLink and network rates are calibrated apart because
+                                      measured efficiencies differ (docs/bench.md) */
   double latency_factor;   /* `model.latency_factor`, default 1.0: multiplies every latency */
 } dt_platform;
 

@@ -162,6 +162,7 @@ int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err)
   /* The model factors are applied once here, so every consumer (SimGrid links, replay alpha terms) sees the
    * calibrated values. The intra-node latency is the route's total: half on each GPU port. */
   double bf = p->bandwidth_factor, lf = p->latency_factor;
+  double nf = p->network_bandwidth_factor > 0 ? p->network_bandwidth_factor : bf; /* NICs and fabric */
   t->links = dt_xcalloc(t->count > 0 ? t->count : 1, sizeof *t->links);
   /* A mesh GPU's own port carries only its loopback: its bandwidth is the GPU's total NVLink bandwidth. */
   double *port_bw = dt_xcalloc((size_t)p->gpus_per_node, sizeof *port_bw);
@@ -179,16 +180,16 @@ int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err)
     set_link(&t->links[i], DT_LINK_GPU, port_bw[i % (size_t)p->gpus_per_node] * bf, p->intra_latency / 2 * lf);
   free(port_bw);
   for (size_t i = t->off_nic; i < t->off_nic_cable; i++)
-    set_link(&t->links[i], DT_LINK_NIC, p->nic_bandwidth * bf, p->nic_latency * lf);
+    set_link(&t->links[i], DT_LINK_NIC, p->nic_bandwidth * nf, p->nic_latency * lf);
   for (size_t i = t->off_nic_cable; i < t->off_up1; i++)
-    set_link(&t->links[i], DT_LINK_CABLE, p->link_bandwidth * bf, p->link_latency * lf);
+    set_link(&t->links[i], DT_LINK_CABLE, p->link_bandwidth * nf, p->link_latency * lf);
   for (size_t i = t->off_up1; i < t->off_intra; i++) {
     if (p->topology == DT_NET_DRAGONFLY && i < t->off_up2)
-      set_link(&t->links[i], DT_LINK_LOCAL, p->local_bandwidth * bf, p->local_latency * lf);
+      set_link(&t->links[i], DT_LINK_LOCAL, p->local_bandwidth * nf, p->local_latency * lf);
     else if (p->topology == DT_NET_DRAGONFLY)
-      set_link(&t->links[i], DT_LINK_GLOBAL, p->global_bandwidth * bf, p->global_latency * lf);
+      set_link(&t->links[i], DT_LINK_GLOBAL, p->global_bandwidth * nf, p->global_latency * lf);
     else
-      set_link(&t->links[i], DT_LINK_CABLE, p->link_bandwidth * bf, p->link_latency * lf);
+      set_link(&t->links[i], DT_LINK_CABLE, p->link_bandwidth * nf, p->link_latency * lf);
   }
   for (size_t i = t->off_intra; i < t->count; i++) {
     size_t k = (i - t->off_intra);

@@ -104,7 +104,7 @@ START_TEST(test_every_key_value)
                      "  wiring: rail\n"
                      "  link_bandwidth: 25GiB/s\n"
                      "  link_latency: 500ns\n"
-                     "model: {bandwidth_factor: 0.9, latency_factor: 1.25}\n";
+                     "model: {bandwidth_factor: 0.9, network_bandwidth_factor: 0.95, latency_factor: 1.25}\n";
   dt_platform *p = parse_ok(text);
   ck_assert_str_eq(p->name, "dgx-h100-4node");
   ck_assert_str_eq(p->source, "p.yaml");
@@ -127,6 +127,7 @@ START_TEST(test_every_key_value)
   REL_EQ(p->link_bandwidth, 25.0 * 1073741824.0); /* 25 GiB/s = 25 * 2^30 */
   REL_EQ(p->link_latency, 5e-7);
   REL_EQ(p->bandwidth_factor, 0.9);
+  REL_EQ(p->network_bandwidth_factor, 0.95);
   REL_EQ(p->latency_factor, 1.25);
   ck_assert_int_eq(dt_platform_gpu_count(p), 32);
   dt_platform_free(p);
@@ -155,6 +156,7 @@ START_TEST(test_defaults)
   dt_platform *p = parse_ok(one);
   REL_EQ(p->gpu_efficiency, 1.0);
   REL_EQ(p->bandwidth_factor, 1.0);
+  ck_assert(p->network_bandwidth_factor == 0); /* not given: NICs use bandwidth_factor */
   REL_EQ(p->latency_factor, 1.0);
   ck_assert_int_eq(p->nics_per_node, 0);
   ck_assert_int_eq(p->topology, DT_NET_NONE);

@@ -237,6 +237,16 @@ START_TEST(test_oversubscribed)
   assert_close(dt_topology_link(t, 0)->bandwidth, 0.5 * 450e9, "scaled GPU port bandwidth");
   assert_close(dt_topology_link(t, 27)->bandwidth, 0.5 * 100e9, "scaled cable bandwidth");
   dt_topology_free(t);
+
+  /* model.network_bandwidth_factor replaces the factor for NICs and cables only (links: 8 GPU ports, 8 NICs,
+   * 8 NIC cables, 4 leaf-spine cables) */
+  p.network_bandwidth_factor = 0.9;
+  t = build(&p);
+  assert_close(dt_topology_link(t, 0)->bandwidth, 0.5 * 450e9, "GPU port keeps bandwidth_factor");
+  assert_close(dt_topology_link(t, 8)->bandwidth, 0.9 * 50e9, "NIC takes network_bandwidth_factor");
+  assert_close(dt_topology_link(t, 16)->bandwidth, 0.9 * 100e9, "NIC cable takes network_bandwidth_factor");
+  assert_close(dt_topology_link(t, 27)->bandwidth, 0.9 * 100e9, "leaf-spine cable takes network_bandwidth_factor");
+  dt_topology_free(t);
 }
 END_TEST
 
