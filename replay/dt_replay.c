@@ -267,7 +267,8 @@ static void iv_fold(ivlist *l, double w)
     l->done += l->v[k][1] - l->v[k][0];
     k++;
   }
-  memmove(l->v, l->v + k, (l->n - k) * sizeof *l->v);
+  if (k > 0 && l->n > k) /* memmove with a NULL array is undefined even for 0 bytes */
+    memmove(l->v, l->v + k, (l->n - k) * sizeof *l->v);
   l->n -= k;
   l->lim = l->n * 2 > 16 ? l->n * 2 : 16;
 }

@@ -1769,8 +1769,10 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   }
 
   /* streams: GPU ops sorted by start time, streams in order of their first op */
-  qsort(k->launches, k->nlaunches, sizeof *k->launches, launch_cmp);
-  qsort(k->steps, k->nsteps, sizeof *k->steps, span_cmp);
+  if (k->nlaunches) /* qsort with a NULL array is undefined even for 0 elements */
+    qsort(k->launches, k->nlaunches, sizeof *k->launches, launch_cmp);
+  if (k->nsteps)
+    qsort(k->steps, k->nsteps, sizeof *k->steps, span_cmp);
   const gpu_ev **sorted = dt_xmalloc(k->ngpu * sizeof *sorted);
   for (size_t i = 0; i < k->ngpu; i++)
     sorted[i] = &k->gpu[i];
