@@ -6,15 +6,7 @@
 # usage: tests/e2e_bench.sh path/to/dtsim   (run from the repository root)
 set -u
 DTSIM=${1:?usage: e2e_bench.sh DTSIM}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
-# close A B: |A - B| <= 1e-6 * |B|
-close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= 1e-6 * m) }'; }
+source "$(dirname "$0")/e2e_lib.sh"
 
 cat >"$tmp/p4.yaml" <<'EOF'
 dtsim_platform: 1
@@ -168,5 +160,4 @@ check "validate with a malformed number exits 2 at file:line" \
 "$DTSIM" validate --platforms "$tmp" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "validate with a missing platform exits 2" '[ $rc -eq 2 ] && grep -q "cannot open" "$tmp/err"'
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

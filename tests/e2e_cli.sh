@@ -5,15 +5,7 @@
 # usage: tests/e2e_cli.sh path/to/dtsim   (run from the repository root)
 set -u
 DTSIM=${1:?usage: e2e_cli.sh DTSIM}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
-# relative difference of two numbers within tolerance
-close() { awk -v a="$1" -v b="$2" -v tol="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; s = (b < 0 ? -b : b); exit !(d <= tol * s) }'; }
+source "$(dirname "$0")/e2e_lib.sh"
 
 # --- version and help
 check "version" '"$DTSIM" --version | grep -q "^dtsim [0-9]"'
@@ -91,5 +83,4 @@ check "import to a directory writes per-rank files" '[ $rc -eq 0 ] && [ "$(ls "$
 "$DTSIM" run --json platforms/dgx-a100.yaml "$tmp"/per/*.dtt >"$tmp/k4.json" 2>/dev/null
 check "per-rank files replay to the same makespan" '[ "$(jq -r .makespan_s "$tmp/k4.json")" = "$(jq -r .makespan_s "$tmp/k1.json")" ]'
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

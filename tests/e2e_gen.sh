@@ -5,13 +5,7 @@
 # usage: tests/e2e_gen.sh path/to/dtsim   (run from the repository root)
 set -u
 DTSIM=${1:?usage: e2e_gen.sh DTSIM}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+source "$(dirname "$0")/e2e_lib.sh"
 
 GEN="neox-19m --tp 2 --pp 2 --dp 2 --global-batch 32"
 check "help lists gen" '"$DTSIM" help | grep -q "^  gen "'
@@ -64,5 +58,4 @@ check "workload unknown key exits 2 at line:col" '[ $rc -eq 2 ] && grep -q "w.ya
 printf 'dtsim_workload: 1\npreset: neox-19m\ntraining: {global_batch: 16}\nparallel: {tp: 2, dp: 2}\n' >"$tmp/w2.yaml"
 check "workload file runs" '"$DTSIM" run --json platforms/dgx-a100.yaml --gen "$tmp/w2.yaml" 2>/dev/null | jq -e ".ranks == 4" >/dev/null'
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

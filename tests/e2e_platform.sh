@@ -4,13 +4,7 @@
 # usage: tests/e2e_platform.sh path/to/dtsim   (run from the repository root)
 set -u
 DTSIM=${1:?usage: e2e_platform.sh DTSIM}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+source "$(dirname "$0")/e2e_lib.sh"
 
 # --- check: every shipped platform is valid
 for f in platforms/*.yaml; do
@@ -75,5 +69,4 @@ check "route to a GPU out of range exits 2" '[ $rc -eq 2 ] && grep -q "from 0 to
 "$DTSIM" platform show platforms/frontier-like.yaml --route 0 >/dev/null 2>&1; rc=$?
 check "--route with one GPU exits 2" '[ $rc -eq 2 ]'
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
