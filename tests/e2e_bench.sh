@@ -6,7 +6,7 @@
 # usage: tests/e2e_bench.sh path/to/dtsim   (run from the repository root)
 set -u
 DTSIM=${1:?usage: e2e_bench.sh DTSIM}
-source "$(dirname "$0")/e2e_lib.sh"
+source "$(dirname "$0")/e2e-lib.sh"
 
 cat >"$tmp/p4.yaml" <<'EOF'
 dtsim_platform: 1

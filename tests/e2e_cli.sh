@@ -5,7 +5,7 @@
 # usage: tests/e2e_cli.sh path/to/dtsim   (run from the repository root)
 set -u
 DTSIM=${1:?usage: e2e_cli.sh DTSIM}
-source "$(dirname "$0")/e2e_lib.sh"
+source "$(dirname "$0")/e2e-lib.sh"
 
 # --- version and help
 check "version" '"$DTSIM" --version | grep -q "^dtsim [0-9]"'

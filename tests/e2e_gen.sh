@@ -5,7 +5,7 @@
 # usage: tests/e2e_gen.sh path/to/dtsim   (run from the repository root)
 set -u
 DTSIM=${1:?usage: e2e_gen.sh DTSIM}
-source "$(dirname "$0")/e2e_lib.sh"
+source "$(dirname "$0")/e2e-lib.sh"
 
 GEN="neox-19m --tp 2 --pp 2 --dp 2 --global-batch 32"
 check "help lists gen" '"$DTSIM" help | grep -q "^  gen "'

@@ -4,7 +4,7 @@
 # usage: tests/e2e_platform.sh path/to/dtsim   (run from the repository root)
 set -u
 DTSIM=${1:?usage: e2e_platform.sh DTSIM}
-source "$(dirname "$0")/e2e_lib.sh"
+source "$(dirname "$0")/e2e-lib.sh"
 
 # --- check: every shipped platform is valid
 for f in platforms/*.yaml; do
