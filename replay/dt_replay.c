@@ -49,6 +49,7 @@ typedef struct helper_arg {
   int32_t rank;
   const dt_op *op;
   sg_sem_t done;
+  double *end; /* where the op's own completion time goes */
 } helper_arg;
 
 /* A union of [start, end] intervals being built: disjoint, sorted, touching ones merged (as
@@ -167,25 +168,32 @@ static void helper_actor(int argc, char **argv)
   helper_arg *h = sg_actor_self_get_data();
   sg_actor_daemonize(sg_actor_self());
   exec_op(h->run, h->rank, h->op);
+  *h->end = simgrid_get_clock();
   sg_sem_release(h->done);
 }
 
 /* Ops [i, j) of a stream form one batch (ncclGroupStart/End): sends and receives are posted together as
  * asynchronous comms, any other op runs in a helper actor on the same host; the batch completes when all
- * have. Arrays live on the actor's stack so that a deadlocked (killed) actor leaks nothing. */
-static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i, size_t j)
+ * have. end[k - i] receives op k's own completion time (a pair's statistics must not include the wait for
+ * unrelated peers of the same batch). Arrays live on the actor's stack so that a deadlocked (killed) actor
+ * leaks nothing. */
+static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i, size_t j, double *end)
 {
   size_t n = j - i;
   sg_comm_t comms[n];
+  size_t comm_op[n]; /* comms[c] belongs to op i + comm_op[c] */
   helper_arg helpers[n];
   void *got[n];
   size_t nc = 0, nh = 0;
   sg_sem_t hsem = NULL;
   for (size_t k = i; k < j; k++) {
     const dt_op *op = &st->ops[k];
+    end[k - i] = simgrid_get_clock(); /* marks complete at once */
     if (op->kind == DT_OP_SEND) {
+      comm_op[nc] = k - i;
       comms[nc++] = sg_mailbox_put_async(pair_mailbox(R, rank, op), &payload_token, (long)op->bytes);
     } else if (op->kind == DT_OP_RECV) {
+      comm_op[nc] = k - i;
       comms[nc] = sg_mailbox_get_async(pair_mailbox(R, rank, op), &got[nc]);
       nc++;
     } else if (op->kind != DT_OP_MARK) {
@@ -196,6 +204,7 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
       h->rank = rank;
       h->op = op;
       h->done = hsem;
+      h->end = &end[k - i];
       char name[64];
       snprintf(name, sizeof name, "r%d.s%d.op%zu", (int)rank, (int)st->id, k);
       sg_actor_t a = sg_actor_init(name, R->c.host_of_rank[rank]);
@@ -203,8 +212,16 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
       sg_actor_start(a, helper_actor, 0, NULL);
     }
   }
-  if (nc > 0)
-    sg_comm_wait_all(comms, nc);
+  /* wait_any releases the comm it returns and keeps the others: drop it from the arrays and go on */
+  while (nc > 0) {
+    ssize_t c = sg_comm_wait_any(comms, nc);
+    if (c < 0)
+      break;
+    end[comm_op[c]] = simgrid_get_clock();
+    comms[c] = comms[nc - 1];
+    comm_op[c] = comm_op[nc - 1];
+    nc--;
+  }
   for (size_t k = 0; k < nh; k++)
     sg_sem_acquire(hsem);
   if (hsem)
@@ -374,7 +391,8 @@ static void account(replay_run *R, const rp_live *l, int pair)
     report_instance(R, l, pair, bytes);
 }
 
-/* One op of rank completed: issued at `issue`, its batch completed at `end`. */
+/* One op of rank completed: issued at `issue` (its batch's issue), completed at `end` (its own completion;
+ * the stream goes on when the whole batch has). */
 static void op_done(replay_run *R, int32_t rank, const dt_op *op, double issue, double end)
 {
   rank_acc *a = &R->acc[rank];
@@ -433,13 +451,18 @@ static void stream_actor(int argc, char **argv)
       wait_deps(R, rank, &st->ops[k]);
     double issue = simgrid_get_clock();
     R->stream_lo[a->flat] = issue;
-    if (j == i + 1)
+    double now;
+    if (j == i + 1) {
       exec_op(R, rank, &st->ops[i]);
-    else
-      run_batch(R, rank, st, i, j);
-    double now = simgrid_get_clock();
-    for (size_t k = i; k < j; k++)
-      op_done(R, rank, &st->ops[k], issue, now);
+      now = simgrid_get_clock();
+      op_done(R, rank, &st->ops[i], issue, now);
+    } else {
+      double end[j - i];
+      run_batch(R, rank, st, i, j, end);
+      now = simgrid_get_clock();
+      for (size_t k = i; k < j; k++)
+        op_done(R, rank, &st->ops[k], issue, st->ops[k].kind == DT_OP_MARK ? now : end[k - i]);
+    }
     R->stream_done[a->flat] = j;
     R->stream_lo[a->flat] = j < st->nops ? now : INFINITY;
     rank_compact(R, rank);

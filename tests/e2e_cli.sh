@@ -35,6 +35,9 @@ done
 want=$(awk 'BEGIN { printf "%.12g", 2e-6 + 1048576 / 100e9 }')
 check "batched exchange exits 0 and takes a + S/B" '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/ex.json")" "$want" 1e-6'
 check "send pair counted once" '[ "$(jq -r .by_kind.send.count "$tmp/ex.json")" = 2 ]'
+"$DTSIM" run --json tests/data/node8.yaml tests/data/batch-skew.dtt >"$tmp/bs.json" 2>/dev/null; rc=$?
+want=$(awk 'BEGIN { printf "%.12g", 2 * (2e-6 + 1048576 / 100e9) }')
+check "pairs in a batch are timed on their own, not with the batch's slowest peer" '[ $rc -eq 0 ] && close "$(jq -r .by_kind.send.time_s "$tmp/bs.json")" "$want" 1e-6'
 timeout 60 "$DTSIM" run --json tests/data/node8.yaml tests/data/deadlock.dtt >"$tmp/dl.json" 2>"$tmp/dl.err"; rc=$?
 check "unbatched exchange is a deadlock: exit 1" '[ $rc -eq 1 ]'
 check "deadlock JSON lists the blocked ops" '[ "$(jq -r ".deadlock | length" "$tmp/dl.json")" -ge 2 ]'
