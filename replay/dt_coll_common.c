@@ -363,5 +363,14 @@ void rp_coll_notes(const rp_ctx *c, void (*note)(void *data, const char *text), 
       snprintf(line, sizeof line, "%s: %s", dt_op_kind_name((dt_op_kind)k), text);
       note(data, line);
     }
+    if (c->forced_fallback[k]) {
+      char line[300];
+      snprintf(line, sizeof line,
+               "%s: the forced algorithm '%s' cannot run %llu instance%s (op, group shape or platform): they ran "
+               "with the algorithm listed instead",
+               dt_op_kind_name((dt_op_kind)k), dt_algo_name(c->algo), (unsigned long long)c->forced_fallback[k],
+               c->forced_fallback[k] == 1 ? "" : "s");
+      note(data, line);
+    }
   }
 }

@@ -152,8 +152,11 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
     x.net_hop = pm->net_hop_latency * p->latency_factor;
     x.fixed = (pm->latency + am->latency) * p->latency_factor;
   }
-  if (i == 0)
+  if (i == 0) {
     rp_choice_record(c, op->kind, x.algo, x.proto, op->kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(op) : op->bytes);
+    if (c->algo != DT_ALGO_AUTO && x.algo != c->algo)
+      c->forced_fallback[op->kind]++; /* said in the notes: a silent substitution would mislead */
+  }
   in->algo = dt_algo_name(x.algo);
   in->proto = p->nccl ? proto_labels[x.proto] : NULL;
 

@@ -667,6 +667,9 @@ static dt_stats *collect_stats(replay_run *R)
     note_sink ns = {s, &notes_cap};
     rp_coll_notes(&R->c, note_to_stats, &ns);
   }
+  if (R->c.proto >= 0 && !R->c.p->nccl)
+    add_note(s, &notes_cap, "the forced protocol has no effect: platform '%s' has no nccl: section (textbook "
+                            "alpha-beta collectives, docs/replay.md)", R->c.p->name);
   if (kinds_seen[DT_OP_OTHER])
     add_note(s, &notes_cap, "%zu 'other' ops replayed as ring all-reduces of their bytes", kinds_seen[DT_OP_OTHER]);
 

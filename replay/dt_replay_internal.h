@@ -66,6 +66,7 @@ typedef struct rp_ctx {
   double *ring_alpha;     /* per group: max route latency over the ring's hops, < 0 until computed */
   dt_algo algo;           /* forced algorithm (dt_replay_opts), DT_ALGO_AUTO to choose per instance */
   int proto;              /* forced protocol, -1 to choose per instance */
+  uint64_t forced_fallback[DT_OP_COUNT]; /* instances per kind where the forced algorithm could not run */
   struct rp_coll *coll;   /* per-group shapes and the choices made (dt_coll_common.c) */
   int32_t *comm_active;   /* per rank: collectives and sends/recvs in flight (the overlap tax) */
 } rp_ctx;

@@ -30,6 +30,10 @@ for fid in flow step; do
   check "allreduce8 $fid count 1, bytes per rank" '[ "$(jq -r .by_kind.allreduce.count "$tmp/ar.json")" = 1 ] && [ "$(jq -r .by_kind.allreduce.bytes "$tmp/ar.json")" = 67108864 ]'
 done
 
+# --- a forced algorithm that cannot run is said, not silently replaced
+"$DTSIM" run --json --algo nvls platforms/dgx-a100.yaml tests/data/allreduce8.dtt >"$tmp/fa.json" 2>/dev/null
+check "forced algorithm fallback is in the notes" 'jq -r ".notes[]" "$tmp/fa.json" | grep -q "forced algorithm .nvls. cannot run 1 instance"'
+
 # --- batched exchange completes at alpha + S/B; unbatched deadlocks (exit 1, JSON still printed)
 "$DTSIM" run --json tests/data/node8.yaml tests/data/exchange.dtt >"$tmp/ex.json" 2>/dev/null; rc=$?
 want=$(awk 'BEGIN { printf "%.12g", 2e-6 + 1048576 / 100e9 }')
