@@ -789,7 +789,11 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   memcpy(argv_copy, sg_argv, sizeof *argv_copy * (size_t)sg_argc);
   int argc_copy = sg_argc;
   simgrid_started = 1;
-  simgrid_init(&argc_copy, argv_copy); /* may reorder argv_copy; the strings stay owned by sg_argv */
+  /* may reorder argv_copy; the strings stay owned by sg_argv */
+  if (dt_sg_init(&argc_copy, argv_copy, err) != DT_OK) {
+    free(argv_copy);
+    goto cleanup;
+  }
   free(argv_copy);
   if (dt_sg_platform_build(R.c.topo, err) != DT_OK)
     goto cleanup;

@@ -115,3 +115,15 @@ extern "C" int dt_sg_platform_build(const dt_topology* t, dt_error* err)
     return dt_error_set(err, "", 0, 0, "simgrid rejected the platform: %s", e.what());
   }
 }
+
+int dt_sg_init(int* argc, char** argv, dt_error* err)
+{
+  try {
+    simgrid::s4u::Engine::get_instance(argc, argv);
+  } catch (const std::exception& e) {
+    /* SimGrid's message lists every key; keep its first line */
+    std::string what = e.what();
+    return dt_error_set(err, nullptr, 0, 0, "SimGrid rejected a setting: %s", what.substr(0, what.find('\n')).c_str());
+  }
+  return DT_OK;
+}

@@ -9,6 +9,10 @@
 extern "C" {
 #endif
 
+/* Starts SimGrid (simgrid_init) with argc/argv, catching what SimGrid throws on a bad --cfg key or value so
+ * that it becomes DT_ERR with err set instead of an abort. Call once per process, before dt_sg_platform_build. */
+int dt_sg_init(int *argc, char **argv, dt_error *err);
+
 /* Must run after simgrid_init() and before any actor is created. Sets the network model that makes flows
  * match the alpha-beta closed forms (network/model:CM02, network/crosstraffic:0, network/TCP-gamma:0),
  * then creates one host per global GPU, named "gpu<global index>", and links/routes realising exactly

@@ -47,6 +47,7 @@ static const char run_usage[] =
     "  --algo A               collective algorithm: auto (default: chosen per collective from the platform's\n"
     "                         nccl: model), ring, tree, nvls, nvls-tree, hier, collnet, chain, direct\n"
     "  --proto P              protocol: auto (default), LL, LL128, Simple\n"
+    "  --cfg KEY:VALUE        a SimGrid setting, repeatable (e.g. contexts/factory:thread)\n"
     "  --placement FILE       rank-to-GPU map, lines 'rank node gpu' (default rank r on node r/G, GPU r%G)\n"
     "  --format F             input format: auto (default), native, kineto\n"
     "  --expand N             expand a single-rank capture to N ranks (default: the capture's world size);\n"
@@ -187,6 +188,7 @@ static int cmd_run(int argc, char **argv)
                                            {"gen", required_argument, NULL, 'g'},
                                            {"algo", required_argument, NULL, 'a'},
                                            {"proto", required_argument, NULL, 'P'},
+                                           {"cfg", required_argument, NULL, 'C'},
                                            IMPORT_LONG_OPTIONS};
   size_t nrun = sizeof run_opts / sizeof run_opts[0], ngen = 0;
   while (dt_gen_long_options[ngen].name)
@@ -203,6 +205,7 @@ static int cmd_run(int argc, char **argv)
   dt_import_opts_init(&io);
   dt_replay_opts ro;
   dt_replay_opts_init(&ro);
+  char **sg_cfg = NULL; /* --cfg settings handed to SimGrid, owned here */
   int opt;
   optind = 1;
   int rc = EXIT_USAGE;
@@ -237,6 +240,17 @@ static int cmd_run(int argc, char **argv)
       break;
     case 'p':
       placement_path = optarg;
+      break;
+    case 'C': /* handed to SimGrid as --cfg=KEY:VALUE (e.g. contexts/factory:thread under a sanitizer) */
+      if (!strchr(optarg, ':')) {
+        usage_error("run", "--cfg expects a SimGrid setting KEY:VALUE, found '%s'", optarg);
+        goto done_usage;
+      }
+      sg_cfg = dt_xrealloc(sg_cfg, sizeof *sg_cfg * (size_t)(ro.simgrid_argc + 1));
+      sg_cfg[ro.simgrid_argc] = dt_xmalloc(strlen(optarg) + 7);
+      sprintf(sg_cfg[ro.simgrid_argc], "--cfg=%s", optarg);
+      ro.simgrid_argc++;
+      ro.simgrid_argv = sg_cfg;
       break;
     case 'a': /* collective algorithm, docs/replay.md */
       if (dt_algo_from_name(optarg) < 0) {
@@ -331,6 +345,9 @@ cleanup:
   dt_trace_free(t);
   dt_platform_free(p);
 done_usage:
+  for (int i = 0; i < ro.simgrid_argc; i++)
+    free(sg_cfg[i]);
+  free(sg_cfg);
   dt_gen_flags_free(&gf);
   free(longopts);
   return rc;

@@ -30,6 +30,12 @@ for fid in flow step; do
   check "allreduce8 $fid count 1, bytes per rank" '[ "$(jq -r .by_kind.allreduce.count "$tmp/ar.json")" = 1 ] && [ "$(jq -r .by_kind.allreduce.bytes "$tmp/ar.json")" = 67108864 ]'
 done
 
+# --- SimGrid settings pass through; a bad one is an input error, not an abort
+"$DTSIM" run --json --cfg contexts/factory:thread tests/data/node8.yaml tests/data/allreduce8.dtt >"$tmp/cfg.json" 2>/dev/null; rc=$?
+check "--cfg KEY:VALUE reaches SimGrid and the run succeeds" '[ $rc -eq 0 ] && jq -e .makespan_s "$tmp/cfg.json" >/dev/null'
+"$DTSIM" run --cfg no/such:1 tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/cfg.err"; rc=$?
+check "an unknown SimGrid key exits 2 with a message" '[ $rc -eq 2 ] && grep -q "Bad config key: no/such" "$tmp/cfg.err"'
+
 # --- a forced algorithm that cannot run is said, not silently replaced
 "$DTSIM" run --json --algo nvls platforms/dgx-a100.yaml tests/data/allreduce8.dtt >"$tmp/fa.json" 2>/dev/null
 check "forced algorithm fallback is in the notes" 'jq -r ".notes[]" "$tmp/fa.json" | grep -q "forced algorithm .nvls. cannot run 1 instance"'
