@@ -105,6 +105,11 @@ int rp_algo_has(dt_op_kind kind, dt_algo algo)
 
 static const char *const proto_labels[DT_PROTO_COUNT] = {"ll", "ll128", "simple"};
 
+const char *rp_proto_label(dt_proto proto)
+{
+  return proto < DT_PROTO_COUNT ? proto_labels[proto] : NULL;
+}
+
 void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
 {
   int32_t g = dt_trace_op_group(c->t, rank, op);

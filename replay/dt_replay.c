@@ -108,10 +108,12 @@ static rp_live *pair_of(replay_run *R, int32_t rank, const dt_op *op)
                      (uint64_t)op->match, 2);
 }
 
-/* Arrives at the pair of a send or recv and returns its mailbox, named by the pair's recycled id. */
-static sg_mailbox_t pair_mailbox(replay_run *R, int32_t rank, const dt_op *op)
+/* Arrives at the pair of a send or recv and returns its mailbox, named by the pair's recycled id; proto labels
+ * the pair's protocol in its record (NULL: none). */
+static sg_mailbox_t pair_mailbox(replay_run *R, int32_t rank, const dt_op *op, const char *proto)
 {
   rp_live *l = pair_of(R, rank, op);
+  l->proto = proto;
   double now = simgrid_get_clock();
   if (l->arrived == 0 || now > l->last_issue)
     l->last_issue = now;
@@ -127,6 +129,20 @@ static double compute_seconds(const dt_platform *p, const dt_op *op)
     return op->dur;
   double rate = p->gpu_peak * p->gpu_efficiency;
   return op->flop > 0 && rate > 0 ? op->flop / rate : 0;
+}
+
+/* The NCCL model's cost of the pair of a send or recv of rank (rp_p2p_cost; 0 and eff 1 on a textbook platform). */
+static double p2p_cost(replay_run *R, int32_t rank, const dt_op *op, double *eff, const char **label)
+{
+  int32_t peer = dt_trace_op_peer(R->c.t, rank, op);
+  return op->kind == DT_OP_SEND ? rp_p2p_cost(&R->c, rank, peer, op->bytes, eff, label)
+                                : rp_p2p_cost(&R->c, peer, rank, op->bytes, eff, label);
+}
+
+/* Bytes a send's flow carries: its bytes over the protocol's efficiency, whole. */
+static long p2p_bytes(const dt_op *op, double eff)
+{
+  return eff == 1 ? (long)op->bytes : (long)llround((double)op->bytes / eff);
 }
 
 /* Performs one op's effect for `rank` (no bookkeeping). */
@@ -149,11 +165,17 @@ static void exec_op(replay_run *R, int32_t rank, const dt_op *op)
   case DT_OP_MARK:
     break;
   case DT_OP_SEND:
-    sg_mailbox_put(pair_mailbox(R, rank, op), &payload_token, (long)op->bytes);
+  case DT_OP_RECV: {
+    const char *label;
+    double eff, cost = p2p_cost(R, rank, op, &eff, &label);
+    if (op->kind == DT_OP_SEND)
+      sg_mailbox_put(pair_mailbox(R, rank, op, label), &payload_token, p2p_bytes(op, eff));
+    else
+      (void)sg_mailbox_get(pair_mailbox(R, rank, op, label));
+    if (cost > 0) /* both sides wait the NCCL model's p2p cost once the data has arrived */
+      sg_actor_sleep_for(cost);
     break;
-  case DT_OP_RECV:
-    (void)sg_mailbox_get(pair_mailbox(R, rank, op));
-    break;
+  }
   default:
     if (dt_op_is_collective(op->kind))
       rp_collective_run(&R->c, op, rank);
@@ -182,6 +204,7 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
   size_t n = j - i;
   sg_comm_t comms[n];
   size_t comm_op[n]; /* comms[c] belongs to op i + comm_op[c] */
+  double comm_cost[n]; /* the NCCL model's p2p cost of comms[c], waited after its data arrived */
   helper_arg helpers[n];
   void *got[n];
   size_t nc = 0, nh = 0;
@@ -190,11 +213,17 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
     const dt_op *op = &st->ops[k];
     end[k - i] = simgrid_get_clock(); /* marks complete at once */
     if (op->kind == DT_OP_SEND) {
+      const char *label;
+      double eff;
       comm_op[nc] = k - i;
-      comms[nc++] = sg_mailbox_put_async(pair_mailbox(R, rank, op), &payload_token, (long)op->bytes);
+      comm_cost[nc] = p2p_cost(R, rank, op, &eff, &label);
+      comms[nc++] = sg_mailbox_put_async(pair_mailbox(R, rank, op, label), &payload_token, p2p_bytes(op, eff));
     } else if (op->kind == DT_OP_RECV) {
+      const char *label;
+      double eff;
       comm_op[nc] = k - i;
-      comms[nc] = sg_mailbox_get_async(pair_mailbox(R, rank, op), &got[nc]);
+      comm_cost[nc] = p2p_cost(R, rank, op, &eff, &label);
+      comms[nc] = sg_mailbox_get_async(pair_mailbox(R, rank, op, label), &got[nc]);
       nc++;
     } else if (op->kind != DT_OP_MARK) {
       if (!hsem)
@@ -212,20 +241,27 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
       sg_actor_start(a, helper_actor, 0, NULL);
     }
   }
-  /* wait_any releases the comm it returns and keeps the others: drop it from the arrays and go on */
+  /* wait_any releases the comm it returns and keeps the others: drop it from the arrays and go on. A pair
+   * completes its own p2p cost after its data arrived; the batch waits for the last of them below. */
+  double last = 0;
   while (nc > 0) {
     ssize_t c = sg_comm_wait_any(comms, nc);
     if (c < 0)
       break;
-    end[comm_op[c]] = simgrid_get_clock();
+    end[comm_op[c]] = simgrid_get_clock() + comm_cost[c];
+    if (end[comm_op[c]] > last)
+      last = end[comm_op[c]];
     comms[c] = comms[nc - 1];
     comm_op[c] = comm_op[nc - 1];
+    comm_cost[c] = comm_cost[nc - 1];
     nc--;
   }
   for (size_t k = 0; k < nh; k++)
     sg_sem_acquire(hsem);
   if (hsem)
     sg_sem_destroy(hsem);
+  if (last > simgrid_get_clock())
+    sg_actor_sleep_for(last - simgrid_get_clock());
 }
 
 /* Blocks until every `after=` edge of op is complete. */

@@ -89,6 +89,16 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank);
 /* Group-local index of global rank in group g, or -1. */
 int32_t rp_member_index(const rp_ctx *c, int32_t g, int32_t rank);
 
+/* The NCCL model's cost of a send/recv pair from src_rank to dst_rank (docs/replay.md, point-to-point): the
+ * protocol NCCL's p2p picks (LL up to 16 KiB, else Simple; a forced --proto LL or Simple wins) pays its base
+ * latency and one hop's per-step latency (NVLink or network), returned in seconds, to be waited by both sides
+ * once the data has arrived; *eff receives the protocol's efficiency (the flow carries bytes / *eff). Without
+ * the NCCL model: 0 and *eff = 1. *label receives the protocol's static label for the records, or NULL. */
+double rp_p2p_cost(const rp_ctx *c, int32_t src_rank, int32_t dst_rank, uint64_t bytes, double *eff,
+                   const char **label);
+/* Lowercase label of a protocol for the per-instance records ("ll", "ll128", "simple"). */
+const char *rp_proto_label(dt_proto proto);
+
 /* Bytes each member of an all-to-all sends in total (sum of splits, or bytes). */
 uint64_t rp_alltoall_bytes(const dt_op *op);
 

@@ -260,6 +260,32 @@ START_TEST(test_bench_run)
 }
 END_TEST
 
+/* sendrecv on the NCCL model (node4 with `nccl: {}`): each pair pays NCCL's p2p protocol, LL up to 16 KiB and
+ * Simple above, T = L + alpha + h + size/(eB), with NCCL's defaults: LL L = 6.6 us, h = 0.6 us, e = 1/4;
+ * Simple L = 8.4 us, h = 3.4 us, e = 1 (docs/replay.md, point-to-point). */
+START_TEST(test_bench_sendrecv_nccl)
+{
+  dt_platform p = node4();
+  p.nccl = 1;
+  dt_platform_nccl_defaults(&p);
+  uint64_t sizes[] = {1024, 100000000};
+  dt_bench_opts o;
+  dt_bench_opts_init(&o);
+  o.op = dt_bench_op_find("sendrecv");
+  o.ngpus = 4;
+  o.sizes = sizes;
+  o.nsizes = 2;
+  dt_bench_row *rows;
+  dt_error err;
+  ck_assert_int_eq(dt_bench_run(&p, &o, &rows, &err), DT_OK);
+  ck_assert(near(rows[0].time_s, 6.6e-6 + 1e-6 + 0.6e-6 + 1024 / (0.25 * 100e9)));
+  ck_assert_str_eq(rows[0].algo, "p2p/ll");
+  ck_assert(near(rows[1].time_s, 8.4e-6 + 1e-6 + 3.4e-6 + 1e-3));
+  ck_assert_str_eq(rows[1].algo, "p2p/simple");
+  free(rows);
+}
+END_TEST
+
 START_TEST(test_bench_errors)
 {
   dt_platform p = node4();
@@ -303,6 +329,7 @@ static Suite *bench_suite(void)
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_bench_run);
   tcase_add_test(tc, test_bench_errors);
+  tcase_add_test(tc, test_bench_sendrecv_nccl);
   suite_add_tcase(s, tc);
   return s;
 }

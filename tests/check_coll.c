@@ -373,6 +373,63 @@ START_TEST(test_pxn_route)
 }
 END_TEST
 
+/* ---- point-to-point on the NCCL model ---- */
+
+/* A send/recv pair pays NCCL's p2p protocol (LL up to 16 KiB, Simple above; a forced LL wins): T = L + alpha +
+ * h + S/(eB), with h and alpha of the hop (NVLink, or NIC route and h_net between nodes).
+ * loop: 0 1 KiB on one node (LL); 1 64 MiB on one node (Simple); 2 64 MiB across 2 nodes (Simple, NIC-bound);
+ * 3 64 MiB on one node with --proto LL */
+START_TEST(test_p2p)
+{
+  int across = _i == 2;
+  dt_platform p = across ? multi_node(2, 1, 1) : base_platform(1, 2);
+  uint64_t bytes = _i == 0 ? 1024 : S8;
+  dt_proto pr = _i == 0 || _i == 3 ? DT_PROTO_LL : DT_PROTO_SIMPLE;
+  const dt_proto_model *m = &p.protocols[pr];
+  double want = across ? m->latency + net_alpha(&p) + m->net_hop_latency + (double)bytes / (m->efficiency * p.nic_bandwidth)
+                       : m->latency + p.intra_latency + m->hop_latency + (double)bytes / (m->efficiency * p.intra_bandwidth);
+  dt_trace *t = dt_trace_new(2);
+  dt_op *a = add_op(t, 0, 0, DT_OP_SEND);
+  a->peer = 1;
+  a->bytes = bytes;
+  dt_op *b = add_op(t, 1, 0, DT_OP_RECV);
+  b->peer = 0;
+  b->bytes = bytes;
+  dt_stats *s = replay(&p, t, DT_FIDELITY_FLOW, DT_ALGO_AUTO, _i == 3 ? DT_PROTO_LL : -1);
+  ck_assert_int_eq(s->by_kind[DT_OP_SEND].count, 1);
+  ck_assert_rel(s->by_kind[DT_OP_SEND].time_s, want);
+  ck_assert_rel(s->makespan_s, want);
+  dt_stats_free(s);
+}
+END_TEST
+
+/* A batch of a 1 KiB send (LL) and a 64 MiB receive (Simple) on each of 2 ranks: each pair is timed on its own
+ * (the small one does not wait for the large one), the batch ends with the slower. */
+START_TEST(test_p2p_batch)
+{
+  dt_platform p = base_platform(1, 2);
+  const dt_proto_model *ll = &p.protocols[DT_PROTO_LL], *sp = &p.protocols[DT_PROTO_SIMPLE];
+  double small = ll->latency + p.intra_latency + ll->hop_latency + 1024 / (ll->efficiency * p.intra_bandwidth);
+  double large = sp->latency + p.intra_latency + sp->hop_latency + (double)S8 / (sp->efficiency * p.intra_bandwidth);
+  dt_trace *t = dt_trace_new(2);
+  for (int32_t r = 0; r < 2; r++) {
+    dt_op *a = add_op(t, r, 0, DT_OP_SEND);
+    a->peer = 1 - r;
+    a->bytes = r == 0 ? 1024 : S8;
+    a->batch = 3;
+    dt_op *b = add_op(t, r, 0, DT_OP_RECV);
+    b->peer = 1 - r;
+    b->bytes = r == 0 ? S8 : 1024;
+    b->batch = 3;
+  }
+  dt_stats *s = replay(&p, t, DT_FIDELITY_FLOW, DT_ALGO_AUTO, -1);
+  ck_assert_int_eq(s->by_kind[DT_OP_SEND].count, 2);
+  ck_assert_rel(s->by_kind[DT_OP_SEND].time_s, small + large);
+  ck_assert_rel(s->makespan_s, large);
+  dt_stats_free(s);
+}
+END_TEST
+
 /* ---- auto ---- */
 
 /* The allreduce choices of a run of sizes 2^10 .. 2^30 over 2 x 8 GPUs: the largest size whose choice is not
@@ -534,6 +591,8 @@ int main(void)
       {"hier_heterogeneous", test_hier_heterogeneous, 2},
       {"ring_uses_all_nics", test_ring_uses_all_nics, 1},
       {"pxn_route", test_pxn_route, 2},
+      {"p2p", test_p2p, 4},
+      {"p2p_batch", test_p2p_batch, 1},
       {"auto_crossover", test_auto_crossover, 1},
       {"textbook_default", test_textbook_default, 2},
       {"overlap_tax", test_overlap_tax, 1},

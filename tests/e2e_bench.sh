@@ -125,6 +125,15 @@ check "--algo ring --proto Simple runs ring/simple" '[ "$(jq -r ".[0].algo" "$tm
 "$DTSIM" bench all_reduce --platform "$tmp/p4n.yaml" -b 8 -e 8 --algo tree --proto LL --json >"$tmp/out.json" 2>"$tmp/err"
 check "--algo tree --proto LL runs tree/ll" '[ "$(jq -r ".[0].algo" "$tmp/out.json")" = tree/ll ]'
 
+# sendrecv on the NCCL model (NCCL's defaults): LL up to 16 KiB, L + alpha + h + size/(eB) = 6.6 + 1 + 0.6 us +
+# 1024 B / (0.25 x 100 GB/s); Simple above: 8.4 + 1 + 3.4 us + 1000 us (docs/replay.md, point-to-point)
+"$DTSIM" bench sendrecv --platform "$tmp/p4n.yaml" -b 1K -e 1K --json >"$tmp/out.json" 2>"$tmp/err"
+jq -c '.[0]' "$tmp/out.json" >"$tmp/row.json" 2>/dev/null
+check "nccl sendrecv 1 KiB: p2p/ll, 8.24096 us" '[ "$(field algo)" = p2p/ll ] && close "$(field time_us)" 8.24096'
+"$DTSIM" bench sendrecv --platform "$tmp/p4n.yaml" -b $S -e $S --json >"$tmp/out.json" 2>"$tmp/err"
+jq -c '.[0]' "$tmp/out.json" >"$tmp/row.json" 2>/dev/null
+check "nccl sendrecv 1e8 B: p2p/simple, 1012.8 us" '[ "$(field algo)" = p2p/simple ] && close "$(field time_us)" 1012.8'
+
 # --- validate: runs on the shipped references, one table per measured series, rows as in the CSVs
 "$DTSIM" validate --json >"$tmp/v.json" 2>"$tmp/err"; rc=$?
 check "validate exits 0 with JSON" '[ $rc -eq 0 ] && jq -e .tables "$tmp/v.json" >/dev/null'
