@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { EXIT_OK = 0, EXIT_USAGE = 2 };
 
@@ -50,12 +51,14 @@ const char dt_gen_flags_help[] =
     "  --workload FILE        workload YAML (dtsim_workload: 1; docs/generator.md) instead of a preset\n"
     "  --tp N --pp N --dp N   tensor, pipeline and data parallel sizes (world = tp x pp x dp)\n"
     "  --zero K               ZeRO stage 0-3 (1: Megatron's distributed optimizer)\n"
-    "  --sp                   sequence parallelism\n"
+    "  --sp                   sequence parallelism (turned off, with a note, when tp is 1, as Megatron does)\n"
     "  --recompute MODE       activation recomputation: none (default), full, selective\n"
     "  --schedule S           pipeline schedule: 1f1b (default) or interleaved (with --virtual-stages V)\n"
     "  --microbatch B         micro-batch size;  --global-batch G   sequences per iteration\n"
     "  --seq S                sequence length;   --dtype bf16|fp16|fp32\n"
-    "  --bucket SIZE          DP gradient bucket (80MB, 64MiB; default Megatron's max(40M, 1M x dp) elements)\n"
+    "  --bucket SIZE          DP gradient bucket in bytes: 25M, 512K, 1G (K, M, G, T are powers of 1024, as in\n"
+    "                         'dtsim bench'), 80MB (powers of 1000), 64MiB; default Megatron's max(40M, 1M x dp)\n"
+    "                         elements; 0 or any size below one layer's gradients: one bucket per layer\n"
     "  --no-dp-overlap        issue DP gradient reduction after the whole backward\n"
     "  --experts E --top-k K --ep N   mixture of experts: experts per layer, experts per token, expert parallel\n"
     "  --layers, --hidden, --heads, --kv-heads, --ffn, --vocab N   model shape\n"
@@ -78,10 +81,8 @@ int dt_gen_flags_take(dt_gen_flags *f, int opt, const char *arg, const char *cmd
   const flag_row *row = &flag_rows[opt - DT_GEN_OPT_BASE];
   const char *key = row->key, *value = row->fixed ? row->fixed : arg;
   char *k = NULL;
-  if (strcmp(row->flag, "workload") == 0) {
-    f->source = arg;
-    return 1;
-  }
+  if (strcmp(row->flag, "workload") == 0)
+    return dt_gen_flags_source(f, "--workload", arg, cmdname);
   if (strcmp(row->flag, "set") == 0) {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg) {
@@ -101,6 +102,20 @@ int dt_gen_flags_take(dt_gen_flags *f, int opt, const char *arg, const char *cmd
   return 1;
 }
 
+int dt_gen_flags_source(dt_gen_flags *f, const char *flag, const char *arg, const char *cmdname)
+{
+  if (f->source) {
+    fprintf(stderr,
+            "dtsim %s: %s '%s' and %s '%s' both name the workload: give one preset or workload file\nrun "
+            "'dtsim help %s' for usage\n",
+            cmdname, f->source_flag, f->source, flag, arg, cmdname);
+    return -1;
+  }
+  f->source = arg;
+  f->source_flag = flag;
+  return 1;
+}
+
 static int is_yaml_path(const char *s)
 {
   size_t n = strlen(s);
@@ -112,7 +127,13 @@ int dt_gen_flags_config(const dt_gen_flags *f, dt_gen_config *c, dt_error *err)
   dt_gen_config_init(c);
   if (!f->source)
     return dt_error_set(err, "", 0, 0, "expected a preset or --workload FILE");
-  if (is_yaml_path(f->source)) {
+  int is_preset = 0;
+  for (size_t i = 0; i < dt_gen_preset_count(); i++)
+    is_preset |= strcmp(f->source, dt_gen_preset_name(i)) == 0;
+  struct stat sb;
+  int from_file = (f->source_flag && strcmp(f->source_flag, "--workload") == 0) || is_yaml_path(f->source) ||
+                  (!is_preset && stat(f->source, &sb) == 0);
+  if (from_file) {
     if (dt_gen_load_yaml(f->source, c, err) != DT_OK)
       return DT_ERR;
   } else if (dt_gen_preset(f->source, c, err) != DT_OK) {
@@ -121,6 +142,9 @@ int dt_gen_flags_config(const dt_gen_flags *f, dt_gen_config *c, dt_error *err)
   for (size_t i = 0; i < f->n; i++)
     if (dt_gen_set(c, f->keys[i], f->values[i], err) != DT_OK)
       return DT_ERR;
+  char note[1024];
+  if (dt_gen_resolve(c, note, sizeof note))
+    fprintf(stderr, "dtsim: note: %s\n", note);
   return DT_OK;
 }
 
@@ -147,13 +171,15 @@ int dt_gen_print_summary(FILE *out, const dt_gen_config *c, const dt_trace *t, d
   dt_gen_volume v;
   if (dt_gen_volume_compute(c, t, &v, err) != DT_OK)
     return DT_ERR;
-  char a[32], b[32], d[32];
+  char a[32], b[32];
   fprintf(out, "model %s: L %d, h %d, heads %d (kv %d), ffn %d%s, vocab %d, seq %d, dtype %s\n", c->name, c->layers,
           c->hidden, c->heads, c->kv_heads > 0 ? c->kv_heads : c->heads, c->ffn, c->swiglu ? " SwiGLU" : "", c->vocab,
           c->seq, c->dtype);
-  fprintf(out, "parallel: tp %d x pp %d x dp %d = %lld GPUs, ZeRO %d%s, recompute %s, %s schedule", c->tp, c->pp,
-          c->dp, (long long)dt_gen_world(c), c->zero, c->sp ? ", sequence parallel" : "",
-          c->recompute == DT_RECOMPUTE_FULL ? "full" : c->recompute == DT_RECOMPUTE_SELECTIVE ? "selective" : "none",
+  fprintf(out, "parallel: tp %d x pp %d x dp %d = %lld GPUs, ZeRO %d%s, recompute %s, %s schedule", c->tp, c->pp, c->dp,
+          (long long)dt_gen_world(c), c->zero, c->sp && c->tp > 1 ? ", sequence parallel" : "",
+          c->recompute == DT_RECOMPUTE_FULL        ? "full"
+          : c->recompute == DT_RECOMPUTE_SELECTIVE ? "selective"
+                                                   : "none",
           c->schedule == DT_SCHEDULE_INTERLEAVED ? "interleaved" : "1F1B");
   if (c->schedule == DT_SCHEDULE_INTERLEAVED)
     fprintf(out, " (%d virtual stages)", c->virtual_stages);
@@ -190,18 +216,44 @@ int dt_gen_print_summary(FILE *out, const dt_gen_config *c, const dt_trace *t, d
               fmt_bytes(v.kind_bytes[k], a, sizeof a));
 
   double dp_wire = v.stage_wire[DT_SCHEME_DP][0] + v.stage_wire[DT_SCHEME_ZERO][0];
+  int sp = c->sp && c->tp > 1, moe = c->experts > 0;
   fprintf(out, "\nclosed forms (seed study, HOTI 2024), per GPU of stage 0 unless said\n");
-  fprintf(out, "  TP message b*s*h*e            %14s   largest TP op in the trace %s\n",
+  fprintf(out, "  %-33s %14s   largest TP op in the trace %s\n", "TP message b*s*h*e",
           fmt_bytes(v.cf_tp_msg, a, sizeof a), fmt_bytes((double)v.max_msg[DT_SCHEME_TP], b, sizeof b));
-  fprintf(out, "  PP message b*s*h*e%-11s %14s   largest PP op in the trace %s\n", c->sp ? "/t" : "",
+  fprintf(out, "  %-33s %14s   largest PP op in the trace %s\n", sp ? "PP message b*s*h*e/t" : "PP message b*s*h*e",
           fmt_bytes(v.cf_pp_msg, a, sizeof a), fmt_bytes((double)v.max_msg[DT_SCHEME_PP], b, sizeof b));
-  fprintf(out, "  gradients m = params*e        %14s   (%lld parameters per GPU)\n", fmt_bytes(v.cf_dp_m, a, sizeof a),
-          (long long)dt_gen_stage_params(c, 0));
-  if (c->dp > 1)
-    fprintf(out, "  %-29s %14s   trace wire (DP + ZeRO) %s, x(dp-1)/dp = %s\n",
-            c->zero == 3 ? "ZeRO-3 ~1.5 x 2m x micro-batches" : "all-reduce 2m (all-gather m)",
-            fmt_bytes(v.cf_dp_volume, a, sizeof a), fmt_bytes(dp_wire, b, sizeof b),
-            fmt_bytes(v.cf_dp_volume * (c->dp - 1) / c->dp, d, sizeof d));
+  if (!moe) {
+    fprintf(out, "  %-33s %14s   (%lld parameters per GPU)\n", "gradients m = params*e",
+            fmt_bytes(v.cf_dp_m, a, sizeof a), (long long)dt_gen_stage_params(c, 0));
+  } else {
+    fprintf(out, "  %-33s %14s   (%lld dense parameters per GPU: attention, norms, router, embeddings)\n",
+            "dense gradients m = params*e", fmt_bytes(v.cf_dp_m, a, sizeof a), (long long)dt_gen_stage_params(c, 0));
+    fprintf(out, "  %-33s %14s   (%lld expert parameters per GPU: %d experts x %d layers)\n",
+            "expert gradients mx = params*e", fmt_bytes(v.cf_expert_m, a, sizeof a),
+            (long long)dt_gen_stage_expert_params(c, 0), c->experts / c->ep, c->layers / c->pp);
+  }
+  if (c->dp > 1) {
+    const char *dp_label = c->zero == 3   ? "ZeRO-3 ~1.5 x 2m x micro-batches"
+                           : c->zero == 2 ? "ZeRO-2 m x (micro-batches + 1)"
+                           : c->zero == 1 ? "ZeRO-1 RS m + AG m = 2m"
+                                          : "DP all-reduce 2m";
+    fprintf(out, "  %-33s %14s   on the %d GPUs of the DP group\n", dp_label, fmt_bytes(v.cf_dp_volume, a, sizeof a),
+            c->dp);
+    if (moe && v.expert_dp > 1)
+      fprintf(out, "  %-33s %14s   on the dp/ep = %d GPUs of the expert-data-parallel group\n", "expert all-reduce 2mx",
+              fmt_bytes(v.cf_expert_volume, a, sizeof a), v.expert_dp);
+    else if (moe)
+      fprintf(out, "  %-33s %14s   (dp/ep = 1: no expert-data-parallel group)\n", "expert all-reduce",
+              fmt_bytes(0, a, sizeof a));
+    if (moe)
+      fprintf(out,
+              "  %-33s %14s   = DP closed form x (dp-1)/dp + expert x (n-1)/n, n = dp/ep; trace wire (DP + "
+              "ZeRO + expert) %s\n",
+              "sent per GPU with rings", fmt_bytes(v.cf_dp_ring, a, sizeof a), fmt_bytes(dp_wire, b, sizeof b));
+    else
+      fprintf(out, "  %-33s %14s   = closed form above x (dp-1)/dp; trace wire (DP + ZeRO) %s\n",
+              "sent per GPU with rings", fmt_bytes(v.cf_dp_ring, a, sizeof a), fmt_bytes(dp_wire, b, sizeof b));
+  }
   fprintf(out, "\nmessage sizes (ops over all GPUs, power-of-two buckets)\n");
   for (int k = 0; k < DT_GEN_HIST; k++) {
     if (v.hist[k] == 0)
@@ -264,11 +316,12 @@ int dt_cmd_gen(int argc, char **argv)
     }
   }
   if (optind < argc) {
-    if (gf.source || argc - optind > 1) {
+    if (argc - optind > 1) {
       fprintf(stderr, "dtsim gen: unexpected argument '%s'\nrun 'dtsim help gen' for usage\n", argv[argc - 1]);
       goto cleanup;
     }
-    gf.source = argv[optind];
+    if (dt_gen_flags_source(&gf, "PRESET", argv[optind], "gen") < 0)
+      goto cleanup;
   }
   if (!out && !summary) {
     fprintf(stderr, "dtsim gen: expected -o OUT or --summary\nrun 'dtsim help gen' for usage\n");

@@ -223,7 +223,8 @@ static int cmd_run(int argc, char **argv)
     switch (opt) {
     case 'g':
       gen = 1;
-      gf.source = optarg;
+      if (dt_gen_flags_source(&gf, "--gen", optarg, "run") < 0)
+        goto done_usage;
       break;
     case 'j':
       json = 1;

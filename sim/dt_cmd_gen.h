@@ -18,7 +18,8 @@ extern const char dt_gen_flags_help[];
 
 /* Generator flags in command-line order, applied after the preset or workload file. */
 typedef struct dt_gen_flags {
-  const char *source; /* preset name or workload file (ends with .yaml / .yml), NULL until given */
+  const char *source;      /* preset name or workload file, NULL until given */
+  const char *source_flag; /* how it was given: "--workload", "--gen" or "PRESET" (the positional argument) */
   size_t n, cap;
   char **keys, **values; /* owned */
 } dt_gen_flags;
@@ -26,7 +27,12 @@ typedef struct dt_gen_flags {
 /* Takes generator option opt (a dt_gen_long_options value) with its argument. Returns 1 when opt is a generator
  * flag, 0 when it is not, -1 (message printed for cmdname) for a malformed --set. */
 int dt_gen_flags_take(dt_gen_flags *f, int opt, const char *arg, const char *cmdname);
-/* Builds the configuration: preset or workload file, then the flags in order. Returns DT_OK or DT_ERR. */
+/* Sets the preset or workload file from `flag` ("--workload", "--gen", "PRESET"). A second source is an error
+ * (message printed for cmdname): returns 1, or -1. */
+int dt_gen_flags_source(dt_gen_flags *f, const char *flag, const char *arg, const char *cmdname);
+/* Builds the configuration: preset or workload file (--workload always reads a file; --gen and PRESET read one
+ * when the name ends with .yaml / .yml or is not a preset but names a path), then the flags in order, then
+ * Megatron's adjustments (dt_gen_resolve; its note goes to stderr). Returns DT_OK or DT_ERR. */
 int dt_gen_flags_config(const dt_gen_flags *f, dt_gen_config *c, dt_error *err);
 void dt_gen_flags_free(dt_gen_flags *f);
 

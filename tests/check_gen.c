@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- helpers ---- */
 
@@ -321,6 +322,53 @@ START_TEST(test_seq_scaling)
 }
 END_TEST
 
+/* MoE: dense and expert parameters by hand, and their closed forms scaled by the ring's (n-1)/n add up to what the
+ * trace sends. small() with 8 experts, ep 2, dp 4 (expert-data-parallel groups of dp/ep = 2), 2 micro-batches.
+ * Per TP rank and layer: attention 8192, router h x E = 64 x 8 = 512, norms 256: 8960 dense; an expert's MLP
+ * 2 x 64 x 256 / 2 = 16384, 8 / ep = 4 experts: 65536. Stage 0 (2 layers + embedding 8192): dense 26112,
+ * experts 131072. Sent per GPU: 2m (3/4) + 2mx (1/2) with e = 2. */
+START_TEST(test_moe_closed_forms)
+{
+  dt_gen_config c = small();
+  set(&c, "dp", "4");
+  set(&c, "experts", "8");
+  set(&c, "ep", "2");
+  set(&c, "global_batch", "16");
+  ck_assert_int_eq(dt_gen_stage_params(&c, 0), 26112);
+  ck_assert_int_eq(dt_gen_stage_expert_params(&c, 0), 131072);
+  dt_gen_volume v = volume_of(&c);
+  double m = 26112.0 * 2, mx = 131072.0 * 2, sent = 2 * m * 3 / 4 + 2 * mx / 2;
+  ck_assert_double_eq(v.cf_dp_m, m);
+  ck_assert_double_eq(v.cf_expert_m, mx);
+  ck_assert_double_eq(v.cf_expert_volume, 2 * mx);
+  ck_assert_int_eq(v.expert_dp, 2);
+  ck_assert_double_eq_tol(v.cf_dp_ring, sent, 1e-6);
+  double wire = v.stage_wire[DT_SCHEME_DP][0] + v.stage_wire[DT_SCHEME_ZERO][0];
+  ck_assert_double_eq_tol(wire, sent, 1e-6);
+  dt_gen_volume_free(&v);
+}
+END_TEST
+
+/* ZeRO-2 reduce-scatters the gradients in each of the m micro-batches' backward and all-gathers the parameters
+ * once: m_grad (mb + 1) bytes, (dp-1)/dp of it sent. small() with pp 1, dp 4, 2 micro-batches: 4 layers x 24832
+ * + embedding 8192 + final norm 128 + output layer 8192 = 115840 elements. */
+START_TEST(test_zero2_closed_form)
+{
+  dt_gen_config c = small();
+  set(&c, "pp", "1");
+  set(&c, "dp", "4");
+  set(&c, "zero", "2");
+  set(&c, "global_batch", "16");
+  dt_gen_volume v = volume_of(&c);
+  double m = 115840.0 * 2;
+  ck_assert_double_eq(v.cf_dp_m, m);
+  ck_assert_double_eq(v.cf_dp_volume, 3 * m);
+  ck_assert_double_eq_tol(v.cf_dp_ring, 3 * m * 3 / 4, 1e-6);
+  ck_assert_double_eq_tol(v.stage_wire[DT_SCHEME_DP][0] + v.stage_wire[DT_SCHEME_ZERO][0], 3 * m * 3 / 4, 1e-6);
+  dt_gen_volume_free(&v);
+}
+END_TEST
+
 /* With SP the TP all-gather carries the b s h e / t shard and the reduce-scatter the whole b s h e; per layer and
  * micro-batch 2 all-gathers + 2 reduce-scatters forward, 4 + 2 backward (DESIGN.md §5). */
 START_TEST(test_sequence_parallel)
@@ -526,6 +574,169 @@ START_TEST(test_workload_yaml)
 }
 END_TEST
 
+/* A repeated key (libyaml keeps both) or section is an error at the repeat, naming the first line, as the platform
+ * loader does. Columns counted by hand: "parallel: {tp: 2, " is 18 characters. */
+START_TEST(test_workload_duplicates)
+{
+  static const char flow[] = "dtsim_workload: 1\npreset: neox-1.3b\nparallel: {tp: 2, tp: 4}\n";
+  static const char block[] = "dtsim_workload: 1\nparallel:\n  tp: 2\n  dp: 2\n  tp: 4\n";
+  static const char section[] =
+      "dtsim_workload: 1\nparallel: {tp: 2}\ntraining: {global_batch: 8}\nparallel: {dp: 2}\n";
+  static const char preset[] = "dtsim_workload: 1\npreset: neox-19m\npreset: neox-1.3b\n";
+  const struct {
+    const char *text;
+    long line, col;
+    const char *msg;
+  } cases[] = {
+      {flow, 3, 19, "duplicate key 'tp' in 'parallel' (first given at line 3)"},
+      {block, 5, 3, "duplicate key 'tp' in 'parallel' (first given at line 3)"},
+      {section, 4, 1, "duplicate key 'parallel' at the top level (first given at line 2)"},
+      {preset, 3, 1, "duplicate key 'preset' at the top level (first given at line 2)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    dt_gen_config c;
+    dt_gen_config_init(&c);
+    dt_error err;
+    dt_error_clear(&err);
+    ck_assert_int_eq(dt_gen_parse_yaml(cases[i].text, strlen(cases[i].text), "w.yaml", &c, &err), DT_ERR);
+    ck_assert_str_eq(err.file, "w.yaml");
+    ck_assert_int_eq(err.line, cases[i].line);
+    ck_assert_int_eq(err.col, cases[i].col);
+    ck_assert_str_eq(err.msg, cases[i].msg);
+  }
+}
+END_TEST
+
+static void parse_ok(const char *text, dt_gen_config *c)
+{
+  dt_error err;
+  dt_gen_config_init(c);
+  ck_assert_msg(dt_gen_parse_yaml(text, strlen(text), "w.yaml", c, &err) == DT_OK, "%s", err.msg);
+}
+
+static void expect_reject_at(const dt_gen_config *c, const char *file, long line, long col, const char *msg)
+{
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_gen_validate(c, 0, &err), DT_ERR);
+  ck_assert_str_eq(err.file, file);
+  ck_assert_int_eq(err.line, line);
+  ck_assert_int_eq(err.col, col);
+  ck_assert_msg(strstr(err.msg, msg) != NULL, "message '%s' lacks '%s'", err.msg, msg);
+}
+
+/* A rejected value that a workload file set is reported at that file's key; a flag (dt_gen_set after the file)
+ * takes the position away; the preset named in the file stands for the keys it set. */
+START_TEST(test_workload_value_positions)
+{
+  dt_gen_config c;
+  /* neox-1.3b has 16 heads; "parallel: {" is 11 characters, so tp is at column 12 */
+  parse_ok("dtsim_workload: 1\npreset: neox-1.3b\nparallel: {tp: 3}\n", &c);
+  ck_assert_str_eq(c.source, "w.yaml");
+  long line = 0, col = 0;
+  ck_assert_int_eq(dt_gen_key_pos(&c, "tp", &line, &col), 1);
+  ck_assert_int_eq(line, 3);
+  ck_assert_int_eq(col, 12);
+  ck_assert_int_eq(dt_gen_key_pos(&c, "heads", &line, &col), 1);
+  ck_assert_int_eq(line, 2);
+  ck_assert_int_eq(dt_gen_key_pos(&c, "dp", &line, &col), 0);
+  expect_reject_at(&c, "w.yaml", 3, 12, "tensor parallel size 3 does not divide the 16 attention heads");
+  /* the same tp from a flag: the heads the file's preset set are the other half of the conflict */
+  set(&c, "tp", "3");
+  ck_assert_int_eq(dt_gen_key_pos(&c, "tp", &line, &col), 0);
+  expect_reject_at(&c, "w.yaml", 2, 1, "tensor parallel size 3 does not divide the 16 attention heads");
+  /* ZeRO-3 with pp 2: at the zero key (line 4, column 19) */
+  parse_ok("dtsim_workload: 1\npreset: neox-1.3b\ntraining: {global_batch: 16}\nparallel: {pp: 2, zero: 3}\n", &c);
+  expect_reject_at(&c, "w.yaml", 4, 19, "ZeRO stage 3 with pipeline parallelism (pp 2)");
+  /* no model: the file alone, or its model section */
+  parse_ok("dtsim_workload: 1\nparallel: {tp: 2}\n", &c);
+  expect_reject_at(&c, "w.yaml", 0, 0, "no model: layers, hidden, heads, ffn, seq, vocab are not set");
+  parse_ok("dtsim_workload: 1\ntraining: {global_batch: 4}\nmodel: {layers: 4, hidden: 64}\n", &c);
+  expect_reject_at(&c, "w.yaml", 3, 1, "no model: heads, ffn, seq, vocab are not set");
+  /* nothing from a file: no position */
+  c = small();
+  set(&c, "tp", "8");
+  expect_reject_at(&c, "", 0, 0, "does not divide the 4 attention heads");
+}
+END_TEST
+
+/* Counts state their range; --bucket takes `dtsim bench`'s sizes (K, M, G powers of 1024) besides SI and IEC
+ * units; 0 or a size below one layer's gradients issues every gradient unit alone. */
+START_TEST(test_value_ranges_and_sizes)
+{
+  dt_gen_config c = small();
+  dt_error err;
+  ck_assert_int_eq(dt_gen_set(&c, "microbatch", "1000000000", &err), DT_ERR);
+  ck_assert_str_eq(err.msg, "'microbatch' expects a whole number from 1 to 100000000, found '1000000000'");
+  ck_assert_int_eq(dt_gen_set(&c, "global_batch", "0", &err), DT_ERR);
+  ck_assert_str_eq(err.msg, "'global_batch' expects a whole number from 1 to 1125899906842624, found '0'");
+  const struct {
+    const char *text;
+    int64_t bytes;
+  } sizes[] = {{"25M", 25LL << 20},   {"512K", 512LL << 10}, {"1G", 1LL << 30}, {"2T", 2LL << 40}, {"80MB", 80000000},
+               {"64MiB", 64LL << 20}, {"1048576", 1048576},  {"0", 0},          {"default", -1}};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    ck_assert_msg(dt_gen_set(&c, "bucket", sizes[i].text, &err) == DT_OK, "%s: %s", sizes[i].text, err.msg);
+    ck_assert_msg(c.bucket_bytes == sizes[i].bytes, "%s: %lld", sizes[i].text, (long long)c.bucket_bytes);
+  }
+  ck_assert_int_eq(dt_gen_set(&c, "bucket", "25X", &err), DT_ERR);
+  ck_assert_msg(strstr(err.msg, "powers of 1024") != NULL, "%s", err.msg);
+
+  /* buckets on stage 0 of small() with pp 1: the output layer, 4 layers and the embedding are the gradient units
+   * (docs/generator.md); the default bucket (40M elements) holds them all */
+  set(&c, "pp", "1");
+  const char *const per_unit[] = {"0", "1", "16K"};
+  for (int k = -1; k < 3; k++) {
+    set(&c, "bucket", k < 0 ? "default" : per_unit[k]);
+    dt_trace *t = build(&c, 0);
+    int buckets = 0;
+    for (size_t s = 0; s < t->ranks[0].nstreams; s++)
+      for (size_t i = 0; i < t->ranks[0].streams[s].nops; i++) {
+        const char *n = t->ranks[0].streams[s].ops[i].name;
+        buckets += n && strncmp(n, "dp.bucket", 9) == 0;
+      }
+    ck_assert_msg(buckets == (k < 0 ? 1 : 6), "bucket %s: %d buckets", k < 0 ? "default" : per_unit[k], buckets);
+    dt_trace_free(t);
+  }
+}
+END_TEST
+
+/* Megatron-LM turns sequence parallelism off when tp is 1 (arguments.py); so does dt_gen_resolve, with a note. */
+START_TEST(test_sp_without_tp)
+{
+  dt_gen_config c = small();
+  char note[256];
+  set(&c, "tp", "1");
+  set(&c, "sp", "true");
+  ck_assert_int_eq(dt_gen_resolve(&c, note, sizeof note), 1);
+  ck_assert_int_eq(c.sp, 0);
+  ck_assert_msg(strstr(note, "sequence parallelism turned off: tp is 1") != NULL, "%s", note);
+  parse_ok("dtsim_workload: 1\npreset: neox-19m\nparallel: {sp: true}\n", &c);
+  ck_assert_int_eq(dt_gen_resolve(&c, note, sizeof note), 1);
+  ck_assert_msg(strncmp(note, "w.yaml:3:12: ", 13) == 0, "%s", note);
+  c = small();
+  set(&c, "sp", "true");
+  ck_assert_int_eq(dt_gen_resolve(&c, note, sizeof note), 0);
+  ck_assert_int_eq(c.sp, 1);
+  ck_assert_str_eq(note, "");
+}
+END_TEST
+
+/* A workload path that is a directory says so. */
+START_TEST(test_workload_directory)
+{
+  char dir[] = "/tmp/check_gen_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  dt_gen_config c;
+  dt_gen_config_init(&c);
+  dt_error err;
+  ck_assert_int_eq(dt_gen_load_yaml(dir, &c, &err), DT_ERR);
+  ck_assert_str_eq(err.file, dir);
+  ck_assert_str_eq(err.msg, "is a directory, not a workload file");
+  rmdir(dir);
+}
+END_TEST
+
 /* ---- validation and replay without deadlock ---- */
 
 static const char *const replay_cases[][2] = {
@@ -609,6 +820,8 @@ static Suite *gen_suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_zero3_over_dp, 0, (int)dt_gen_preset_count());
   tcase_add_loop_test(tc, test_seq_scaling, 0, (int)dt_gen_preset_count());
+  tcase_add_test(tc, test_moe_closed_forms);
+  tcase_add_test(tc, test_zero2_closed_form);
   suite_add_tcase(s, tc);
   tc = tcase_create("schedules");
   tcase_add_test(tc, test_1f1b_order);
@@ -617,6 +830,11 @@ static Suite *gen_suite(void)
   tc = tcase_create("inputs");
   tcase_add_test(tc, test_rejects);
   tcase_add_test(tc, test_workload_yaml);
+  tcase_add_test(tc, test_workload_duplicates);
+  tcase_add_test(tc, test_workload_value_positions);
+  tcase_add_test(tc, test_value_ranges_and_sizes);
+  tcase_add_test(tc, test_sp_without_tp);
+  tcase_add_test(tc, test_workload_directory);
   suite_add_tcase(s, tc);
   tc = tcase_create("replay");
   tcase_set_timeout(tc, 120);

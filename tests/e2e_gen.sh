@@ -58,4 +58,53 @@ check "workload unknown key exits 2 at line:col" '[ $rc -eq 2 ] && grep -q "w.ya
 printf 'dtsim_workload: 1\npreset: neox-19m\ntraining: {global_batch: 16}\nparallel: {tp: 2, dp: 2}\n' >"$tmp/w2.yaml"
 check "workload file runs" '"$DTSIM" run --json platforms/dgx-a100.yaml --gen "$tmp/w2.yaml" 2>/dev/null | jq -e ".ranks == 4" >/dev/null'
 
+# --- workload files: repeated keys, value errors at the key that set them, one source only
+printf 'dtsim_workload: 1\npreset: neox-1.3b\nparallel: {tp: 2, tp: 4}\n' >"$tmp/dup.yaml"
+"$DTSIM" gen --workload "$tmp/dup.yaml" --summary >/dev/null 2>"$tmp/e7"; rc=$?
+check "repeated key exits 2 at line:col with the first line" '[ $rc -eq 2 ] && grep -q "dup.yaml:3:19: duplicate key .tp. in .parallel. (first given at line 3)" "$tmp/e7"'
+printf 'dtsim_workload: 1\npreset: neox-1.3b\nparallel: {tp: 2}\nparallel: {dp: 2}\n' >"$tmp/dup2.yaml"
+"$DTSIM" gen --workload "$tmp/dup2.yaml" --summary >/dev/null 2>"$tmp/e8"; rc=$?
+check "repeated section exits 2" '[ $rc -eq 2 ] && grep -q "dup2.yaml:4:1: duplicate key .parallel. at the top level (first given at line 3)" "$tmp/e8"'
+printf 'dtsim_workload: 1\npreset: neox-1.3b\nparallel: {tp: 3}\n' >"$tmp/tp3.yaml"
+"$DTSIM" gen --workload "$tmp/tp3.yaml" --summary >/dev/null 2>"$tmp/e9"; rc=$?
+check "a bad value from a file names file:line:col" '[ $rc -eq 2 ] && grep -q "tp3.yaml:3:12: tensor parallel size 3 does not divide the 16 attention heads" "$tmp/e9"'
+printf 'dtsim_workload: 1\npreset: neox-1.3b\ntraining: {global_batch: 16}\nparallel: {pp: 2, zero: 3}\n' >"$tmp/z3pp.yaml"
+"$DTSIM" run --json platforms/dgx-a100.yaml --gen "$tmp/z3pp.yaml" >/dev/null 2>"$tmp/e10"; rc=$?
+check "run --gen: ZeRO-3 with pp from a file at the zero key" '[ $rc -eq 2 ] && grep -q "z3pp.yaml:4:19: ZeRO stage 3 with pipeline" "$tmp/e10"'
+printf 'dtsim_workload: 1\nparallel: {tp: 2}\n' >"$tmp/nomodel.yaml"
+"$DTSIM" gen --workload "$tmp/nomodel.yaml" --summary >/dev/null 2>"$tmp/e11"; rc=$?
+check "missing model names the file" '[ $rc -eq 2 ] && grep -q "nomodel.yaml: no model" "$tmp/e11"'
+"$DTSIM" gen --workload "$tmp/w2.yaml" --workload "$tmp/tp3.yaml" --summary >/dev/null 2>"$tmp/e12"; rc=$?
+check "two --workload flags exit 2" '[ $rc -eq 2 ] && grep -q "both name the workload" "$tmp/e12"'
+"$DTSIM" run --json platforms/dgx-a100.yaml --gen neox-19m --workload "$tmp/w2.yaml" >/dev/null 2>"$tmp/e13"; rc=$?
+check "run: --gen and --workload exit 2" '[ $rc -eq 2 ] && grep -q "both name the workload" "$tmp/e13"'
+"$DTSIM" gen --workload "$tmp" --summary >/dev/null 2>"$tmp/e14"; rc=$?
+check "a directory as workload says so" '[ $rc -eq 2 ] && grep -q "is a directory, not a workload file" "$tmp/e14" && ! grep -q "unknown preset" "$tmp/e14"'
+"$DTSIM" gen neox-19m --microbatch 1000000000 --summary >/dev/null 2>"$tmp/e15"; rc=$?
+check "too large a count states the bound" '[ $rc -eq 2 ] && grep -q "from 1 to 100000000, found .1000000000." "$tmp/e15"'
+
+# --- --sp with tp 1 is turned off with a note (Megatron-LM does the same)
+"$DTSIM" gen neox-19m --sp --summary >"$tmp/sp.txt" 2>"$tmp/sp.err"; rc=$?
+check "--sp with tp 1 runs with a note" '[ $rc -eq 0 ] && grep -q "note: sequence parallelism turned off: tp is 1" "$tmp/sp.err"'
+check "--sp with tp 1: the summary does not say sequence parallel" '! grep -q "sequence parallel" "$tmp/sp.txt" && ! grep -q "b\*s\*h\*e/t" "$tmp/sp.txt"'
+"$DTSIM" gen neox-19m --sp --tp 2 --summary >"$tmp/sp2.txt" 2>"$tmp/sp2.err"
+check "--sp with tp 2 stays on, no note" 'grep -q "sequence parallel" "$tmp/sp2.txt" && ! grep -q "note:" "$tmp/sp2.err"'
+
+# --- --bucket takes bench's sizes; 0 and sizes below a layer issue each gradient unit alone: neox-19m at pp 1
+# has 8 (output layer, 6 layers, embedding); 1G holds them all
+nb() { "$DTSIM" gen neox-19m --dp 2 --global-batch 8 --bucket "$1" -o - 2>/dev/null | awk '/^rank 1$/ { exit } /name=dp\.bucket/ { n++ } END { print n + 0 }'; }
+check "--bucket 0 gives one bucket per layer (8)" '[ "$(nb 0)" = 8 ]'
+check "--bucket 512K gives one bucket per layer (8)" '[ "$(nb 512K)" = 8 ]'
+check "--bucket 1G gives one bucket" '[ "$(nb 1G)" = 1 ]'
+check "--bucket 25M is accepted" '"$DTSIM" gen neox-19m --dp 2 --global-batch 8 --bucket 25M --summary >/dev/null 2>&1'
+"$DTSIM" gen neox-19m --bucket 25X --summary >/dev/null 2>"$tmp/e16"; rc=$?
+check "a bad --bucket names the units" '[ $rc -eq 2 ] && grep -q "powers of 1024" "$tmp/e16"'
+check "help says K is 1024" '"$DTSIM" help gen | grep -q "K, M, G, T are powers of 1024"'
+
+# --- MoE summary: dense and expert parameters apart, and their ring closed forms add up to the trace's wire
+"$DTSIM" gen neox-19m --tp 2 --pp 2 --dp 4 --experts 8 --ep 2 --global-batch 32 --summary >"$tmp/moe.txt" 2>&1
+check "MoE summary shows dense and expert parameters" 'grep -q "dense parameters per GPU" "$tmp/moe.txt" && grep -q "expert parameters per GPU" "$tmp/moe.txt" && grep -q "expert all-reduce 2mx" "$tmp/moe.txt"'
+sent=$(awk '/sent per GPU with rings/ { print $6, $7; n = split($0, f, " "); print f[n-1], f[n] }' "$tmp/moe.txt")
+check "MoE closed forms add up to the trace wire ($(echo $sent))" '[ "$(echo "$sent" | sed -n 1p)" = "$(echo "$sent" | sed -n 2p)" ] && [ -n "$(echo "$sent" | sed -n 1p)" ]'
+
 finish

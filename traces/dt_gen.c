@@ -821,9 +821,9 @@ static void emit_rank(const dt_gen_config *c, dt_trace *t, const world_groups *W
   G.p_expert = c->experts > 0 ? (int64_t)(c->experts / c->ep) * mlp_params(c) : 0;
   G.p_emb = G.vocab_p * c->hidden / c->tp;
   int64_t def = 40000000LL > 1000000LL * c->dp ? 40000000LL : 1000000LL * c->dp; /* Megatron DDP default */
-  G.bucket_elems = c->bucket_bytes > 0 ? c->bucket_bytes / c->elem_bytes : def;
+  G.bucket_elems = c->bucket_bytes >= 0 ? c->bucket_bytes / c->elem_bytes : def;
   if (G.bucket_elems < 1)
-    G.bucket_elems = 1;
+    G.bucket_elems = 1; /* a bucket smaller than any unit's gradients: every layer (embedding, output) alone */
   G.anchor = -1;
   flops(&G);
   stream_pos(&G, S_MAIN);
@@ -888,8 +888,10 @@ int dt_gen_build(const dt_gen_config *c, int materialize, dt_trace **out, dt_err
   snprintf(buf, sizeof buf,
            "tp=%d pp=%d dp=%d zero=%d sp=%d recompute=%s schedule=%s virtual_stages=%d microbatch=%d "
            "global_batch=%lld microbatches=%lld seq=%d dtype=%s experts=%d ep=%d",
-           c->tp, c->pp, c->dp, c->zero, c->sp,
-           c->recompute == DT_RECOMPUTE_FULL ? "full" : c->recompute == DT_RECOMPUTE_SELECTIVE ? "selective" : "none",
+           c->tp, c->pp, c->dp, c->zero, c->sp && c->tp > 1,
+           c->recompute == DT_RECOMPUTE_FULL        ? "full"
+           : c->recompute == DT_RECOMPUTE_SELECTIVE ? "selective"
+                                                    : "none",
            c->schedule == DT_SCHEDULE_INTERLEAVED ? "interleaved" : "1f1b", c->virtual_stages, c->microbatch,
            (long long)c->global_batch, (long long)dt_gen_microbatches(c), c->seq, c->dtype, c->experts, c->ep);
   dt_trace_add_meta(t, "parallel", buf);

@@ -15,6 +15,13 @@
 typedef enum { DT_RECOMPUTE_NONE = 0, DT_RECOMPUTE_FULL, DT_RECOMPUTE_SELECTIVE } dt_gen_recompute;
 typedef enum { DT_SCHEDULE_1F1B = 0, DT_SCHEDULE_INTERLEAVED } dt_gen_schedule;
 
+/* Where a key's value came from: line and column (1-based) of the workload-file key that set it; 0 when a flag,
+ * a default or a preset named outside a file set it. */
+typedef struct dt_gen_pos {
+  int32_t line, col;
+} dt_gen_pos;
+#define DT_GEN_MAX_KEYS 40 /* room for the dt_gen_set keys and the workload sections */
+
 /* Model and parallel configuration. Counts are plain numbers; sizes in bytes. Fill with dt_gen_config_init
  * or dt_gen_preset, change with dt_gen_set (the one entry point shared by flags and workload files). */
 typedef struct dt_gen_config {
@@ -43,14 +50,29 @@ typedef struct dt_gen_config {
   dt_gen_recompute recompute;
   dt_gen_schedule schedule;
   int32_t virtual_stages; /* model chunks per pipeline stage (interleaved schedule); 1 for 1F1B */
-  int64_t bucket_bytes; /* DP gradient bucket size; 0 = Megatron's default max(40M, 1M * dp) elements */
+  int64_t bucket_bytes;   /* DP gradient bucket size; < 0 (the default) = Megatron's max(40M, 1M * dp) elements;
+                             below one layer's gradients (0 included) = one bucket per layer */
   int dp_overlap;       /* 1: buckets issued during the last backward as gradients are ready; 0: after it */
   int32_t ep;           /* expert parallel size (divides dp), 1 without MoE */
+  /* provenance, for error positions */
+  char source[512];                /* workload file read into this configuration, "" when none */
+  dt_gen_pos pos[DT_GEN_MAX_KEYS]; /* per key; read with dt_gen_key_pos */
 } dt_gen_config;
 
 /* Defaults: no model (layers 0 until a preset or keys set it), b 1, bf16, tp = pp = dp = 1, ZeRO 0, no SP,
- * no recompute, 1F1B, 1 virtual stage, default bucket, DP overlap on, dense, ep 1. */
+ * no recompute, 1F1B, 1 virtual stage, default bucket, DP overlap on, dense, ep 1; no source, no positions. */
 void dt_gen_config_init(dt_gen_config *c);
+
+/* Position of the workload-file key that set `key` (a dt_gen_set key, or a section name "preset", "model",
+ * "training", "parallel"): returns 1 and fills *line, *col (1-based; the file is c->source), or 0 when the
+ * value did not come from a file (flag, default, preset named on the command line). */
+int dt_gen_key_pos(const dt_gen_config *c, const char *key, long *line, long *col);
+
+/* Megatron-LM's argument adjustments, applied once the configuration is complete: sequence parallelism is
+ * turned off when tp is 1 (megatron/training/arguments.py: "Disabling sequence parallelism because tensor model
+ * parallelism is disabled"). Returns the number of changes (0 or 1) and writes what changed into note (size
+ * note_size; "" when nothing changed), with the file position when the key came from one. */
+int dt_gen_resolve(dt_gen_config *c, char *note, size_t note_size);
 
 /* Presets (docs/generator.md lists their sources): "neox-19m", "neox-125m", "neox-1.3b", "neox-13b",
  * "gpt3-175b", "llama2-7b", "llama2-70b". */
@@ -64,10 +86,12 @@ int dt_gen_preset(const char *name, dt_gen_config *c, dt_error *err);
 
 /* Sets one key from its text value: the keys of docs/generator.md (layers, hidden, heads, kv_heads, ffn,
  * vocab, seq, swiglu, tied_embeddings, experts, top_k, microbatch, global_batch, dtype, tp, pp, dp, zero,
- * sp, recompute, schedule, virtual_stages, bucket, dp_overlap, ep). "bucket" takes a byte size with an
- * optional unit (B, kB, MB, GB, KiB, MiB, GiB); booleans take true/false/1/0/yes/no/on/off. Returns DT_OK,
- * or DT_ERR with a message (no position; callers add it) for an unknown key (with the nearest) or a bad
- * value. */
+ * sp, recompute, schedule, virtual_stages, bucket, dp_overlap, ep). Counts are whole numbers within a range
+ * the message states. "bucket" takes a byte size: bare suffixes K, M, G, T are powers of 1024 as in `dtsim
+ * bench` ("25M", "512K"), units kB, MB, GB powers of 1000 and KiB, MiB, GiB powers of 1024, or "default";
+ * booleans take true/false/1/0/yes/no/on/off. The key loses any file position (dt_gen_key_pos): the caller
+ * that read it from a file sets it again. Returns DT_OK, or DT_ERR with a message (no position; callers add
+ * it) for an unknown key (with the nearest) or a bad value. */
 int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *err);
 /* Whether key is a dt_gen_set key. */
 int dt_gen_is_key(const char *key);
@@ -78,8 +102,9 @@ int dt_gen_is_key(const char *key);
  *   model: {layers: ..., hidden: ...}
  *   training: {microbatch: 1, global_batch: 1536, dtype: bf16}
  *   parallel: {tp: 8, pp: 16, dp: 8, zero: 1, sp: true, ...}
- * into c (on top of what c holds). Unknown keys or sections are errors at file:line:col with the nearest
- * known key; values are checked as dt_gen_set does. */
+ * into c (on top of what c holds), recording c->source and each key's position. Unknown or repeated keys and
+ * sections are errors at file:line:col (with the nearest known key, or the line of the first occurrence);
+ * values are checked as dt_gen_set does. A directory or unreadable path is an error naming it. */
 int dt_gen_load_yaml(const char *path, dt_gen_config *c, dt_error *err);
 int dt_gen_parse_yaml(const char *text, size_t len, const char *source_name, dt_gen_config *c, dt_error *err);
 
@@ -87,7 +112,8 @@ int dt_gen_parse_yaml(const char *text, size_t len, const char *source_name, dt_
  * stages divides layers, the global batch is a multiple of b * dp, the interleaved schedule has at least two
  * virtual stages and a micro-batch count that is a multiple of pp, ep divides dp and experts, ZeRO 2-3 is
  * not combined with pp > 1 (DeepSpeed refuses it), sizes fit 64 bits. gpus > 0 also checks world = tp*pp*dp
- * <= gpus. Returns DT_OK or DT_ERR with a message that names the values. */
+ * <= gpus. Returns DT_OK or DT_ERR with a message that names the values, at the file:line:col of the first
+ * key involved that a workload file set (c->source alone for a missing model or global batch). */
 int dt_gen_validate(const dt_gen_config *c, int64_t gpus, dt_error *err);
 
 /* World size tp * pp * dp and micro-batches per pipeline global_batch / (microbatch * dp). */
@@ -140,8 +166,14 @@ typedef struct dt_gen_volume {
   /* closed forms of the seed study (HOTI 2024), computed from the configuration alone */
   double cf_tp_msg;     /* b*s*h*e */
   double cf_pp_msg;     /* b*s*h*e, / tp with SP */
-  double cf_dp_m;       /* per GPU of stage 0: gradient bytes m = params * e */
-  double cf_dp_volume;  /* 2m (ring all-reduce), or 1.5 * 2m * microbatches for ZeRO-3 */
+  double cf_dp_m;       /* per GPU of stage 0: dense gradient bytes m = dense params * e (dt_gen_stage_params) */
+  double cf_dp_volume;  /* 2m (ring all-reduce on the DP group; ZeRO-1 reduce-scatter m + all-gather m), ZeRO-2
+                           m * (microbatches + 1), ZeRO-3 1.5 * 2m * microbatches */
+  double cf_expert_m;   /* per GPU of stage 0: expert gradient bytes m_x = expert params * e (0 when dense) */
+  double cf_expert_volume; /* 2 m_x: the expert gradients' all-reduce on the expert-data-parallel group */
+  int32_t expert_dp;       /* that group's size dp / ep (1 when dense: no expert all-reduce) */
+  double cf_dp_ring;       /* what a stage-0 GPU sends for both with ring algorithms: cf_dp_volume (dp-1)/dp +
+                              cf_expert_volume (dp/ep-1)/(dp/ep); compare with stage_wire DP + ZeRO */
 } dt_gen_volume;
 
 /* Computes the volumes of trace t built by dt_gen_build from c (template or materialized). Returns DT_OK

@@ -8,9 +8,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 void dt_gen_config_init(dt_gen_config *c)
@@ -23,6 +25,7 @@ void dt_gen_config_init(dt_gen_config *c)
   snprintf(c->dtype, sizeof c->dtype, "bf16");
   c->tp = c->pp = c->dp = 1;
   c->virtual_stages = 1;
+  c->bucket_bytes = -1;
   c->dp_overlap = 1;
   c->ep = 1;
 }
@@ -84,12 +87,27 @@ const char *dt_gen_preset_about(size_t i)
   return i < NPRESETS ? presets[i].about : NULL;
 }
 
+/* Keys a preset sets (dt_gen_preset): a preset named in a workload file gives them its position. */
+static const char *const preset_keys[] = {"name",       "layers",       "hidden", "heads",  "kv_heads",
+                                          "ffn",        "vocab",        "seq",    "swiglu", "tied_embeddings",
+                                          "microbatch", "global_batch", "dtype"};
+#define NPRESET_KEYS (sizeof preset_keys / sizeof preset_keys[0])
+
+static void set_pos(dt_gen_config *c, const char *key, int32_t line, int32_t col);
+
+static void clear_preset_pos(dt_gen_config *c)
+{
+  for (size_t i = 0; i < NPRESET_KEYS; i++)
+    set_pos(c, preset_keys[i], 0, 0);
+}
+
 int dt_gen_preset(const char *name, dt_gen_config *c, dt_error *err)
 {
   for (size_t i = 0; i < NPRESETS; i++) {
     const preset *p = &presets[i];
     if (strcmp(name, p->name) != 0)
       continue;
+    clear_preset_pos(c);
     snprintf(c->name, sizeof c->name, "%s", p->name);
     c->layers = p->layers;
     c->hidden = p->hidden;
@@ -157,6 +175,11 @@ static const key_spec keys[] = {
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
+/* Workload file sections; their positions follow the keys' in dt_gen_config.pos. */
+static const char *const sections[] = {"preset", "model", "training", "parallel"};
+#define NSECTIONS (sizeof sections / sizeof sections[0])
+_Static_assert(NKEYS + NSECTIONS <= DT_GEN_MAX_KEYS, "dt_gen_config.pos holds every key and section");
+
 static const key_spec *find_key(const char *key)
 {
   for (size_t i = 0; i < NKEYS; i++)
@@ -165,10 +188,44 @@ static const key_spec *find_key(const char *key)
   return NULL;
 }
 
+/* Index of a key or section in dt_gen_config.pos, -1 for neither. */
+static int pos_index(const char *name)
+{
+  const key_spec *k = find_key(name);
+  if (k)
+    return (int)(k - keys);
+  for (size_t i = 0; i < NSECTIONS; i++)
+    if (strcmp(sections[i], name) == 0)
+      return (int)(NKEYS + i);
+  return -1;
+}
+
+static void set_pos(dt_gen_config *c, const char *key, int32_t line, int32_t col)
+{
+  int i = pos_index(key);
+  if (i >= 0)
+    c->pos[i] = (dt_gen_pos){line, col};
+}
+
+int dt_gen_key_pos(const dt_gen_config *c, const char *key, long *line, long *col)
+{
+  int i = pos_index(key);
+  if (i < 0 || c->pos[i].line <= 0 || !c->source[0])
+    return 0;
+  *line = c->pos[i].line;
+  *col = c->pos[i].col;
+  return 1;
+}
+
 int dt_gen_is_key(const char *key)
 {
   return find_key(key) != NULL;
 }
+
+/* Largest accepted counts: 32-bit keys stay far below INT32_MAX so products of a few fit 64 bits; the global batch
+ * is 64-bit. */
+#define COUNT_MAX 100000000LL
+#define COUNT64_MAX (1LL << 50)
 
 static int parse_count(const char *v, long lo, long long hi, long long *out)
 {
@@ -195,14 +252,34 @@ static int parse_bool(const char *v, int *out)
   return -1;
 }
 
-/* "80MB", "64MiB", "1048576" into bytes. */
+/* "25M", "512K" (powers of 1024, as `dtsim bench` and nccl-tests), "80MB" (powers of 1000), "64MiB", "1048576"
+ * into bytes; "default" into -1. */
 static int parse_size(const char *v, int64_t *out)
 {
   static const struct {
     const char *unit;
     double mult;
-  } units[] = {{"", 1},      {"B", 1},           {"kB", 1e3},        {"KB", 1e3},        {"MB", 1e6},
-               {"GB", 1e9},  {"KiB", 1024.0},    {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+  } units[] = {{"", 1},
+               {"B", 1},
+               {"K", 1024.0},
+               {"k", 1024.0},
+               {"M", 1048576.0},
+               {"m", 1048576.0},
+               {"G", 1073741824.0},
+               {"g", 1073741824.0},
+               {"T", 1099511627776.0},
+               {"t", 1099511627776.0},
+               {"kB", 1e3},
+               {"KB", 1e3},
+               {"MB", 1e6},
+               {"GB", 1e9},
+               {"TB", 1e12},
+               {"KiB", 1024.0},
+               {"MiB", 1048576.0},
+               {"GiB", 1073741824.0},
+               {"TiB", 1099511627776.0}};
+  if (strcmp(v, "default") == 0)
+    return *out = -1, 0;
   char *end;
   errno = 0;
   if (!isdigit((unsigned char)*v))
@@ -235,6 +312,7 @@ int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *e
       return dt_error_set(err, "", 0, 0, "unknown key '%s' (did you mean '%s'?)", key, near);
     return dt_error_set(err, "", 0, 0, "unknown key '%s'", key);
   }
+  set_pos(c, key, 0, 0); /* a workload file sets it again after this call */
   char *field = (char *)c + k->offset;
   long long n;
   int b;
@@ -246,10 +324,11 @@ int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *e
     return DT_OK;
   case K_COUNT:
   case K_ZERO:
-    if (parse_count(value, k->lo, k->type == K_ZERO ? 3 : 100000000, &n) != 0) {
+    if (parse_count(value, k->lo, k->type == K_ZERO ? 3 : COUNT_MAX, &n) != 0) {
       if (k->type == K_ZERO)
         return dt_error_set(err, "", 0, 0, "'%s' expects a ZeRO stage 0-3, found '%s'", key, value);
-      return dt_error_set(err, "", 0, 0, "'%s' expects a whole number >= %ld, found '%s'", key, k->lo, value);
+      return dt_error_set(err, "", 0, 0, "'%s' expects a whole number from %ld to %lld, found '%s'", key, k->lo,
+                          COUNT_MAX, value);
     }
     if (k->type == K_ZERO)
       *(int *)field = (int)n;
@@ -257,8 +336,9 @@ int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *e
       *(int32_t *)field = (int32_t)n;
     return DT_OK;
   case K_COUNT64:
-    if (parse_count(value, k->lo, (long long)1 << 50, &n) != 0)
-      return dt_error_set(err, "", 0, 0, "'%s' expects a whole number >= %ld, found '%s'", key, k->lo, value);
+    if (parse_count(value, k->lo, COUNT64_MAX, &n) != 0)
+      return dt_error_set(err, "", 0, 0, "'%s' expects a whole number from %ld to %lld, found '%s'", key, k->lo,
+                          COUNT64_MAX, value);
     *(int64_t *)field = n;
     return DT_OK;
   case K_BOOL:
@@ -269,7 +349,10 @@ int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *e
   case K_BYTES: {
     int64_t x;
     if (parse_size(value, &x) != 0)
-      return dt_error_set(err, "", 0, 0, "'%s' expects a size such as 80MB, 64MiB or 1048576, found '%s'", key, value);
+      return dt_error_set(err, "", 0, 0,
+                          "'%s' expects a size such as 25M or 512K (K, M, G, T are powers of 1024), 80MB (powers of "
+                          "1000), 64MiB, 1048576 or 'default', found '%s'",
+                          key, value);
     *(int64_t *)field = x;
     return DT_OK;
   }
@@ -322,74 +405,135 @@ int32_t dt_gen_rank(const dt_gen_config *c, int32_t pp_index, int32_t dp_index, 
   return pp_index * (c->tp * c->dp) + dp_index * c->tp + tp_index;
 }
 
+/* A rejection at the workload-file position of the first of `involved` (space-separated keys, the culprit
+ * first) that a file set; without one, at the file alone when whole_file, else without a position. */
+static int reject(dt_error *err, const dt_gen_config *c, const char *involved, int whole_file, const char *fmt, ...)
+    DT_PRINTF(5, 6);
+static int reject(dt_error *err, const dt_gen_config *c, const char *involved, int whole_file, const char *fmt, ...)
+{
+  char msg[sizeof err->msg];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  char key[32];
+  for (const char *p = involved; *p;) {
+    size_t n = strcspn(p, " ");
+    snprintf(key, sizeof key, "%.*s", (int)n, p);
+    long line, col;
+    if (dt_gen_key_pos(c, key, &line, &col))
+      return dt_error_set(err, c->source, line, col, "%s", msg);
+    p += n;
+    while (*p == ' ')
+      p++;
+  }
+  return dt_error_set(err, whole_file ? c->source : "", 0, 0, "%s", msg);
+}
+
+int dt_gen_resolve(dt_gen_config *c, char *note, size_t note_size)
+{
+  if (note_size)
+    note[0] = '\0';
+  if (!(c->sp && c->tp == 1))
+    return 0;
+  long line, col;
+  char at[600] = "";
+  if (dt_gen_key_pos(c, "sp", &line, &col))
+    snprintf(at, sizeof at, "%s:%ld:%ld: ", c->source, line, col);
+  snprintf(note, note_size, "%ssequence parallelism turned off: tp is 1 (Megatron-LM does the same)", at);
+  c->sp = 0;
+  set_pos(c, "sp", 0, 0);
+  return 1;
+}
+
 int dt_gen_validate(const dt_gen_config *c, int64_t gpus, dt_error *err)
 {
-  if (c->layers < 1 || c->hidden < 1 || c->heads < 1 || c->seq < 1 || c->vocab < 1 || c->ffn < 1)
-    return dt_error_set(err, "", 0, 0, "no model: give a preset or layers, hidden, heads, ffn, seq and vocab");
+  static const char *const model_keys[] = {"layers", "hidden", "heads", "ffn", "seq", "vocab"};
+  const int32_t model_vals[] = {c->layers, c->hidden, c->heads, c->ffn, c->seq, c->vocab};
+  char missing[96] = "";
+  size_t nmissing = 0;
+  for (size_t i = 0; i < 6; i++)
+    if (model_vals[i] < 1) {
+      size_t len = strlen(missing);
+      snprintf(missing + len, sizeof missing - len, "%s%s", nmissing++ ? ", " : "", model_keys[i]);
+    }
+  if (nmissing)
+    return reject(err, c, "model preset", 1,
+                  "no model: %s %s not set (give a preset or all of layers, hidden, heads, "
+                  "ffn, seq and vocab)",
+                  missing, nmissing > 1 ? "are" : "is");
   int32_t kv = c->kv_heads > 0 ? c->kv_heads : c->heads;
   if (c->hidden % c->heads)
-    return dt_error_set(err, "", 0, 0, "heads (%d) does not divide hidden (%d)", c->heads, c->hidden);
+    return reject(err, c, "heads hidden", 0, "heads (%d) does not divide hidden (%d)", c->heads, c->hidden);
   if (c->heads % kv)
-    return dt_error_set(err, "", 0, 0, "kv_heads (%d) does not divide heads (%d)", kv, c->heads);
+    return reject(err, c, "kv_heads heads", 0, "kv_heads (%d) does not divide heads (%d)", kv, c->heads);
   if (c->heads % c->tp)
-    return dt_error_set(err, "", 0, 0, "tensor parallel size %d does not divide the %d attention heads", c->tp,
-                        c->heads);
+    return reject(err, c, "tp heads", 0, "tensor parallel size %d does not divide the %d attention heads", c->tp,
+                  c->heads);
   if (kv % c->tp)
-    return dt_error_set(err, "", 0, 0, "tensor parallel size %d does not divide the %d key/value heads", c->tp, kv);
+    return reject(err, c, "tp kv_heads", 0, "tensor parallel size %d does not divide the %d key/value heads", c->tp,
+                  kv);
   if (c->ffn % c->tp)
-    return dt_error_set(err, "", 0, 0, "tensor parallel size %d does not divide the FFN size %d", c->tp, c->ffn);
+    return reject(err, c, "tp ffn", 0, "tensor parallel size %d does not divide the FFN size %d", c->tp, c->ffn);
   if (c->schedule == DT_SCHEDULE_INTERLEAVED && c->virtual_stages < 2)
-    return dt_error_set(err, "", 0, 0, "the interleaved schedule needs --virtual-stages of at least 2");
+    return reject(err, c, "schedule virtual_stages", 0,
+                  "the interleaved schedule needs --virtual-stages of at least 2");
   if (c->schedule == DT_SCHEDULE_1F1B && c->virtual_stages != 1)
-    return dt_error_set(err, "", 0, 0, "%d virtual stages need the interleaved schedule (--schedule interleaved)",
-                        c->virtual_stages);
+    return reject(err, c, "virtual_stages schedule", 0,
+                  "%d virtual stages need the interleaved schedule (--schedule interleaved)", c->virtual_stages);
   if (c->schedule == DT_SCHEDULE_INTERLEAVED && c->pp < 2)
-    return dt_error_set(err, "", 0, 0, "the interleaved schedule needs pipeline parallelism (pp >= 2)");
+    return reject(err, c, "schedule pp", 0, "the interleaved schedule needs pipeline parallelism (pp >= 2)");
   int64_t chunks = (int64_t)c->pp * c->virtual_stages;
   if (c->layers % chunks) {
     if (c->virtual_stages > 1)
-      return dt_error_set(err, "", 0, 0, "pp (%d) x virtual stages (%d) = %lld does not divide the %d layers", c->pp,
-                          c->virtual_stages, (long long)chunks, c->layers);
-    return dt_error_set(err, "", 0, 0, "pipeline parallel size %d does not divide the %d layers", c->pp, c->layers);
+      return reject(err, c, "pp virtual_stages layers", 0,
+                    "pp (%d) x virtual stages (%d) = %lld does not divide the %d layers", c->pp, c->virtual_stages,
+                    (long long)chunks, c->layers);
+    return reject(err, c, "pp layers", 0, "pipeline parallel size %d does not divide the %d layers", c->pp, c->layers);
   }
   if (c->seq % c->tp && c->sp)
-    return dt_error_set(err, "", 0, 0, "sequence parallelism needs tp (%d) to divide the sequence length %d", c->tp,
-                        c->seq);
+    return reject(err, c, "sp tp seq", 0, "sequence parallelism needs tp (%d) to divide the sequence length %d", c->tp,
+                  c->seq);
   if (c->global_batch < 1)
-    return dt_error_set(err, "", 0, 0, "no global batch: give --global-batch");
+    return reject(err, c, "training preset", 1, "no global batch: give --global-batch");
   int64_t per = (int64_t)c->microbatch * c->dp;
   if (c->global_batch % per)
-    return dt_error_set(err, "", 0, 0,
-                        "global batch %lld is not a multiple of micro-batch %d x data parallel size %d = %lld",
-                        (long long)c->global_batch, c->microbatch, c->dp, (long long)per);
+    return reject(err, c, "global_batch microbatch dp", 0,
+                  "global batch %lld is not a multiple of micro-batch %d x data parallel size %d = %lld",
+                  (long long)c->global_batch, c->microbatch, c->dp, (long long)per);
   int64_t m = c->global_batch / per;
   if (c->schedule == DT_SCHEDULE_INTERLEAVED && m % c->pp)
-    return dt_error_set(err, "", 0, 0,
-                        "the interleaved schedule needs the %lld micro-batches per pipeline to be a multiple of pp (%d)",
-                        (long long)m, c->pp);
+    return reject(err, c, "schedule global_batch pp", 0,
+                  "the interleaved schedule needs the %lld micro-batches per pipeline to be a multiple of pp (%d)",
+                  (long long)m, c->pp);
   if (m > 1000000)
-    return dt_error_set(err, "", 0, 0, "%lld micro-batches per pipeline is too many (at most 1000000)", (long long)m);
+    return reject(err, c, "global_batch microbatch dp", 0,
+                  "%lld micro-batches per pipeline is too many (at most 1000000)", (long long)m);
   if (c->zero >= 2 && c->pp > 1)
-    return dt_error_set(err, "", 0, 0, "ZeRO stage %d with pipeline parallelism (pp %d) is not supported (DeepSpeed "
-                                       "refuses it; use ZeRO-1, Megatron's distributed optimizer)", c->zero, c->pp);
+    return reject(err, c, "zero pp", 0,
+                  "ZeRO stage %d with pipeline parallelism (pp %d) is not supported (DeepSpeed refuses it; use "
+                  "ZeRO-1, Megatron's distributed optimizer)",
+                  c->zero, c->pp);
   if (c->experts > 0) {
     if (c->top_k < 1 || c->top_k > c->experts)
-      return dt_error_set(err, "", 0, 0, "top_k (%d) must be between 1 and the %d experts", c->top_k, c->experts);
+      return reject(err, c, "top_k experts", 0, "top_k (%d) must be between 1 and the %d experts", c->top_k,
+                    c->experts);
     if (c->experts % c->ep)
-      return dt_error_set(err, "", 0, 0, "expert parallel size %d does not divide the %d experts", c->ep, c->experts);
+      return reject(err, c, "ep experts", 0, "expert parallel size %d does not divide the %d experts", c->ep,
+                    c->experts);
   }
   if (c->ep > 1 && c->experts == 0)
-    return dt_error_set(err, "", 0, 0, "expert parallelism (ep %d) needs MoE experts (--experts)", c->ep);
+    return reject(err, c, "ep", 0, "expert parallelism (ep %d) needs MoE experts (--experts)", c->ep);
   if (c->dp % c->ep)
-    return dt_error_set(err, "", 0, 0, "expert parallel size %d does not divide the data parallel size %d", c->ep,
-                        c->dp);
+    return reject(err, c, "ep dp", 0, "expert parallel size %d does not divide the data parallel size %d", c->ep,
+                  c->dp);
   int64_t world = dt_gen_world(c);
   if (world > INT32_MAX / 2)
-    return dt_error_set(err, "", 0, 0, "world size tp x pp x dp = %lld is too large", (long long)world);
+    return reject(err, c, "tp pp dp", 0, "world size tp x pp x dp = %lld is too large", (long long)world);
   if (gpus > 0 && world > gpus)
-    return dt_error_set(err, "", 0, 0,
-                        "world size tp %d x pp %d x dp %d = %lld needs more GPUs than the platform's %lld", c->tp,
-                        c->pp, c->dp, (long long)world, (long long)gpus);
+    return reject(err, c, "tp pp dp", 0,
+                  "world size tp %d x pp %d x dp %d = %lld needs more GPUs than the platform's %lld", c->tp, c->pp,
+                  c->dp, (long long)world, (long long)gpus);
   return DT_OK;
 }
 
@@ -417,6 +561,36 @@ static const char *scalar(const yaml_node_t *n)
   return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+static int32_t line_of(const yaml_node_t *n)
+{
+  return (int32_t)n->start_mark.line + 1;
+}
+
+static int32_t col_of(const yaml_node_t *n)
+{
+  return (int32_t)n->start_mark.column + 1;
+}
+
+/* The key node of an earlier pair of map with the same name as pair pr's key, NULL when there is none. libyaml's
+ * document loader keeps repeated keys, so `{tp: 2, tp: 4}` would silently take the last. */
+static yaml_node_t *earlier_key(yaml_document_t *doc, yaml_node_t *map, yaml_node_pair_t *pr)
+{
+  const char *k = scalar(yaml_document_get_node(doc, pr->key));
+  for (yaml_node_pair_t *q = map->data.mapping.pairs.start; k && q < pr; q++) {
+    yaml_node_t *qn = yaml_document_get_node(doc, q->key);
+    if (scalar(qn) && strcmp(scalar(qn), k) == 0)
+      return qn;
+  }
+  return NULL;
+}
+
+static int duplicate(dt_error *err, const char *file, const yaml_node_t *kn, const yaml_node_t *first,
+                     const char *where)
+{
+  return dt_error_set(err, file, line_of(kn), col_of(kn), "duplicate key '%s' %s (first given at line %ld)", scalar(kn),
+                      where, (long)line_of(first));
+}
+
 static int walk_section(yaml_document_t *doc, yaml_node_t *map, const char *section, const char *file,
                         dt_gen_config *c, dt_error *err)
 {
@@ -434,19 +608,26 @@ static int walk_section(yaml_document_t *doc, yaml_node_t *map, const char *sect
           names[n++] = keys[i].key;
       const char *near = k ? dt_nearest_word(k, names, n) : NULL;
       if (ks)
-        return dt_error_set(err, file, (long)kn->start_mark.line + 1, (long)kn->start_mark.column + 1,
-                            "key '%s' belongs in section '%s', not '%s'", k, ks->section, section);
+        return dt_error_set(err, file, line_of(kn), col_of(kn), "key '%s' belongs in section '%s', not '%s'", k,
+                            ks->section, section);
       if (near)
-        return dt_error_set(err, file, (long)kn->start_mark.line + 1, (long)kn->start_mark.column + 1,
-                            "unknown key '%s' in '%s' (did you mean '%s'?)", k ? k : "?", section, near);
-      return dt_error_set(err, file, kn ? (long)kn->start_mark.line + 1 : 0, kn ? (long)kn->start_mark.column + 1 : 0,
-                          "unknown key '%s' in '%s'", k ? k : "?", section);
+        return dt_error_set(err, file, line_of(kn), col_of(kn), "unknown key '%s' in '%s' (did you mean '%s'?)",
+                            k ? k : "?", section, near);
+      return dt_error_set(err, file, kn ? line_of(kn) : 0, kn ? col_of(kn) : 0, "unknown key '%s' in '%s'", k ? k : "?",
+                          section);
+    }
+    const yaml_node_t *first = earlier_key(doc, map, pr);
+    if (first) {
+      char where[64];
+      snprintf(where, sizeof where, "in '%s'", section);
+      return duplicate(err, file, kn, first, where);
     }
     const char *v = scalar(vn);
     if (!v)
       return yaml_fail(err, file, vn, "'%s' expects a value, not a list or mapping%s", k, NULL);
     if (dt_gen_set(c, k, v, err) != DT_OK)
       return at_node(err, file, vn);
+    set_pos(c, k, line_of(kn), col_of(kn));
   }
   return DT_OK;
 }
@@ -472,7 +653,9 @@ int dt_gen_parse_yaml(const char *text, size_t len, const char *source_name, dt_
               NULL);
     goto done;
   }
-  /* preset first, whatever its position, so that the other keys override it */
+  snprintf(c->source, sizeof c->source, "%s", source_name);
+  /* pass 0: known and unrepeated top-level keys, the version and the preset (first, whatever its position, so
+   * that the other keys override it); pass 1: the sections */
   for (int pass = 0; pass < 2; pass++)
     for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top; pr++) {
       yaml_node_t *kn = yaml_document_get_node(&doc, pr->key), *vn = yaml_document_get_node(&doc, pr->value);
@@ -483,13 +666,20 @@ int dt_gen_parse_yaml(const char *text, size_t len, const char *source_name, dt_
       if (which == 5) {
         const char *near = k ? dt_nearest_word(k, top, 5) : NULL;
         if (near)
-          dt_error_set(err, source_name, (long)kn->start_mark.line + 1, (long)kn->start_mark.column + 1,
-                       "unknown key '%s' (did you mean '%s'?)", k ? k : "?", near);
+          dt_error_set(err, source_name, line_of(kn), col_of(kn), "unknown key '%s' (did you mean '%s'?)", k ? k : "?",
+                       near);
         else
-          dt_error_set(err, source_name, (long)kn->start_mark.line + 1, (long)kn->start_mark.column + 1,
+          dt_error_set(err, source_name, line_of(kn), col_of(kn),
                        "unknown key '%s' (known: dtsim_workload, preset, model, training, parallel)", k ? k : "?");
         goto done;
       }
+      const yaml_node_t *first = pass == 0 ? earlier_key(&doc, root, pr) : NULL;
+      if (first) {
+        duplicate(err, source_name, kn, first, "at the top level");
+        goto done;
+      }
+      if (pass == 0 && which >= 1)
+        set_pos(c, top[which], line_of(kn), col_of(kn));
       if (pass == 0 && which == 1) {
         if (!scalar(vn) || dt_gen_preset(scalar(vn), c, err) != DT_OK) {
           if (!scalar(vn))
@@ -497,6 +687,8 @@ int dt_gen_parse_yaml(const char *text, size_t len, const char *source_name, dt_
           at_node(err, source_name, vn);
           goto done;
         }
+        for (size_t i = 0; i < NPRESET_KEYS; i++)
+          set_pos(c, preset_keys[i], line_of(kn), col_of(kn));
       } else if (pass == 0 && which == 0) {
         if (!scalar(vn) || strcmp(scalar(vn), "1") != 0) {
           yaml_fail(err, source_name, vn, "unsupported workload version '%s': this dtsim reads 'dtsim_workload: 1'%s",
@@ -523,6 +715,9 @@ done:
 
 int dt_gen_load_yaml(const char *path, dt_gen_config *c, dt_error *err)
 {
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    return dt_error_set(err, path, 0, 0, "is a directory, not a workload file");
   FILE *f = fopen(path, "rb");
   if (!f)
     return dt_error_set(err, path, 0, 0, "cannot open workload file: %s", strerror(errno));
@@ -534,9 +729,10 @@ int dt_gen_load_yaml(const char *path, dt_gen_config *c, dt_error *err)
     if (len == cap)
       buf = dt_xrealloc(buf, cap *= 2);
   }
-  int bad = ferror(f);
+  int bad = ferror(f), why = errno;
   fclose(f);
-  int rc = bad ? dt_error_set(err, path, 0, 0, "cannot read workload file") : dt_gen_parse_yaml(buf, len, path, c, err);
+  int rc = bad ? dt_error_set(err, path, 0, 0, "cannot read workload file: %s", strerror(why))
+               : dt_gen_parse_yaml(buf, len, path, c, err);
   free(buf);
   return rc;
 }

@@ -104,6 +104,13 @@ int dt_gen_volume_compute(const dt_gen_config *c, const dt_trace *t, dt_gen_volu
   v->cf_dp_volume = 2 * v->cf_dp_m;
   if (c->zero == 3)
     v->cf_dp_volume *= 1.5 * (double)dt_gen_microbatches(c);
+  else if (c->zero == 2) /* a reduce-scatter of m in every micro-batch's backward, one all-gather of m at the end */
+    v->cf_dp_volume = v->cf_dp_m * ((double)dt_gen_microbatches(c) + 1);
+  v->cf_expert_m = (double)dt_gen_stage_expert_params(c, 0) * e;
+  v->expert_dp = c->experts > 0 ? c->dp / c->ep : 1;
+  v->cf_expert_volume = v->expert_dp > 1 ? 2 * v->cf_expert_m : 0;
+  v->cf_dp_ring = (c->dp > 1 ? v->cf_dp_volume * (c->dp - 1) / c->dp : 0) +
+                  (v->expert_dp > 1 ? v->cf_expert_volume * (v->expert_dp - 1) / v->expert_dp : 0);
   return DT_OK;
 }
 
