@@ -25,6 +25,7 @@ typedef struct rp_gshape {
   int32_t *pxn_proxy;   /* [C * n] member relaying the send of position k to k+1 (PXN), or -1: direct */
   int32_t *relay;       /* [C * n] the ring position whose send member i relays in channel c, or -1 */
   double ring_alpha;    /* largest latency of a ring hop over all channels (a PXN hop: both legs) */
+  double ring_alpha_mean; /* mean latency of a ring hop over all channels' hops (a PXN hop: both legs) */
   double alpha_intra, alpha_net; /* largest member-to-member latency inside a node / between nodes */
   double bw_intra;      /* smallest route bandwidth between two members of one node */
   double bw_net;        /* inter-node bandwidth per member: its NIC's bandwidth shared by the members on it */
@@ -73,8 +74,13 @@ double rp_hop(const rp_inst *x, int32_t a, int32_t b);
 int32_t rp_gpu_of_member(const rp_ctx *c, int32_t g, int32_t i);
 
 /* Ring over channels: `steps` steps of `chunk` bytes, split evenly over the channels' rings (flow: one flow per
- * channel and neighbour plus (steps - 1) ring latencies; step: every step). dt_coll_ring.c. */
-void rp_ring_run(const rp_inst *x, size_t steps, double chunk);
+ * channel and neighbour plus (steps - 1) ring latencies; step: every step). `inter` is how many of the steps
+ * NCCL's tuner counts as network steps (rp_ring_inter_steps): on the NCCL model at flow fidelity they pay the
+ * network per-step latency, the others the NVLink one. dt_coll_ring.c. */
+void rp_ring_run(const rp_inst *x, size_t steps, size_t inter, double chunk);
+/* NCCL's network steps of a ring over the group (src/graph/tuning.cc, nInterSteps): 0 on one node, 2(N - 1) for an
+ * all-reduce (allreduce != 0), N - 1 otherwise. */
+size_t rp_ring_inter_steps(const rp_gshape *gs, int allreduce);
 /* Ring among a subset: members[k] sends to members[k + 1 mod m] on `tag`; this member is members[self].
  * `steps` steps of `chunk` bytes. Used by the hierarchical algorithms. */
 void rp_subring_run(const rp_inst *x, const int32_t *members, int32_t m, int32_t self, size_t steps, double chunk,

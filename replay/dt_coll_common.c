@@ -186,7 +186,7 @@ static void build_rings(rp_ctx *c, int32_t g, rp_gshape *s)
   }
   /* PXN: a hop between nodes whose NICs are on different rails is relayed by a member on the sender's node
    * and on the receiver's rail, when the group has one */
-  double amax = 0;
+  double amax = 0, asum = 0;
   for (int ch = 0; ch < C; ch++) {
     const int32_t *ord = s->order + (size_t)ch * n;
     for (int32_t k = 0; k < n; k++) {
@@ -214,9 +214,11 @@ static void build_rings(rp_ctx *c, int32_t g, rp_gshape *s)
       }
       if (lat > amax)
         amax = lat;
+      asum += lat;
     }
   }
   s->ring_alpha = amax;
+  s->ring_alpha_mean = n > 0 && C > 0 ? asum / ((double)C * n) : 0;
 }
 
 const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g)

@@ -45,21 +45,39 @@ static void ring_exchange(const rp_inst *x, double bytes)
   free(tags);
 }
 
-void rp_ring_run(const rp_inst *x, size_t steps, double chunk)
+size_t rp_ring_inter_steps(const rp_gshape *gs, int allreduce)
+{
+  if (gs->nnodes <= 1)
+    return 0;
+  return (size_t)(allreduce ? 2 * (gs->nnodes - 1) : gs->nnodes - 1);
+}
+
+void rp_ring_run(const rp_inst *x, size_t steps, size_t inter, double chunk)
 {
   double per_channel = chunk / x->gs->nchannels;
-  double h = ring_hop(x);
   if (x->fid == DT_FIDELITY_STEP) {
+    /* the teaching model: every step waits for its slowest hop, and pays the largest per-step latency */
+    double h = ring_hop(x);
     for (size_t s = 0; s < steps; s++) {
       ring_exchange(x, per_channel);
       rp_sleep(h);
     }
     return;
   }
-  /* flow: one aggregated flow per channel and neighbour carrying every step's bytes, then the latency of the
-   * other steps, taken as the largest hop latency of the rings (exact when all hops are alike) */
+  /* flow: one aggregated flow per channel and neighbour carrying every step's bytes (its own route latency is
+   * the first step's), then the latency of the other steps. Textbook: the largest hop latency of the rings.
+   * NCCL model: NCCL pipelines a ring, a chunk's latency is the sum of the hops it crosses, so each step costs
+   * the mean hop latency; the protocol's per-step costs split as NCCL's tuner splits them, `inter` network
+   * steps and the rest NVLink (src/graph/tuning.cc). Both are exact when all hops are alike. */
   ring_exchange(x, per_channel * (double)steps);
-  rp_sleep((double)(steps - 1) * x->gs->ring_alpha + (double)steps * h);
+  if (!x->c->p->nccl) {
+    rp_sleep((double)(steps - 1) * x->gs->ring_alpha);
+    return;
+  }
+  if (inter > steps)
+    inter = steps;
+  rp_sleep((double)(steps - 1) * x->gs->ring_alpha_mean + (double)(steps - inter) * x->hop +
+           (double)inter * x->net_hop);
 }
 
 void rp_subring_run(const rp_inst *x, const int32_t *members, int32_t m, int32_t self, size_t steps, double chunk,

@@ -2,8 +2,8 @@
  * read, not copied): every (algorithm, protocol) the op and the platform allow gets an estimated time,
  * latency(algorithm, protocol, nodes, ranks) + bytes / bandwidth(algorithm, protocol, channels), and the least
  * wins. The estimates are the contention-free closed forms of docs/replay.md on the group's shape (its
- * intra- and inter-node latency and bandwidth), with NCCL's split of a ring's steps into intra- and
- * inter-node ones. Without the NCCL model (no `nccl:` section) the choice is the textbook one: ring, chain,
+ * intra- and inter-node latency and bandwidth, its rings' mean hop latency), with NCCL's split of a ring's
+ * per-step costs into intra- and inter-node ones. Without the NCCL model (no `nccl:` section) the choice is the textbook one: ring, chain,
  * direct. */
 #include "dt_coll.h"
 
@@ -69,10 +69,13 @@ double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_alg
   double Btree = N > 1 ? fmin(Bi, Bn) : Bi;
   switch (a) {
   case DT_ALGO_RING: {
+    /* as the flow-fidelity replay charges it (dt_coll_ring.c): the bottleneck hop's own latency, then the mean
+     * hop latency for every other step, and NCCL's split of the per-step costs into network and NVLink steps */
     double steps = kind == DT_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
-    double inter = N > 1 ? (kind == DT_OP_ALLREDUCE ? 2 * (N - 1) : N - 1) : 0;
+    double inter = (double)rp_ring_inter_steps(gs, kind == DT_OP_ALLREDUCE);
     double vol = kind == DT_OP_ALLREDUCE ? 2 * (n - 1) / n * S : kind == DT_OP_ALLGATHER ? (n - 1) * S : (n - 1) / n * S;
-    return L + (steps - inter) * ai + inter * an + vol / (e * Bring);
+    double first = N > 1 && Bring < Bi ? gs->alpha_net : gs->alpha_intra;
+    return L + first + (steps - 1) * gs->ring_alpha_mean + (steps - inter) * hi + inter * hn + vol / (e * Bring);
   }
   case DT_ALGO_TREE: {
     double D = rp_tree_depth(gs->n);

@@ -45,17 +45,17 @@ rp_live *rp_instance_of(rp_ctx *c, const dt_op *op, int32_t rank)
 
 static void ring_allreduce(const rp_inst *x)
 {
-  rp_ring_run(x, 2 * (size_t)(x->n - 1), x->S / x->n);
+  rp_ring_run(x, 2 * (size_t)(x->n - 1), rp_ring_inter_steps(x->gs, 1), x->S / x->n);
 }
 
 static void ring_reducescatter(const rp_inst *x)
 {
-  rp_ring_run(x, (size_t)(x->n - 1), x->S / x->n);
+  rp_ring_run(x, (size_t)(x->n - 1), rp_ring_inter_steps(x->gs, 0), x->S / x->n);
 }
 
 static void ring_allgather(const rp_inst *x)
 {
-  rp_ring_run(x, (size_t)(x->n - 1), x->S);
+  rp_ring_run(x, (size_t)(x->n - 1), rp_ring_inter_steps(x->gs, 0), x->S);
 }
 
 static void chain_broadcast(const rp_inst *x)

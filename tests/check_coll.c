@@ -345,8 +345,10 @@ END_TEST
  * up). Channel 0's ring is 0 1 | 2 3: GPU 1 (rail 1) sends to GPU 2 (node 1, rail 0), and GPU 3 (rail 1) to
  * GPU 0. Without PXN the hop crosses rails through a spine: alpha = 2 nic + 4 cables. With PXN it goes over
  * NVLink to GPU 0 (rail 0), then within rail 0's leaf: alpha = nvlink + 2 nic + 2 cables. One channel,
- * zero-byte barrier: T = L + 2(n-1) h + alpha_1 + (2(n-1) - 1) alpha_max, where the first step's latency is
- * the slowest hop's (the relay's legs run at once: 2 nic + 2 cables) and the others the ring's largest. */
+ * zero-byte barrier, 2(n-1) = 6 steps of which NCCL counts 2(N-1) = 2 as network steps:
+ * T = L + 4 h + 2 h_net + alpha_1 + 5 alpha_mean, where the first step's latency is the slowest hop's (the
+ * relay's legs run at once: 2 nic + 2 cables) and the others the mean of the ring's 4 hops (2 NVLink, 2 across
+ * the nodes, relayed or not). */
 START_TEST(test_pxn_route)
 {
   dt_platform p = multi_node(2, 2, 2);
@@ -359,9 +361,10 @@ START_TEST(test_pxn_route)
   const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
   double cross = 2 * p.nic_latency + 4 * p.link_latency;
   double relayed = p.intra_latency + 2 * p.nic_latency + 2 * p.link_latency;
-  double amax = _i ? relayed : cross;
+  double across = _i ? relayed : cross;
+  double mean = (2 * p.intra_latency + 2 * across) / 4;
   double first = _i ? 2 * p.nic_latency + 2 * p.link_latency : cross;
-  double want = m->latency + 6 * m->net_hop_latency + first + 5 * amax;
+  double want = m->latency + 4 * m->hop_latency + 2 * m->net_hop_latency + first + 5 * mean;
   dt_trace *t = dt_trace_new(4);
   int32_t g = add_group(t, "all", 0, 4);
   for (int32_t r = 0; r < 4; r++)
@@ -370,6 +373,27 @@ START_TEST(test_pxn_route)
   ck_assert_rel(s->by_kind[DT_OP_BARRIER].time_s, want);
   ck_assert(fabs(relayed - cross) > 1e-7);
   dt_stats_free(s);
+}
+END_TEST
+
+/* A ring mixing NVLink and network hops: all-gather on 2 nodes x 4 GPUs, 4 NICs (one per GPU), 4 channels, LL.
+ * Channel c's ring enters both nodes on GPU c (rail c); each node's last member (rail c - 1) reaches the other
+ * node through the PXN relay GPU c of its own node: 6 NVLink hops (alpha_i) and 2 relayed hops
+ * (alpha_i + alpha_n) per ring. Each NIC carries one channel's relayed flow, 7 steps of S/4 bytes, the
+ * bottleneck. Flow (NCCL pipelines the ring): the bottleneck hop's own latency, then the mean hop latency for
+ * the 6 other steps, NCCL's split of the per-step costs (N - 1 = 1 network step, 6 NVLink steps):
+ *   T_flow = L + alpha_n + 6 (6 alpha_i + 2 (alpha_i + alpha_n)) / 8 + 6 h + h_net + 7 (S/4) / (e B_n)
+ * Step (the teaching model): every step waits for its slowest hop, the relayed NIC leg, and the largest h:
+ *   T_step = L + 7 (alpha_n + h_net + (S/4) / (e B_n)) */
+START_TEST(test_ring_mixed)
+{
+  dt_platform p = multi_node(2, 4, 4);
+  const dt_proto_model *m = &p.protocols[DT_PROTO_LL];
+  double S = 4.0 * MIB, ai = p.intra_latency, an = net_alpha(&p), e = m->efficiency, Bn = p.nic_bandwidth;
+  double want = _i ? m->latency + 7 * (an + m->net_hop_latency + (S / 4) / (e * Bn))
+                   : m->latency + an + 6 * (6 * ai + 2 * (ai + an)) / 8 + 6 * m->hop_latency + m->net_hop_latency +
+                         7 * (S / 4) / (e * Bn);
+  ck_assert_rel(one(&p, 8, DT_OP_ALLGATHER, 4 * MIB, fid_of(_i), DT_ALGO_RING, DT_PROTO_LL), want);
 }
 END_TEST
 
@@ -591,6 +615,7 @@ int main(void)
       {"hier_heterogeneous", test_hier_heterogeneous, 2},
       {"ring_uses_all_nics", test_ring_uses_all_nics, 1},
       {"pxn_route", test_pxn_route, 2},
+      {"ring_mixed", test_ring_mixed, 2},
       {"p2p", test_p2p, 4},
       {"p2p_batch", test_p2p_batch, 1},
       {"auto_crossover", test_auto_crossover, 1},
