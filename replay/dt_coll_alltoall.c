@@ -1,5 +1,10 @@
 /* All-to-all (DESIGN.md §6): direct, every member sends S/n (or splits[j]) to every other member at once,
- * alpha + (n-1)/n S/B. When n(n-1) flows would be many and the group spans nodes, flows are aggregated per
+ * alpha + (n-1)/n S/B. On the NCCL model the latency grows with the peers: NCCL runs an all-to-all as n-1
+ * grouped send/recv pairs, scheduled in rounds (scheduleP2pTasksToPlan in src/enqueue.cc) that NCCL orders by
+ * node distance (ncclP2pSchedule in src/init.cc: a round sends to node + g and receives from node - g, so both
+ * its peers are inside the node or both across), and each round pays its p2p hop as a send/recv does (the
+ * route latency and the protocol's per-step latency, NVLink or network); the group pays the base latency once:
+ * L + sum over the other members j of (alpha_ij + h_ij) + (n-1)/n S/(eB) (docs/replay.md). When n(n-1) flows would be many and the group spans nodes, flows are aggregated per
  * (member, destination node): member i sends one flow with everything it has for node Y's members to the
  * member of Y at local index (local(i) mod m_Y), so that each NIC carries what it would carry with direct
  * flows; inside a node the flows stay direct. n*(nodes-1) + sum(m^2) flows instead of n(n-1). */
@@ -34,13 +39,14 @@ void rp_alltoall_run(const rp_inst *x)
   rp_send *sends = dt_xmalloc(sizeof *sends * (size_t)n);
   int32_t *tags = dt_xmalloc(sizeof *tags * (size_t)n);
   size_t ns = 0, nr = 0;
-  double amax = 0, h = 0;
+  double amax = 0, h = 0, rounds = 0; /* rounds: the NCCL model's latency of the n-1 p2p rounds */
   if (!agg) {
     for (int32_t d = 1; d < n; d++) {
       int32_t j = (i + d) % n;
       sends[ns++] = (rp_send){j, TAG_DIRECT, share(x, j)};
       tags[nr++] = TAG_DIRECT;
       double l = rp_alpha(x, i, j), hh = rp_hop(x, i, j);
+      rounds += l + hh;
       if (l > amax)
         amax = l;
       if (hh > h)
@@ -77,10 +83,18 @@ void rp_alltoall_run(const rp_inst *x)
     }
     if (s->max_per_node > 1 && x->hop > h)
       h = x->hop;
+    /* the rounds from the group's shape (its largest intra- and inter-node latencies): per-pair routes would
+     * cost O(n) lookups per member here */
+    int32_t mme = s->node_first[me + 1] - s->node_first[me];
+    rounds = (mme - 1) * (s->alpha_intra + x->hop) + (n - mme) * (s->alpha_net + x->net_hop);
   }
   rp_xfer(x, sends, ns, tags, nr);
   free(sends);
   free(tags);
-  (void)amax;
-  rp_sleep(h);
+  if (!x->c->p->nccl) {
+    rp_sleep(h); /* 0: the textbook all-to-all is one step */
+    return;
+  }
+  /* the flows paid their own route latency, the largest of this member's: the rounds pay the rest */
+  rp_sleep(rounds - amax);
 }

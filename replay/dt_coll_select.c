@@ -94,8 +94,8 @@ double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_alg
     return L + 2 * ((m - 1) * ai + (m - 1) / m * S / (e * Bi)) + 2 * an + (S / mmin) / (e * Bn);
   case DT_ALGO_CHAIN:
     return L + (n - 1) * amax + S / (e * Bring);
-  case DT_ALGO_DIRECT:
-    return L + amax + fmax((m - 1) / n * S / Bi, (n - m) / n * S / Bn) / e;
+  case DT_ALGO_DIRECT: /* n - 1 p2p rounds, each its hop's latency (dt_coll_alltoall.c) */
+    return L + (m - 1) * ai + (n - m) * an + fmax((m - 1) / n * S / Bi, (n - m) / n * S / Bn) / e;
   default:
     return -1;
   }

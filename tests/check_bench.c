@@ -262,7 +262,8 @@ END_TEST
 
 /* sendrecv on the NCCL model (node4 with `nccl: {}`): each pair pays NCCL's p2p protocol, LL up to 16 KiB and
  * Simple above, T = L + alpha + h + size/(eB), with NCCL's defaults: LL L = 6.6 us, h = 0.6 us, e = 1/4;
- * Simple L = 8.4 us, h = 3.4 us, e = 1 (docs/replay.md, point-to-point). */
+ * Simple L = 8.4 us, h = 3.4 us, e = 1 (docs/replay.md, point-to-point). Then an alltoall, whose latency grows
+ * with its peers. */
 START_TEST(test_bench_sendrecv_nccl)
 {
   dt_platform p = node4();
@@ -277,11 +278,19 @@ START_TEST(test_bench_sendrecv_nccl)
   o.nsizes = 2;
   dt_bench_row *rows;
   dt_error err;
-  ck_assert_int_eq(dt_bench_run(&p, &o, &rows, &err), DT_OK);
+  ck_assert_msg(dt_bench_run_forked(&p, &o, &rows, &err) == DT_OK, "%s", err.msg);
   ck_assert(near(rows[0].time_s, 6.6e-6 + 1e-6 + 0.6e-6 + 1024 / (0.25 * 100e9)));
   ck_assert_str_eq(rows[0].algo, "p2p/ll");
   ck_assert(near(rows[1].time_s, 8.4e-6 + 1e-6 + 3.4e-6 + 1e-3));
   ck_assert_str_eq(rows[1].algo, "p2p/simple");
+  free(rows);
+  /* alltoall of 1 KiB per rank: 3 grouped send/recv rounds, each paying alpha + h, one base latency, and
+   * 3/4 of the buffer through each GPU's port at LL's efficiency: 6.6 + 3 (1 + 0.6) us + 768 B / (0.25 B) */
+  o.op = dt_bench_op_find("alltoall");
+  o.nsizes = 1;
+  ck_assert_msg(dt_bench_run_forked(&p, &o, &rows, &err) == DT_OK, "%s", err.msg);
+  ck_assert(near(rows[0].time_s, 6.6e-6 + 3 * 1.6e-6 + 768 / (0.25 * 100e9)));
+  ck_assert_str_eq(rows[0].algo, "direct/ll");
   free(rows);
 }
 END_TEST

@@ -240,14 +240,30 @@ START_TEST(test_chain)
 }
 END_TEST
 
-/* Direct all-to-all: T = L + alpha + h + (n-1)/n S/B */
+/* Direct all-to-all: n-1 grouped send/recv rounds, each paying its hop, one base latency:
+ * T = L + (n-1)(alpha + h) + (n-1)/n S/B */
 START_TEST(test_alltoall)
 {
   dt_platform p = base_platform(1, 8);
   const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
   double S = (double)S8;
-  double want = m->latency + p.intra_latency + m->hop_latency + 7.0 / 8 * S / p.intra_bandwidth;
+  double want = m->latency + 7 * (p.intra_latency + m->hop_latency) + 7.0 / 8 * S / p.intra_bandwidth;
   ck_assert_rel(one(&p, 8, DT_OP_ALLTOALL, S8, fid_of(_i), DT_ALGO_AUTO, DT_PROTO_SIMPLE), want);
+}
+END_TEST
+
+/* All-to-all on 2 nodes x 2 GPUs, one NIC per GPU: every member has 1 NVLink peer and 2 network peers, each
+ * round paying its hop (network peers cost alpha_n + h_net); each NIC carries 2 x S/4 out and in, the
+ * bottleneck: T = L + (alpha_i + h) + 2 (alpha_n + h_net) + (S/2)/(e B_n). loop: LL, Simple */
+START_TEST(test_alltoall_nodes)
+{
+  dt_platform p = multi_node(2, 2, 2);
+  dt_proto pr = _i ? DT_PROTO_SIMPLE : DT_PROTO_LL;
+  const dt_proto_model *m = &p.protocols[pr];
+  double S = (double)S8;
+  double want = m->latency + p.intra_latency + m->hop_latency + 2 * (net_alpha(&p) + m->net_hop_latency) +
+                (S / 2) / (m->efficiency * p.nic_bandwidth);
+  ck_assert_rel(one(&p, 4, DT_OP_ALLTOALL, S8, DT_FIDELITY_FLOW, DT_ALGO_AUTO, pr), want);
 }
 END_TEST
 
@@ -609,6 +625,7 @@ int main(void)
       {"nvls_allreduce", test_nvls_allreduce, 2},
       {"chain", test_chain, 4},
       {"alltoall", test_alltoall, 2},
+      {"alltoall_nodes", test_alltoall_nodes, 2},
       {"hier_allreduce", test_hier_allreduce, 2},
       {"collnet_allreduce", test_collnet_allreduce, 2},
       {"nvls_tree_allreduce", test_nvls_tree_allreduce, 2},

@@ -133,6 +133,11 @@ check "nccl sendrecv 1 KiB: p2p/ll, 8.24096 us" '[ "$(field algo)" = p2p/ll ] &&
 "$DTSIM" bench sendrecv --platform "$tmp/p4n.yaml" -b $S -e $S --json >"$tmp/out.json" 2>"$tmp/err"
 jq -c '.[0]' "$tmp/out.json" >"$tmp/row.json" 2>/dev/null
 check "nccl sendrecv 1e8 B: p2p/simple, 1012.8 us" '[ "$(field algo)" = p2p/simple ] && close "$(field time_us)" 1012.8'
+# alltoall on the NCCL model: n-1 = 3 grouped send/recv rounds each paying alpha + h, one base latency:
+# Simple 8.4 + 3 (1 + 3.4) + 3/4 S/B = 8.4 + 13.2 + 750 us (docs/replay.md, all-to-all)
+"$DTSIM" bench alltoall --platform "$tmp/p4n.yaml" -b $S -e $S --proto Simple --json >"$tmp/out.json" 2>"$tmp/err"
+jq -c '.[0]' "$tmp/out.json" >"$tmp/row.json" 2>/dev/null
+check "nccl alltoall 1e8 B Simple: 771.6 us" '[ "$(field algo)" = direct/simple ] && close "$(field time_us)" 771.6'
 
 # --- validate: runs on the shipped references, one table per measured series, rows as in the CSVs
 "$DTSIM" validate --json >"$tmp/v.json" 2>"$tmp/err"; rc=$?
