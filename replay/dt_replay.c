@@ -802,14 +802,12 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   R.rsync = dt_xcalloc(nranks + 1, sizeof *R.rsync);
   R.args = dt_xcalloc(R.nstreams + 1, sizeof *R.args);
   R.c.members = dt_xcalloc(t->ngroups + 1, sizeof *R.c.members);
-  R.c.ring_alpha = dt_xmalloc(sizeof *R.c.ring_alpha * (t->ngroups + 1));
   for (size_t g = 0; g < t->ngroups; g++) {
     const dt_group *gr = &t->groups[g];
     R.c.members[g] = dt_xmalloc(sizeof *R.c.members[g] * (gr->nranks + 1));
     for (size_t i = 0; i < gr->nranks; i++)
       R.c.members[g][i] = (rp_member){gr->ranks[i], (int32_t)i};
     qsort(R.c.members[g], gr->nranks, sizeof *R.c.members[g], cmp_member);
-    R.c.ring_alpha[g] = -1;
   }
   rp_coll_init(&R.c);
 
@@ -901,7 +899,6 @@ cleanup:
     for (size_t g = 0; g < t->ngroups; g++)
       free(R.c.members[g]);
   free(R.c.members);
-  free(R.c.ring_alpha);
   if (R.c.coll)
     rp_coll_free(&R.c);
   free(R.c.host_of_rank);

@@ -63,7 +63,6 @@ typedef struct rp_ctx {
   rp_table instances;     /* live collective instances */
   rp_table pairs;         /* live send/recv pairs */
   rp_member **members;    /* per group: its members sorted by global rank */
-  double *ring_alpha;     /* per group: max route latency over the ring's hops, < 0 until computed */
   dt_algo algo;           /* forced algorithm (dt_replay_opts), DT_ALGO_AUTO to choose per instance */
   int proto;              /* forced protocol, -1 to choose per instance */
   uint64_t forced_fallback[DT_OP_COUNT]; /* instances per kind where the forced algorithm could not run */
