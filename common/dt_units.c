@@ -38,6 +38,22 @@ static int split_number(const char *text, double *value, char *unit, size_t unit
   return 0;
 }
 
+/* A number followed by a unit, as every quantity is (DESIGN.md §3): splits text, or says with `expect` (what
+ * was expected) why it is not one -- no number, or a bare number without its unit. Returns 0 or -1. */
+static int read_quantity(const char *text, const char *expect, double *value, char *unit, size_t unit_size,
+                         char *why, size_t why_size)
+{
+  if (!text || split_number(text, value, unit, unit_size) != 0) {
+    snprintf(why, why_size, "%s, found '%s'", expect, text ? text : "");
+    return -1;
+  }
+  if (unit[0] == '\0') {
+    snprintf(why, why_size, "%s, found the bare number '%s'", expect, text);
+    return -1;
+  }
+  return 0;
+}
+
 /* Reads an optional prefix at the start of unit; returns its multiplier and advances *rest. */
 static double take_prefix(const char *unit, const char **rest, int allow_binary)
 {
@@ -70,14 +86,8 @@ int dt_parse_bandwidth(const char *text, double *out, char *why, size_t why_size
   double v;
   char unit[32];
   const char *expect = "expected a bandwidth with a unit such as '450GB/s', '400Gb/s', '400Gbps' or '25GiB/s'";
-  if (!text || split_number(text, &v, unit, sizeof unit) != 0) {
-    snprintf(why, why_size, "%s, found '%s'", expect, text ? text : "");
+  if (read_quantity(text, expect, &v, unit, sizeof unit, why, why_size) != 0)
     return -1;
-  }
-  if (unit[0] == '\0') {
-    snprintf(why, why_size, "%s, found the bare number '%s'", expect, text);
-    return -1;
-  }
   const char *rest;
   double mult = take_prefix(unit, &rest, 1);
   double per = 0;
@@ -98,14 +108,8 @@ int dt_parse_time(const char *text, double *out, char *why, size_t why_size)
   double v;
   char unit[32];
   const char *expect = "expected a time with a unit such as '500ns', '1.2us', '0.003ms' or '2s'";
-  if (!text || split_number(text, &v, unit, sizeof unit) != 0) {
-    snprintf(why, why_size, "%s, found '%s'", expect, text ? text : "");
+  if (read_quantity(text, expect, &v, unit, sizeof unit, why, why_size) != 0)
     return -1;
-  }
-  if (unit[0] == '\0') {
-    snprintf(why, why_size, "%s, found the bare number '%s'", expect, text);
-    return -1;
-  }
   static const struct {
     const char *u;
     int exp10;
@@ -136,14 +140,8 @@ int dt_parse_flop_rate(const char *text, double *out, char *why, size_t why_size
   double v;
   char unit[32];
   const char *expect = "expected a compute rate with a unit such as '989TFLOPS' or '312TFLOP/s'";
-  if (!text || split_number(text, &v, unit, sizeof unit) != 0) {
-    snprintf(why, why_size, "%s, found '%s'", expect, text ? text : "");
+  if (read_quantity(text, expect, &v, unit, sizeof unit, why, why_size) != 0)
     return -1;
-  }
-  if (unit[0] == '\0') {
-    snprintf(why, why_size, "%s, found the bare number '%s'", expect, text);
-    return -1;
-  }
   const char *rest;
   double mult = take_prefix(unit, &rest, 0);
   if (strcmp(rest, "FLOPS") != 0 && strcmp(rest, "FLOP/s") != 0 && strcmp(rest, "flops") != 0) {
