@@ -15,16 +15,22 @@ void dt_error_clear(dt_error *err)
   err->msg[0] = '\0';
 }
 
-int dt_error_set(dt_error *err, const char *file, long line, long col, const char *fmt, ...)
+int dt_error_vset(dt_error *err, const char *file, long line, long col, const char *fmt, va_list ap)
 {
   if (!err)
     return DT_ERR;
   snprintf(err->file, sizeof err->file, "%s", file ? file : "");
   err->line = line;
   err->col = col;
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  return DT_ERR;
+}
+
+int dt_error_set(dt_error *err, const char *file, long line, long col, const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  dt_error_vset(err, file, line, col, fmt, ap);
   va_end(ap);
   return DT_ERR;
 }

@@ -3,6 +3,7 @@
 #ifndef DT_ERROR_H
 #define DT_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #if defined(__GNUC__)
@@ -29,6 +30,10 @@ void dt_error_clear(dt_error *err);
 /* Fills err with a position and a printf-style message; returns DT_ERR so callers can
  * `return dt_error_set(...)`. err may be NULL (the message is then dropped). */
 int dt_error_set(dt_error *err, const char *file, long line, long col, const char *fmt, ...) DT_PRINTF(5, 6);
+/* Same with a va_list, for a module's own positioned error helpers (they pass their arguments on instead of
+ * formatting the message twice). ap is consumed. Returns DT_ERR. */
+int dt_error_vset(dt_error *err, const char *file, long line, long col, const char *fmt, va_list ap)
+    DT_PRINTF(5, 0);
 
 /* Prefixes the current message with a printf-style context ("while loading x: "). Returns DT_ERR. */
 int dt_error_prefix(dt_error *err, const char *fmt, ...) DT_PRINTF(2, 3);

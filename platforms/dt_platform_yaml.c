@@ -224,14 +224,13 @@ static const char *path_of(int row, char *buf, size_t size)
 static int fail_at(loader *L, const yaml_node_t *node, const char *fmt, ...) DT_PRINTF(3, 4);
 static int fail_at(loader *L, const yaml_node_t *node, const char *fmt, ...)
 {
-  char msg[sizeof L->err->msg];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   long line = node ? (long)node->start_mark.line + 1 : 0;
   long col = node ? (long)node->start_mark.column + 1 : 0;
-  return dt_error_set(L->err, L->file, line, col, "%s", msg);
+  va_list ap;
+  va_start(ap, fmt);
+  dt_error_vset(L->err, L->file, line, col, fmt, ap);
+  va_end(ap);
+  return DT_ERR;
 }
 
 static const char *scalar_text(const yaml_node_t *n)

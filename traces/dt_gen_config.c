@@ -411,23 +411,25 @@ static int reject(dt_error *err, const dt_gen_config *c, const char *involved, i
     DT_PRINTF(5, 6);
 static int reject(dt_error *err, const dt_gen_config *c, const char *involved, int whole_file, const char *fmt, ...)
 {
-  char msg[sizeof err->msg];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
+  const char *file = whole_file ? c->source : "";
+  long line = 0, col = 0;
   char key[32];
   for (const char *p = involved; *p;) {
     size_t n = strcspn(p, " ");
     snprintf(key, sizeof key, "%.*s", (int)n, p);
-    long line, col;
-    if (dt_gen_key_pos(c, key, &line, &col))
-      return dt_error_set(err, c->source, line, col, "%s", msg);
+    if (dt_gen_key_pos(c, key, &line, &col)) {
+      file = c->source;
+      break;
+    }
     p += n;
     while (*p == ' ')
       p++;
   }
-  return dt_error_set(err, whole_file ? c->source : "", 0, 0, "%s", msg);
+  va_list ap;
+  va_start(ap, fmt);
+  dt_error_vset(err, file, line, col, fmt, ap);
+  va_end(ap);
+  return DT_ERR;
 }
 
 int dt_gen_resolve(dt_gen_config *c, char *note, size_t note_size)

@@ -105,12 +105,11 @@ static int ferr(reader *rd, const fstate *fs, const char *fmt, ...) DT_PRINTF(3,
 
 static int ferr(reader *rd, const fstate *fs, const char *fmt, ...)
 {
-  char msg[sizeof rd->err->msg];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  dt_error_vset(rd->err, fs->name, fs->line, 0, fmt, ap);
   va_end(ap);
-  return dt_error_set(rd->err, fs->name, fs->line, 0, "%s", msg);
+  return DT_ERR;
 }
 
 static uint64_t hash_str(const char *s)

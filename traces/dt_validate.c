@@ -138,13 +138,12 @@ static int fail_at(dt_error *err, const dt_trace *t, const oref *o, const char *
 
 static int fail_at(dt_error *err, const dt_trace *t, const oref *o, const char *fmt, ...)
 {
-  char msg[1024];
+  const dt_op *op = o->op;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  dt_error_vset(err, op->file < t->nfiles ? t->files[op->file] : "", op->line, 0, fmt, ap);
   va_end(ap);
-  const dt_op *op = o->op;
-  return dt_error_set(err, op->file < t->nfiles ? t->files[op->file] : "", op->line, 0, "%s", msg);
+  return DT_ERR;
 }
 
 static const char *describe(const dt_trace *t, const dt_op *op, char *buf, size_t size)
