@@ -80,8 +80,6 @@ typedef struct tok {
 typedef struct reader {
   dt_trace *t;
   dt_error *err;
-  int32_t *gslots; /* open-addressing hash of group names: group index + 1, 0 = empty */
-  size_t gcap;
   uint32_t *sect_file, *sect_line; /* where each rank's section starts (line 0: none yet) */
   uint32_t *group_decl;            /* per group: 1 + index of the last file that declared it */
   char *buf;                       /* unescaped tokens of the current line */
@@ -110,46 +108,6 @@ static int ferr(reader *rd, const fstate *fs, const char *fmt, ...)
   dt_error_vset(rd->err, fs->name, fs->line, 0, fmt, ap);
   va_end(ap);
   return DT_ERR;
-}
-
-static uint64_t hash_str(const char *s)
-{
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
-static int group_lookup(const reader *rd, const char *name)
-{
-  if (!rd->gcap)
-    return -1;
-  for (size_t i = hash_str(name) & (rd->gcap - 1);; i = (i + 1) & (rd->gcap - 1)) {
-    int32_t v = rd->gslots[i];
-    if (v == 0)
-      return -1;
-    if (strcmp(rd->t->groups[v - 1].name, name) == 0)
-      return v - 1;
-  }
-}
-
-static void group_insert(reader *rd, int g)
-{
-  if ((rd->t->ngroups + 1) * 2 > rd->gcap) {
-    size_t cap = rd->gcap ? rd->gcap * 2 : 64;
-    while (cap < (rd->t->ngroups + 1) * 2)
-      cap *= 2;
-    free(rd->gslots);
-    rd->gslots = dt_xcalloc(cap, sizeof *rd->gslots);
-    rd->gcap = cap;
-    for (size_t j = 0; j < rd->t->ngroups; j++)
-      if ((int)j != g)
-        group_insert(rd, (int)j);
-  }
-  size_t i = hash_str(rd->t->groups[g].name) & (rd->gcap - 1);
-  while (rd->gslots[i])
-    i = (i + 1) & (rd->gcap - 1);
-  rd->gslots[i] = g + 1;
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -377,7 +335,7 @@ static int key_value(reader *rd, const fstate *fs, int32_t rank, dt_op *op, int 
     return DT_OK;
   }
   case K_GROUP: {
-    int g = group_lookup(rd, v);
+    int g = dt_trace_find_group(rd->t, v);
     if (g < 0) {
       /* the nearest name, only on this error path */
       const char **names = dt_xmalloc((rd->t->ngroups + 1) * sizeof *names);
@@ -576,12 +534,11 @@ static int group_line(reader *rd, fstate *fs)
     int g = dt_trace_add_group(rd->t, name, rd->ilist, (size_t)n, fs->file, (uint32_t)fs->line, rd->err);
     if (g < 0)
       return DT_ERR;
-    group_insert(rd, g);
     rd->group_decl = dt_xrealloc(rd->group_decl, rd->t->ngroups * sizeof *rd->group_decl);
     rd->group_decl[g] = fs->file + 1;
     return DT_OK;
   }
-  int g = group_lookup(rd, name);
+  int g = dt_trace_find_group(rd->t, name);
   if (g < 0)
     return ferr(rd, fs, "group '%s' is not declared in %s: the headers of per-rank files must agree", name,
                 rd->t->files[1]);
@@ -723,7 +680,6 @@ static int finish_file(reader *rd, fstate *fs)
 
 static void reader_free(reader *rd)
 {
-  free(rd->gslots);
   free(rd->sect_file);
   free(rd->sect_line);
   free(rd->group_decl);

@@ -99,6 +99,9 @@ typedef struct dt_trace {
   int32_t nranks;
   size_t ngroups, groups_cap;
   dt_group *groups;
+  int32_t *group_slots; /* index of group names for dt_trace_find_group (open addressing, group index + 1,
+                           0 empty), kept by dt_trace_add_group */
+  size_t group_slots_cap;
   dt_rank *ranks;     /* nranks entries */
   size_t nfiles, files_cap;
   char **files;       /* source files, for error positions; files[0] exists ("" when built in memory) */
@@ -128,7 +131,7 @@ uint32_t dt_trace_add_file(dt_trace *t, const char *path);
  * repeated. */
 int dt_trace_add_group(dt_trace *t, const char *name, const int32_t *ranks, size_t n, uint32_t file, uint32_t line,
                        dt_error *err);
-/* Index of the group named name, or -1. */
+/* Index of the group named name, or -1. O(1): a hash of the names (readers look a group up per op line). */
 int dt_trace_find_group(const dt_trace *t, const char *name);
 
 /* Stream position of stream id `sN` in rank's streams, creating it when create is non-zero; -1 when
