@@ -56,6 +56,8 @@ typedef struct dt_topology dt_topology;
 int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err);
 void dt_topology_free(dt_topology *t);
 
+/* Number of links (numbered as above), and link `index` (borrowed from the topology), or NULL when index is out
+ * of range. */
 size_t dt_topology_link_count(const dt_topology *t);
 const dt_link *dt_topology_link(const dt_topology *t, size_t index);
 /* Unique human-readable link name: "gpu3", "nic1.2" (node 1, NIC 2), "cable:nic5-leaf0" (global NIC 5),
@@ -85,6 +87,8 @@ const char *dt_topology_link_name(const dt_topology *t, size_t index, char *buf,
  * more; dragonfly up to 7 between nodes; never more than DT_ROUTE_MAX_HOPS. Returns -1 if src or dst is out of range. */
 int dt_topology_route(const dt_topology *t, int src, int dst, dt_hop *hops, double *latency, double *bandwidth);
 
+/* The platform the topology was built from (borrowed), and the fabric shape it built (dt_platform_fabric_shape,
+ * owned by the topology: valid until dt_topology_free). */
 const dt_platform *dt_topology_platform(const dt_topology *t);
 const dt_fabric_shape *dt_topology_shape(const dt_topology *t);
 

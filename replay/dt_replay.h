@@ -40,6 +40,8 @@ typedef struct dt_replay_opts {
   void *on_instance_data;     /* passed to on_instance */
 } dt_replay_opts;
 
+/* Fills the defaults: flow fidelity, default placement, auto algorithm and protocol, no SimGrid arguments, no
+ * per-instance callback. */
 void dt_replay_opts_init(dt_replay_opts *o);
 
 /* Reads a placement file (lines `rank node gpu`, `#` comments) for nranks ranks on platform p into a new

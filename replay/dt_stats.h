@@ -51,6 +51,8 @@ double dt_busbw_factor(dt_op_kind kind, size_t n);
 /* Length of the union of n [start, end) intervals (sorted in place). */
 double dt_interval_union(double (*iv)[2], size_t n);
 
+/* Frees the statistics and everything they own (per-rank table, iterations, notes, deadlock lines); NULL is a
+ * no-op. */
 void dt_stats_free(dt_stats *s);
 
 #endif

@@ -34,6 +34,7 @@ int dt_gen_flags_source(dt_gen_flags *f, const char *flag, const char *arg, cons
  * when the name ends with .yaml / .yml or is not a preset but names a path), then the flags in order, then
  * Megatron's adjustments (dt_gen_resolve; its note goes to stderr). Returns DT_OK or DT_ERR. */
 int dt_gen_flags_config(const dt_gen_flags *f, dt_gen_config *c, dt_error *err);
+/* Frees the flags' copies and leaves f empty (reusable); source and source_flag are borrowed from argv. */
 void dt_gen_flags_free(dt_gen_flags *f);
 
 /* Prints the --summary tables for c and its trace t. */

@@ -141,6 +141,7 @@ int dt_gen_build(const dt_gen_config *c, int materialize, dt_trace **out, dt_err
 typedef enum {
   DT_SCHEME_DP = 0, DT_SCHEME_ZERO, DT_SCHEME_TP, DT_SCHEME_PP, DT_SCHEME_EP, DT_SCHEME_EMB, DT_SCHEME_COUNT
 } dt_gen_scheme;
+/* Label of a scheme in the summary tables ("DP", "ZeRO", ..., "embedding"; static), NULL when out of range. */
 const char *dt_gen_scheme_name(dt_gen_scheme s);
 /* Scheme of op name (prefix "dp.", "zero.", "tp.", "pp.", "ep.", "emb."), -1 for compute and others. */
 int dt_gen_scheme_of(const char *name);
