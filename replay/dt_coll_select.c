@@ -9,9 +9,9 @@
 
 #include <math.h>
 
-static dt_algo default_algo(dt_op_kind kind)
+dt_algo rp_default_algo(dt_op_kind kind)
 {
-  switch (kind) {
+  switch (rp_algo_kind(kind)) {
   case DT_OP_BROADCAST:
   case DT_OP_REDUCE:
     return DT_ALGO_CHAIN;
@@ -104,7 +104,7 @@ double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_alg
 void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, dt_proto *proto)
 {
   dt_op_kind kind = rp_algo_kind(op->kind);
-  *algo = default_algo(kind);
+  *algo = rp_default_algo(kind);
   *proto = DT_PROTO_SIMPLE;
   if (c->proto >= 0 && c->proto < DT_PROTO_COUNT)
     *proto = (dt_proto)c->proto;

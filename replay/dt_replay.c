@@ -362,22 +362,6 @@ static void rank_compact(replay_run *R, int32_t rank)
   iv_fold(&a->wait, w);
 }
 
-/* Label of the algorithm an instance ran when the algorithm module set none (dt_collectives.c). */
-static const char *default_algo(dt_op_kind kind)
-{
-  switch (kind) {
-  case DT_OP_BROADCAST:
-  case DT_OP_REDUCE:
-    return "chain";
-  case DT_OP_ALLTOALL:
-    return "direct";
-  case DT_OP_SEND:
-    return "p2p";
-  default:
-    return "ring";
-  }
-}
-
 /* Hands a completed instance or pair to the caller's on_instance callback. */
 static void report_instance(replay_run *R, const rp_live *l, int pair, uint64_t bytes)
 {
@@ -392,7 +376,8 @@ static void report_instance(replay_run *R, const rp_live *l, int pair, uint64_t 
   rec.nranks = l->n;
   rec.arrival_last_s = l->last_issue;
   rec.end_s = l->last_end;
-  rec.algo = l->algo ? l->algo : default_algo(rec.kind);
+  /* no algorithm ran for a pair or a one-member group: the kind's default names it */
+  rec.algo = l->algo ? l->algo : pair ? "p2p" : dt_algo_name(rp_default_algo(rec.kind));
   rec.proto = l->proto;
   R->on_instance(&rec, R->on_instance_data);
 }

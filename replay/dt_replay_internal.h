@@ -95,6 +95,9 @@ int32_t rp_member_index(const rp_ctx *c, int32_t g, int32_t rank);
  * the NCCL model: 0 and *eff = 1. *label receives the protocol's static label for the records, or NULL. */
 double rp_p2p_cost(const rp_ctx *c, int32_t src_rank, int32_t dst_rank, uint64_t bytes, double *eff,
                    const char **label);
+/* The algorithm a collective of kind runs unless auto or --algo picks another (dt_coll_select.c): chain for
+ * broadcast and reduce, direct for all-to-all, ring otherwise (barrier and `other` run as all-reduces). */
+dt_algo rp_default_algo(dt_op_kind kind);
 /* Lowercase label of a protocol for the per-instance records ("ll", "ll128", "simple"). */
 const char *rp_proto_label(dt_proto proto);
 
