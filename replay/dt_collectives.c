@@ -130,6 +130,11 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
   if (in->arrived < n) {
     sg_sem_acquire(in->sem);
   } else {
+    dt_algo a;
+    dt_proto pr;
+    rp_select(c, op, rp_gshape_of(c, g), &a, &pr);
+    in->sel_algo = (int)a;
+    in->sel_proto = (int)pr;
     for (int32_t k = 0; k < n - 1; k++)
       sg_sem_release(in->sem);
   }
@@ -145,7 +150,8 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
   x.gs = rp_gshape_of(c, g);
   x.fid = c->fidelity;
   x.S = op->kind == DT_OP_BARRIER ? 0 : (double)op->bytes;
-  rp_select(c, op, x.gs, &x.algo, &x.proto);
+  x.algo = (dt_algo)in->sel_algo;
+  x.proto = (dt_proto)in->sel_proto;
   x.eff = 1;
   x.hop = x.net_hop = x.fixed = 0;
   if (p->nccl) {

@@ -29,6 +29,9 @@ typedef struct rp_live {
   const char *algo;    /* static label of the algorithm that ran, set by the algorithm module; NULL: the kind's
                           default (dt_replay.c) */
   const char *proto;   /* static label of the protocol that ran, or NULL */
+  int sel_algo;        /* dt_algo and dt_proto chosen once per instance by its last member to arrive, so that
+                          every member runs the same algorithm (all-to-allv members differ in their splits) */
+  int sel_proto;
 } rp_live;
 
 typedef struct rp_table {
