@@ -37,8 +37,10 @@ static const char run_usage[] =
     "usage: dtsim run [options] PLATFORM.yaml TRACE...\n"
     "       dtsim run [options] PLATFORM.yaml --gen PRESET|WORKLOAD.yaml [generator options]\n"
     "\n"
-    "Replays a trace (native .dtt, one file or per-rank files, or a PyTorch profiler / Kineto .json[.gz]\n"
-    "capture) on a platform and reports the iteration time and where communication goes. With --gen, the\n"
+    "Replays a trace on a platform and reports the iteration time and where communication goes. TRACE is a\n"
+    "native .dtt (one file, per-rank files or their directory) or captures of one format, one file per rank\n"
+    "or process: PyTorch profiler / Kineto .json[.gz], NCCL INFO logs, NCCL Inspector logs, DeepSpeed comms\n"
+    "logs, Chakra .et files ('dtsim import --explain' lists what each importer assumes). With --gen, the\n"
     "trace is generated (as 'dtsim gen' would write it, see 'dtsim help gen') and replayed without a file.\n"
     "\n"
     "  --json                 print only the JSON report on stdout (notes also go to stderr)\n"
@@ -49,24 +51,35 @@ static const char run_usage[] =
     "  --proto P              protocol: auto (default), LL, LL128, Simple\n"
     "  --cfg KEY:VALUE        a SimGrid setting, repeatable (e.g. contexts/factory:thread)\n"
     "  --placement FILE       rank-to-GPU map, lines 'rank node gpu' (default rank r on node r/G, GPU r%G)\n"
-    "  --format F             input format: auto (default), native, kineto\n"
+    "  --format F             input format: auto (default: sniffed from the content), native, kineto,\n"
+    "                         nccl-log, nccl-inspector, deepspeed, chakra\n"
     "  --expand N             expand a single-rank capture to N ranks (default: the capture's world size);\n"
     "                         the captured world's group grows to N ranks, smaller groups tile the world\n"
     "  --rank R               rank of a capture that does not say\n"
     "  --dep-window TIME      Kineto: cross-stream happens-before window (default 5us)\n"
-    "  --gaps keep|drop       Kineto: keep idle stream gaps as delay ops (default keep)\n";
+    "  --gaps keep|drop       Kineto: keep idle stream gaps as delay ops (default keep)\n"
+    "  --compute-gap TIME     NCCL log, DeepSpeed: compute before every communication call (default 0: the\n"
+    "                         logs have no durations)\n"
+    "  --world N              DeepSpeed: world size (the log is rank 0's only)\n"
+    "  --group-size KIND=N    DeepSpeed: group size of op KIND (allreduce, allgather, ..., or all), repeatable\n";
 
 static const char import_usage[] =
     "usage: dtsim import [options] FILE... -o OUT\n"
+    "       dtsim import --explain [options] [FILE...] [-o OUT]\n"
     "\n"
-    "Converts a capture to the native trace format. OUT ending with '/' writes one file per rank.\n"
+    "Converts captures (one format, one file per rank or process) to the native trace format. OUT ending\n"
+    "with '/' writes one file per rank. --explain prints the format chosen, every assumption its importer\n"
+    "makes and the notes of this capture (and, for NCCL Inspector, the measured times); without files it\n"
+    "lists every importer and its assumptions.\n"
     "\n"
     "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout\n"
-    "  --format F, --expand N, --rank R, --dep-window TIME, --gaps keep|drop   as for 'dtsim run'\n";
+    "  --explain              print what the import assumed (on stdout)\n"
+    "  --format F, --expand N, --rank R, --dep-window TIME, --gaps keep|drop, --compute-gap TIME,\n"
+    "  --world N, --group-size KIND=N   as for 'dtsim run'\n";
 
 static const cmd commands[] = {
     {"run", cmd_run, "replay a trace on a platform and report iteration time and communication", run_usage},
-    {"import", cmd_import, "convert a capture (Kineto JSON) to the native trace format", import_usage},
+    {"import", cmd_import, "convert captures (Kineto, NCCL logs, NCCL Inspector, DeepSpeed, Chakra) to the native format", import_usage},
     {"gen", cmd_gen, "generate the trace of a GPT training iteration (Megatron-LM / DeepSpeed)", dt_gen_usage},
     {"platform", dt_cmd_platform, "check a platform file or show its links and routes", dt_cmd_platform_usage},
     {"bench", dt_cmd_bench, "simulate an nccl-tests benchmark (all_reduce, all_gather, ...) on a platform",
@@ -108,12 +121,52 @@ static int import_option(int opt, const char *cmdname, dt_import_opts *io)
   char why[256];
   switch (opt) {
   case 'F':
-    if (strcmp(optarg, "auto") && strcmp(optarg, "native") && strcmp(optarg, "kineto")) {
-      usage_error(cmdname, "unknown format '%s' (expected auto, native or kineto)", optarg);
+    if (strcmp(optarg, "auto") != 0 && !dt_importer_find(optarg)) {
+      char names[512];
+      size_t used = 0;
+      for (size_t i = 0; i < dt_importer_count(); i++)
+        used += (size_t)snprintf(names + used, sizeof names - used, ", %s", dt_importer_at(i)->name);
+      fprintf(stderr, "dtsim %s: unknown format '%s' (expected auto%s)\nrun 'dtsim help %s' for usage\n", cmdname,
+              optarg, names, cmdname);
       return -1;
     }
     io->format = optarg;
     return 1;
+  case 'c':
+    if (dt_parse_time(optarg, &io->compute_gap_s, why, sizeof why) != 0) {
+      usage_error(cmdname, "--compute-gap: %s", why);
+      return -1;
+    }
+    return 1;
+  case 'w': {
+    char *end;
+    long v = strtol(optarg, &end, 10);
+    if (*end || v < 1 || v > DT_TRACE_MAX_RANKS) {
+      usage_error(cmdname, "--world expects a positive rank count, found '%s'", optarg);
+      return -1;
+    }
+    io->world = (int32_t)v;
+    return 1;
+  }
+  case 'z': {
+    const char *eq = strchr(optarg, '=');
+    char *end = NULL;
+    long v = eq ? strtol(eq + 1, &end, 10) : 0;
+    if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof io->group_sizes[0].kind || !end || *end ||
+        end == eq + 1 || v < 1 || v > DT_TRACE_MAX_RANKS) {
+      usage_error(cmdname, "--group-size expects KIND=N (e.g. allgather=8), found '%s'", optarg);
+      return -1;
+    }
+    if (io->ngroup_sizes == DT_IMPORT_MAX_GROUP_SIZES) {
+      usage_error(cmdname, "too many --group-size flags (at most 16), at '%s'", optarg);
+      return -1;
+    }
+    size_t k = io->ngroup_sizes++;
+    memcpy(io->group_sizes[k].kind, optarg, (size_t)(eq - optarg));
+    io->group_sizes[k].kind[eq - optarg] = '\0';
+    io->group_sizes[k].n = (int32_t)v;
+    return 1;
+  }
   case 'E': {
     char *end;
     long v = strtol(optarg, &end, 10);
@@ -158,7 +211,8 @@ static int import_option(int opt, const char *cmdname, dt_import_opts *io)
 #define IMPORT_LONG_OPTIONS                                                                                    \
   {"format", required_argument, NULL, 'F'}, {"expand", required_argument, NULL, 'E'},                          \
       {"rank", required_argument, NULL, 'R'}, {"dep-window", required_argument, NULL, 'W'},                    \
-      {"gaps", required_argument, NULL, 'G'}
+      {"gaps", required_argument, NULL, 'G'}, {"compute-gap", required_argument, NULL, 'c'},                 \
+      {"world", required_argument, NULL, 'w'}, {"group-size", required_argument, NULL, 'z'}
 
 /* Joins the trace paths into one label for the report header. */
 static char *trace_label(char **paths, int n)
@@ -354,13 +408,44 @@ done_usage:
   return rc;
 }
 
+/* Prints an importer's fixed assumptions, one "  - " line each. */
+static void print_assumptions(FILE *f, const dt_importer *imp)
+{
+  const char *a = imp->assumptions;
+  while (*a) {
+    size_t n = strcspn(a, "\n");
+    fprintf(f, "  - %.*s\n", (int)n, a);
+    a += n + (a[n] == '\n');
+  }
+}
+
+/* `dtsim import --explain`: the chosen format, its assumptions, the capture's notes. */
+static void explain(FILE *f, const dt_trace *t, const dt_import_opts *io, size_t nfiles)
+{
+  const dt_importer *imp = dt_importer_find(t->format ? t->format : "native");
+  fprintf(f, "format: %s, %s (%s), %zu file%s\n", imp->name, imp->label,
+          io->format && strcmp(io->format, "auto") ? "forced with --format" : "sniffed from the content", nfiles,
+          nfiles == 1 ? "" : "s");
+  fprintf(f, "trace: %d ranks, %zu ops, %lld collective instances, %lld send/recv pairs\n", (int)t->nranks,
+          dt_trace_op_count(t), (long long)t->ninstances, (long long)t->npairs);
+  fprintf(f, "assumptions of the %s importer:\n", imp->name);
+  print_assumptions(f, imp);
+  fprintf(f, "notes for this capture:\n");
+  for (size_t i = 0; i < t->nmeta; i++)
+    fprintf(f, "  - meta %s=%s\n", t->meta_keys[i], t->meta_values[i]);
+  for (size_t i = 0; i < t->nnotes; i++)
+    fprintf(f, "  - %s\n", t->notes[i]);
+}
+
 static int cmd_import(int argc, char **argv)
 {
   static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
                                            {"help", no_argument, NULL, 'h'},
+                                           {"explain", no_argument, NULL, 'x'},
                                            IMPORT_LONG_OPTIONS,
                                            {NULL, 0, NULL, 0}};
   const char *out = NULL;
+  int do_explain = 0;
   dt_import_opts io;
   dt_import_opts_init(&io);
   int opt;
@@ -375,6 +460,9 @@ static int cmd_import(int argc, char **argv)
     case 'o':
       out = optarg;
       break;
+    case 'x':
+      do_explain = 1;
+      break;
     case 'h':
       fputs(import_usage, stdout);
       return EXIT_OK;
@@ -382,22 +470,36 @@ static int cmd_import(int argc, char **argv)
       return bad_option("import", opt, argv);
     }
   }
-  if (!out)
-    return usage_error("import", "%s", "expected -o OUT");
+  if (do_explain && argc - optind < 1) {
+    for (size_t i = 0; i < dt_importer_count(); i++) {
+      const dt_importer *imp = dt_importer_at(i);
+      printf("%s%s: %s\n", i ? "\n" : "", imp->name, imp->label);
+      print_assumptions(stdout, imp);
+    }
+    return EXIT_OK;
+  }
+  if (!out && !do_explain)
+    return usage_error("import", "%s", "expected -o OUT (or --explain)");
   if (argc - optind < 1)
     return usage_error("import", "%s", "expected at least one input file");
+  if (do_explain && out && strcmp(out, "-") == 0)
+    return usage_error("import", "%s", "--explain prints on stdout: write the trace to a file, not '-'");
   dt_error err;
   dt_error_clear(&err);
   dt_trace *t = NULL;
   int rc = EXIT_OK;
-  if (dt_trace_load((const char *const *)&argv[optind], (size_t)(argc - optind), &io, &t, &err) != DT_OK ||
-      dt_trace_write_native(t, out, &err) != DT_OK) {
+  size_t nfiles = (size_t)(argc - optind);
+  if (dt_trace_load((const char *const *)&argv[optind], nfiles, &io, &t, &err) != DT_OK ||
+      (out && dt_trace_write_native(t, out, &err) != DT_OK)) {
     print_error(&err);
     rc = EXIT_USAGE;
   } else {
-    for (size_t i = 0; i < t->nnotes; i++)
-      fprintf(stderr, "dtsim: note: %s\n", t->notes[i]);
-    if (strcmp(out, "-") != 0)
+    if (do_explain)
+      explain(stdout, t, &io, nfiles);
+    else
+      for (size_t i = 0; i < t->nnotes; i++)
+        fprintf(stderr, "dtsim: note: %s\n", t->notes[i]);
+    if (out && strcmp(out, "-") != 0)
       fprintf(stderr, "dtsim: wrote %s: %d ranks, %zu ops, %lld collective instances, %lld send/recv pairs\n", out,
               (int)t->nranks, dt_trace_op_count(t), (long long)t->ninstances, (long long)t->npairs);
   }

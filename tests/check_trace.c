@@ -705,7 +705,22 @@ START_TEST(test_load_sniffing)
   const char *one[] = {p};
   ck_assert_msg(dt_trace_load(one, 1, &o, &t, &e) == DT_OK, "%s", fmt_err(&e));
   ck_assert_int_eq(t->npairs, 1);
+  ck_assert_str_eq(t->format, "native");
   dt_trace_free(t);
+  /* the importer table: every row has a name, a label, an importer and stated assumptions */
+  ck_assert_uint_ge(dt_importer_count(), 2);
+  for (size_t i = 0; i < dt_importer_count(); i++) {
+    const dt_importer *imp = dt_importer_at(i);
+    ck_assert(imp->name && imp->label && imp->import && imp->assumptions && imp->assumptions[0]);
+    ck_assert_ptr_eq(dt_importer_find(imp->name), imp);
+  }
+  ck_assert_ptr_null(dt_importer_at(dt_importer_count()));
+  ck_assert_ptr_null(dt_importer_find("bogus"));
+  /* files of two formats in one load: an error naming both */
+  write_file(dir, "k.json", "{\"traceEvents\": []}\n", q, sizeof q);
+  const char *mixed[] = {p, q};
+  ck_assert_int_eq(dt_trace_load(mixed, 2, &o, &t, &e), DT_ERR);
+  assert_error(&e, q, WORDS("of one format", "a.dtt", "Kineto"));
   /* the same gzip-compressed */
   snprintf(q, sizeof q, "%s/a.dtt.gz", dir);
   gzFile gz = gzopen(q, "wb");
@@ -726,7 +741,7 @@ START_TEST(test_load_sniffing)
   assert_error(&e, p, WORDS("unrecognised trace format", "hello world", "dtsim_trace 1"));
   write_file(dir, "d.log", "node1:12:12 [0] NCCL INFO AllReduce: opCount 0\n", p, sizeof p);
   ck_assert_int_eq(dt_trace_load(one, 1, &o, &t, &e), DT_ERR);
-  assert_error(&e, p, WORDS("NCCL debug log"));
+  assert_error(&e, p, WORDS("unrecognised trace format", "NCCL INFO"));
   write_file(dir, "e.dtt", "", p, sizeof p);
   ck_assert_int_eq(dt_trace_load(one, 1, &o, &t, &e), DT_ERR);
   assert_error(&e, p, WORDS("empty file"));
@@ -738,6 +753,7 @@ START_TEST(test_load_sniffing)
   o.format = "bogus";
   ck_assert_int_eq(dt_trace_load(one, 1, &o, &t, &e), DT_ERR);
   ck_assert(strstr(fmt_err(&e), "'bogus'"));
+  ck_assert(strstr(fmt_err(&e), "kineto"));
   rm_rf(dir);
   free(dir);
 }

@@ -1896,7 +1896,8 @@ cleanup:
 
 int dt_kineto_import(const char *path, const dt_import_opts *opts, dt_trace **out, dt_error *err)
 {
-  dt_import_opts defaults = {NULL, 5e-6, 1, 0, -1};
+  dt_import_opts defaults;
+  dt_import_opts_init(&defaults);
   if (!opts)
     opts = &defaults;
   *out = NULL;

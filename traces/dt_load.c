@@ -1,107 +1,226 @@
-/* The front door for trace files: tells the format from the content (or takes --format), hands the files to
- * the native reader or an importer, then validates the result, so that replay only sees checked traces. */
+/* The front door for trace files: a table of importers (name, content sniffer, import function, stated
+ * assumptions), the sniffing that picks one from a file's first bytes (or --format forcing one), and the load
+ * that hands all the files to it and validates the result, so that replay only sees checked traces. */
 #include "dt_trace_io.h"
+
+#include "../common/dt_util.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
+/* Bytes of (decompressed) content the sniffers see. */
+#define SNIFF_BYTES 65536
+
 void dt_import_opts_init(dt_import_opts *o)
 {
+  memset(o, 0, sizeof *o);
   o->format = NULL;
   o->dep_window_s = 5e-6;
   o->keep_gaps = 1;
   o->expand = 0;
   o->rank = -1;
+  o->compute_gap_s = -1;
+  o->world = 0;
+  o->ngroup_sizes = 0;
 }
 
-typedef enum { FMT_UNKNOWN, FMT_NATIVE, FMT_KINETO } fmt;
+/* ---------------------------------------------------------------------------------------------------- */
+/* Helpers for sniffers */
 
-static const char *const supported =
-    "supported: the native dtsim trace (first line 'dtsim_trace 1') and PyTorch profiler / Kineto JSON "
-    "(.json or .json.gz)";
+/* First non-blank line that is not a '#' comment, skipping a UTF-8 byte-order mark; NULL when none. */
+static const char *first_content_line(const char *head)
+{
+  const char *p = head;
+  if ((unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
+    p += 3;
+  while (*p) {
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+      p++;
+    if (*p != '#')
+      return *p ? p : NULL;
+    p += strcspn(p, "\n");
+  }
+  return NULL;
+}
 
-/* Reads the first non-blank, non-comment line (through zlib, so gzip-compressed files are read as their
- * content). Describes in what what the file looks like when it is no format we read. */
-static fmt sniff(const char *path, char *what, size_t wsize, dt_error *err, int *failed)
+/* ---------------------------------------------------------------------------------------------------- */
+/* Native and Kineto rows */
+
+static int sniff_native(const char *head, size_t len, const char *path)
+{
+  (void)len;
+  (void)path;
+  const char *p = first_content_line(head);
+  return p && strncmp(p, "dtsim_trace", 11) == 0 && (p[11] == '\0' || isspace((unsigned char)p[11])) ? 2 : 0;
+}
+
+static int import_native(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
+                         dt_error *err)
+{
+  if (dt_trace_read_native(paths, npaths, out, err) != DT_OK)
+    return DT_ERR;
+  dt_import_opts d;
+  dt_import_opts_init(&d);
+  if (opts->expand != d.expand || opts->rank != d.rank || opts->keep_gaps != d.keep_gaps ||
+      opts->dep_window_s != d.dep_window_s || opts->compute_gap_s != d.compute_gap_s || opts->world != d.world ||
+      opts->ngroup_sizes)
+    dt_trace_add_note(*out, "capture options (--expand, --rank, --gaps, --dep-window, --compute-gap, --world, "
+                            "--group-size) apply to captures; ignored for the native trace");
+  return DT_OK;
+}
+
+/* A JSON object that is not an NCCL Inspector record: Kineto's Chrome trace. Certain when one of its
+ * top-level keys is in the head, plausible for any other object. */
+static int sniff_kineto(const char *head, size_t len, const char *path)
+{
+  (void)len;
+  (void)path;
+  const char *p = first_content_line(head);
+  if (!p || *p != '{')
+    return 0;
+  if (strstr(p, "\"traceEvents\"") || strstr(p, "\"schemaVersion\"") || strstr(p, "\"deviceProperties\"") ||
+      strstr(p, "\"distributedInfo\""))
+    return 2;
+  return 1;
+}
+
+static int import_kineto(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
+                         dt_error *err)
+{
+  if (npaths != 1)
+    return dt_error_set(err, paths[1], 0, 0, "the Kineto importer reads one capture at a time, got %zu files",
+                        npaths);
+  return dt_kineto_import(paths[0], opts, out, err);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* The table */
+
+static const dt_importer importers[] = {
+    {"native", "dtsim native trace (first line 'dtsim_trace 1': .dtt, per-rank files or their directory)", sniff_native,
+     import_native, "none: the trace states its ops, sizes and groups itself\n"},
+    {"kineto", "PyTorch profiler / Kineto Chrome-trace JSON (.json, .json.gz)", sniff_kineto, import_kineto,
+     "GPU compute kernels, memcpy and memset keep their captured durations as compute\n"
+     "NCCL kernels' captured durations are never used as their cost (they include waiting for peers)\n"
+     "the nccl:* annotation or the kernel's Collective name decides the op, never the kernel name\n"
+     "idle gaps on a stream are CPU and launch time, kept as delay ops (--gaps keep) or dropped\n"
+     "an op starting within --dep-window after another stream's op ended depends on it\n"
+     "broadcast and reduce roots are group rank 0 (Kineto records none)\n"
+     "a single-rank capture is expanded to every rank by symmetry\n"},
+};
+#define NIMPORTERS (sizeof importers / sizeof importers[0])
+
+size_t dt_importer_count(void)
+{
+  return NIMPORTERS;
+}
+
+const dt_importer *dt_importer_at(size_t i)
+{
+  return i < NIMPORTERS ? &importers[i] : NULL;
+}
+
+const dt_importer *dt_importer_find(const char *name)
+{
+  for (size_t i = 0; i < NIMPORTERS; i++)
+    if (strcmp(importers[i].name, name) == 0)
+      return &importers[i];
+  return NULL;
+}
+
+static void supported_list(char *buf, size_t size)
+{
+  size_t used = (size_t)snprintf(buf, size, "supported:");
+  for (size_t i = 0; i < NIMPORTERS && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s %s (--format %s)", i ? ";" : "", importers[i].label,
+                             importers[i].name);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Sniffing */
+
+/* Describes content no importer claims, for the error message. */
+static void describe(const char *head, size_t len, int gz, char *what, size_t wsize)
+{
+  const char *p = first_content_line(head);
+  if (len == 0 || !p) {
+    snprintf(what, wsize, "an empty file");
+    return;
+  }
+  int binary = 0;
+  for (size_t i = 0; i < len && i < 64; i++) {
+    unsigned char c = (unsigned char)head[i];
+    binary |= c == 0 || (c < 32 && !isspace(c));
+  }
+  size_t n = strcspn(p, "\r\n");
+  if (n > 40)
+    n = 40;
+  if (*p == '[')
+    snprintf(what, wsize, "a JSON array (a Chrome trace without the Kineto top-level object?)");
+  else if (binary)
+    snprintf(what, wsize, "binary data%s that is no Chakra execution trace", gz ? " inside gzip" : "");
+  else
+    snprintf(what, wsize, "text starting with '%.*s'", (int)n, p);
+}
+
+int dt_trace_sniff(const char *path, const dt_importer **imp, dt_error *err)
 {
   struct stat st;
-  *failed = 0;
-  if (stat(path, &st) != 0) {
-    *failed = 1;
-    dt_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
-    return FMT_UNKNOWN;
+  *imp = NULL;
+  if (stat(path, &st) != 0)
+    return dt_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
+  if (S_ISDIR(st.st_mode)) { /* a directory of per-rank .dtt files, as dt_trace_write_native writes them */
+    *imp = dt_importer_find("native");
+    return DT_OK;
   }
-  if (S_ISDIR(st.st_mode))
-    return FMT_NATIVE; /* a directory of per-rank .dtt files, as dt_trace_write_native writes them */
-  if (!S_ISREG(st.st_mode)) {
-    /* sniffing reads the start and the reader opens the file again: a pipe would be consumed or block */
-    *failed = 1;
-    dt_error_set(err, path, 0, 0, "is not a regular file (a pipe or a device): save the trace to a file first");
-    return FMT_UNKNOWN;
-  }
+  if (!S_ISREG(st.st_mode)) /* sniffing reads the start and the importer opens the file again */
+    return dt_error_set(err, path, 0, 0, "is not a regular file (a pipe or a device): save the trace to a file "
+                                         "first");
   FILE *raw = fopen(path, "rb");
-  if (!raw) {
-    *failed = 1;
-    dt_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
-    return FMT_UNKNOWN;
-  }
+  if (!raw)
+    return dt_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
   unsigned char magic[2] = {0, 0};
   size_t got = fread(magic, 1, 2, raw);
   fclose(raw);
   int gz = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   gzFile f = gzopen(path, "rb");
-  if (!f) {
-    *failed = 1;
-    dt_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
-    return FMT_UNKNOWN;
-  }
-  char line[4096];
-  fmt result = FMT_UNKNOWN;
-  snprintf(what, wsize, "an empty file");
-  for (int n = 0; n < 100000 && gzgets(f, line, sizeof line); n++) {
-    char *p = line;
-    if (n == 0 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
-      p += 3; /* UTF-8 byte-order mark */
-    while (isspace((unsigned char)*p))
-      p++;
-    if (*p == '\0' || *p == '#')
-      continue;
-    if (*p == '{') {
-      result = FMT_KINETO;
-    } else if (strncmp(p, "dtsim_trace", 11) == 0 && (p[11] == '\0' || isspace((unsigned char)p[11]))) {
-      result = FMT_NATIVE;
-    } else {
-      int binary = 0;
-      for (char *q = p; *q && q < line + 64; q++)
-        binary |= !isprint((unsigned char)*q) && !isspace((unsigned char)*q);
-      size_t len = strcspn(p, "\r\n");
-      if (len > 40)
-        len = 40;
-      if (strstr(p, "NCCL INFO"))
-        snprintf(what, wsize, "an NCCL debug log (its importer is not available yet)");
-      else if (strstr(p, "comm op:"))
-        snprintf(what, wsize, "a DeepSpeed communication log (its importer is not available yet)");
-      else if (*p == '[')
-        snprintf(what, wsize, "a JSON array (a Chrome trace without the Kineto top-level object?)");
-      else if (binary)
-        snprintf(what, wsize, "binary data%s (a Chakra execution trace? its importer is not available yet)",
-                 gz ? " inside gzip" : "");
-      else
-        snprintf(what, wsize, "text starting with '%.*s'", (int)len, p);
-    }
-    break;
-  }
+  if (!f)
+    return dt_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
+  char *head = dt_xmalloc(SNIFF_BYTES + 1);
+  int n = gzread(f, head, SNIFF_BYTES);
   int zerr = Z_OK;
   gzerror(f, &zerr);
-  if (result == FMT_UNKNOWN && gz && zerr != Z_OK && zerr != Z_STREAM_END)
-    snprintf(what, wsize, "a truncated or corrupt gzip file");
   gzclose(f);
-  return result;
+  size_t len = n > 0 ? (size_t)n : 0;
+  head[len] = '\0';
+  int best = 0;
+  for (size_t i = 0; i < NIMPORTERS; i++) {
+    int s = importers[i].sniff ? importers[i].sniff(head, len, path) : 0;
+    if (s > best) {
+      best = s;
+      *imp = &importers[i];
+    }
+  }
+  if (!*imp) {
+    char what[256], sup[1024];
+    if (gz && len == 0 && zerr != Z_OK && zerr != Z_STREAM_END)
+      snprintf(what, sizeof what, "a truncated or corrupt gzip file");
+    else
+      describe(head, len, gz, what, sizeof what);
+    supported_list(sup, sizeof sup);
+    free(head);
+    return dt_error_set(err, path, 0, 0, "unrecognised trace format: found %s; %s", what, sup);
+  }
+  free(head);
+  return DT_OK;
 }
+
+/* ---------------------------------------------------------------------------------------------------- */
 
 int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
                   dt_error *err)
@@ -114,48 +233,29 @@ int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts 
   *out = NULL;
   if (npaths == 0)
     return dt_error_set(err, "", 0, 0, "no trace file given");
-  fmt f = FMT_UNKNOWN;
+  const dt_importer *imp = NULL;
   if (!opts->format || strcmp(opts->format, "auto") == 0) {
     for (size_t i = 0; i < npaths; i++) {
-      char what[256];
-      int failed;
-      fmt fi = sniff(paths[i], what, sizeof what, err, &failed);
-      if (failed)
+      const dt_importer *fi;
+      if (dt_trace_sniff(paths[i], &fi, err) != DT_OK)
         return DT_ERR;
-      if (fi == FMT_UNKNOWN)
-        return dt_error_set(err, paths[i], 0, 0, "unrecognised trace format: found %s; %s", what, supported);
-      if (i > 0 && fi != f)
-        return dt_error_set(err, paths[i], 0, 0, "is not of the same format as '%s': load one trace at a time",
-                            paths[0]);
-      f = fi;
+      if (i > 0 && fi != imp)
+        return dt_error_set(err, paths[i], 0, 0,
+                            "is %s but '%s' is %s: the files of one trace must be of one format", fi->label,
+                            paths[0], imp->label);
+      imp = fi;
     }
-  } else if (strcmp(opts->format, "native") == 0) {
-    f = FMT_NATIVE;
-  } else if (strcmp(opts->format, "kineto") == 0) {
-    f = FMT_KINETO;
-  } else {
-    return dt_error_set(err, "", 0, 0, "unknown trace format '%s': expected 'auto', 'native' or 'kineto'",
-                        opts->format);
+  } else if (!(imp = dt_importer_find(opts->format))) {
+    char names[512];
+    size_t used = 0;
+    for (size_t i = 0; i < NIMPORTERS; i++)
+      used += (size_t)snprintf(names + used, sizeof names - used, ", %s", importers[i].name);
+    return dt_error_set(err, "", 0, 0, "unknown trace format '%s': expected auto%s", opts->format, names);
   }
-
   dt_trace *t = NULL;
-  if (f == FMT_NATIVE) {
-    if (dt_trace_read_native(paths, npaths, &t, err) != DT_OK)
-      return DT_ERR;
-    /* capture options mean nothing to a native trace: say so rather than ignore them silently */
-    dt_import_opts d;
-    dt_import_opts_init(&d);
-    if (opts->expand != d.expand || opts->rank != d.rank || opts->keep_gaps != d.keep_gaps ||
-        opts->dep_window_s != d.dep_window_s)
-      dt_trace_add_note(t, "--expand, --rank, --gaps and --dep-window apply to captures (Kineto); ignored for the "
-                           "native trace");
-  } else {
-    if (npaths != 1)
-      return dt_error_set(err, paths[1], 0, 0, "the Kineto importer reads one capture at a time, got %zu files",
-                          npaths);
-    if (dt_kineto_import(paths[0], opts, &t, err) != DT_OK)
-      return DT_ERR;
-  }
+  if (imp->import(paths, npaths, opts, &t, err) != DT_OK)
+    return DT_ERR;
+  t->format = imp->name;
   if (dt_trace_validate(t, err) != DT_OK) {
     dt_trace_free(t);
     return DT_ERR;

@@ -110,6 +110,8 @@ typedef struct dt_trace {
   size_t nnotes, notes_cap;
   char **notes;       /* assumptions and warnings for the report's `notes` */
   double captured_step_s; /* captured step time (meta `captured_step_time`), 0 when unknown */
+  const char *format; /* name of the importer that built it (dt_trace_load sets it; static, not owned), NULL
+                         when built in memory */
   int64_t ninstances; /* collective instances, set by dt_trace_validate */
   int64_t npairs;     /* send/recv pairs, set by dt_trace_validate */
 } dt_trace;

@@ -25,21 +25,60 @@ int dt_trace_write_native(const dt_trace *t, const char *path, dt_error *err);
 /* Writes t in native format to an open stream. */
 int dt_trace_write_native_file(const dt_trace *t, FILE *f, dt_error *err);
 
-/* Options for loading captures (dtsim run / dtsim import). */
+/* Most `--group-size KIND=N` flags one import takes. */
+#define DT_IMPORT_MAX_GROUP_SIZES 16
+
+/* Options for loading captures (dtsim run / dtsim import). Fields an importer does not use are ignored by it;
+ * dt_trace_load adds a note naming the ones given to an importer that ignores them. */
 typedef struct dt_import_opts {
-  const char *format;  /* NULL or "auto": sniff; else "native" or "kineto" */
+  const char *format;  /* NULL or "auto": sniff; else an importer's name (dt_importer_find) */
   double dep_window_s; /* Kineto: cross-stream happens-before window, default 5e-6 s */
   int keep_gaps;       /* Kineto: keep idle gaps as `delay` ops (default 1) */
   int32_t expand;      /* single-rank captures: expand to this many ranks; 0 = the capture's world size */
   int32_t rank;        /* capture's rank when the file does not say; -1 = from the file or its name */
+  double compute_gap_s; /* NCCL log, DeepSpeed: compute (s) put before every communication call, default 0 (the
+                           logs have no durations); < 0 when not given */
+  int32_t world;        /* DeepSpeed (rank 0 only): world size, 0 = not given */
+  size_t ngroup_sizes;  /* DeepSpeed: `--group-size KIND=N` entries */
+  struct {
+    char kind[32];      /* native op name (allreduce, allgather, ...) or "all" */
+    int32_t n;          /* group size for that kind */
+  } group_sizes[DT_IMPORT_MAX_GROUP_SIZES];
 } dt_import_opts;
 
 /* Fills the defaults above. */
 void dt_import_opts_init(dt_import_opts *o);
 
-/* Loads a trace from files of any supported format (content sniffing unless opts->format forces one),
- * then validates it (dt_trace_validate). A file of an unsupported format or Kineto vintage gets a message
- * saying what it is and what is supported. Returns DT_OK and *out, or DT_ERR with err. */
+/* One capture format dtsim reads: a row of the importer table (traces/dt_load.c). */
+typedef struct dt_importer {
+  const char *name;  /* the --format value: native, kineto, nccl-log, nccl-inspector, deepspeed, chakra */
+  const char *label; /* what users call it ("NCCL debug log (NCCL_DEBUG=INFO)") */
+  /* How sure the importer is that a file is its format, from its first bytes (head, len bytes after gzip
+   * decompression, NUL-terminated, may hold binary) and its path: 0 no, 1 plausible, 2 certain. NULL for a
+   * format that is never sniffed. */
+  int (*sniff)(const char *head, size_t len, const char *path);
+  /* Imports npaths files (one per rank or per process, all of this format) into one trace, not validated.
+   * Returns DT_OK and *out (owned by the caller), or DT_ERR with err at file:line (or byte offset). */
+  int (*import)(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
+                dt_error *err);
+  /* The assumptions every import of this format makes, one per line (each also becomes a trace note), for
+   * `dtsim import --explain`. Capture-specific assumptions are added as notes by the importer. */
+  const char *assumptions;
+} dt_importer;
+
+/* Number of importers and the i-th (in table order, the order of --format's list); NULL past the end. */
+size_t dt_importer_count(void);
+const dt_importer *dt_importer_at(size_t i);
+/* The importer named name, or NULL. */
+const dt_importer *dt_importer_find(const char *name);
+
+/* Sniffs one file: the importer with the highest sniff score (table order breaks ties). Returns DT_OK and
+ * *imp, or DT_ERR with err naming the file, what it looks like and the supported formats. */
+int dt_trace_sniff(const char *path, const dt_importer **imp, dt_error *err);
+
+/* Loads a trace from files of one format (content sniffing unless opts->format forces one), then validates
+ * it (dt_trace_validate). Sets t->format to the importer's name. A file of an unsupported format gets a
+ * message saying what it looks like and what is supported. Returns DT_OK and *out, or DT_ERR with err. */
 int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
                   dt_error *err);
 
