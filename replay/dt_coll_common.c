@@ -19,8 +19,17 @@ typedef struct choice_stat {
   uint64_t count, min_bytes, max_bytes;
 } choice_stat;
 
+/* Mailboxes already looked up, by (instance id, member, tag): sg_mailbox_by_name is a simcall behind a name
+ * built with snprintf, so each is looked up once and kept (SimGrid keeps every mailbox for the run anyway). */
+typedef struct mbox_cache {
+  uint64_t *keys;       /* key + 1, 0: empty slot */
+  sg_mailbox_t *boxes;
+  size_t cap, n;        /* open addressing, linear probing, cap a power of two */
+} mbox_cache;
+
 typedef struct rp_coll {
   rp_gshape **shape; /* per group, NULL until used */
+  mbox_cache boxes;
   choice_stat choices[DT_OP_COUNT][DT_ALGO_COUNT][DT_PROTO_COUNT + 1]; /* last protocol column: none */
 } rp_coll;
 
@@ -55,6 +64,8 @@ void rp_coll_free(rp_ctx *c)
     for (size_t g = 0; g < c->t->ngroups; g++)
       gshape_free(c->coll->shape[g]);
     free(c->coll->shape);
+    free(c->coll->boxes.keys);
+    free(c->coll->boxes.boxes);
     free(c->coll);
     c->coll = NULL;
   }
@@ -97,11 +108,63 @@ void rp_sleep(double d)
 /* Mailbox on which member `member` of live instance `inst` receives messages tagged `tag`: per instance,
  * destination and tag, so that concurrent instances and the phases of one never exchange messages. Ids are
  * recycled only once every member of the previous holder has completed, so its mailboxes are empty again. */
-static sg_mailbox_t mailbox(int64_t inst, int32_t member, int32_t tag)
+static sg_mailbox_t mailbox_lookup(int64_t inst, int32_t member, int32_t tag)
 {
   char name[64];
   snprintf(name, sizeof name, "c%lld.%d.%d", (long long)inst, (int)member, (int)tag);
   return sg_mailbox_by_name(name);
+}
+
+static uint64_t mix64(uint64_t x)
+{
+  x ^= x >> 33;
+  x *= 0xFF51AFD7ED558CCDull;
+  x ^= x >> 33;
+  x *= 0xC4CEB9FE1A85EC53ull;
+  return x ^ (x >> 33);
+}
+
+/* The same mailbox, from the cache when it was looked up before (ids, members and tags that do not fit the
+ * 64-bit key are looked up every time). */
+static sg_mailbox_t mailbox(rp_ctx *c, int64_t inst, int32_t member, int32_t tag)
+{
+  if (inst < 0 || inst >= (1 << 24) || member < 0 || member >= (1 << 24) || tag < 0 || tag >= (1 << 15))
+    return mailbox_lookup(inst, member, tag);
+  mbox_cache *mc = &c->coll->boxes;
+  uint64_t key = ((uint64_t)inst << 39 | (uint64_t)member << 15 | (uint64_t)tag) + 1;
+  if (mc->cap) {
+    for (size_t i = mix64(key) & (mc->cap - 1); mc->keys[i]; i = (i + 1) & (mc->cap - 1))
+      if (mc->keys[i] == key)
+        return mc->boxes[i];
+  }
+  /* first the lookup: it is a simcall, during which other actors run and may grow the cache */
+  sg_mailbox_t box = mailbox_lookup(inst, member, tag);
+  if ((mc->n + 1) * 2 > mc->cap) {
+    size_t old_cap = mc->cap;
+    uint64_t *ok = mc->keys;
+    sg_mailbox_t *ob = mc->boxes;
+    mc->cap = old_cap ? old_cap * 2 : 1024;
+    mc->keys = dt_xcalloc(mc->cap, sizeof *mc->keys);
+    mc->boxes = dt_xcalloc(mc->cap, sizeof *mc->boxes);
+    for (size_t j = 0; j < old_cap; j++)
+      if (ok[j]) {
+        size_t i = mix64(ok[j]) & (mc->cap - 1);
+        while (mc->keys[i])
+          i = (i + 1) & (mc->cap - 1);
+        mc->keys[i] = ok[j];
+        mc->boxes[i] = ob[j];
+      }
+    free(ok);
+    free(ob);
+  }
+  size_t i = mix64(key) & (mc->cap - 1);
+  while (mc->keys[i] && mc->keys[i] != key) /* another actor may have added it during the lookup */
+    i = (i + 1) & (mc->cap - 1);
+  if (!mc->keys[i])
+    mc->n++;
+  mc->keys[i] = key;
+  mc->boxes[i] = box;
+  return box;
 }
 
 static long whole_bytes(double bytes)
@@ -121,10 +184,10 @@ void rp_xfer(const rp_inst *x, const rp_send *sends, size_t nsends, const int32_
   double eff = x->eff > 0 ? x->eff : 1.0;
   size_t k = 0;
   for (size_t s = 0; s < nsends; s++)
-    comms[k++] = sg_mailbox_put_async(mailbox(x->id, sends[s].to, sends[s].tag), &payload_token,
+    comms[k++] = sg_mailbox_put_async(mailbox(x->c, x->id, sends[s].to, sends[s].tag), &payload_token,
                                       whole_bytes(sends[s].bytes / eff));
   for (size_t r = 0; r < nrecvs; r++) {
-    comms[k] = sg_mailbox_get_async(mailbox(x->id, x->i, recv_tags[r]), &got[k]);
+    comms[k] = sg_mailbox_get_async(mailbox(x->c, x->id, x->i, recv_tags[r]), &got[k]);
     k++;
   }
   sg_comm_wait_all(comms, k);

@@ -12,11 +12,9 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
-#include <simgrid/cond.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
-#include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 
 #include <math.h>
@@ -31,12 +29,16 @@
  * blocked forever (a deadlock), since then no other event is left. */
 #define WATCHDOG_TIMEOUT_S 1e15
 
-/* Per rank: where `after=` waiters sleep until another stream of the rank completes an op. */
-typedef struct rank_sync {
-  sg_mutex_t mutex;
-  sg_cond_t cond;
-  int waiters;
-} rank_sync;
+/* Per flat stream, as a waiter on an `after=` edge: it sleeps on sem until op `need` of the stream it waits for
+ * has completed, linked (next) in that stream's list of waiters. Only the stream that completes the op wakes it,
+ * so a completion wakes nobody who would go back to sleep. */
+typedef struct dep_waiter {
+  sg_sem_t sem;
+  size_t need;
+  size_t next; /* next waiter on the same stream, or NO_WAITER */
+} dep_waiter;
+
+#define NO_WAITER ((size_t)-1)
 
 typedef struct stream_arg {
   struct replay_run *run;
@@ -73,7 +75,8 @@ typedef struct replay_run {
   size_t *stream_done;  /* per flat stream: ops completed (a prefix, ops complete in order) */
   double *stream_lo;    /* per flat stream: no op of it still to complete was issued before this time */
   rank_acc *acc;        /* nranks */
-  rank_sync *rsync;     /* nranks */
+  dep_waiter *waiter;   /* nstreams: each stream as a waiter */
+  size_t *wait_head;    /* nstreams: first waiter on each stream, or NO_WAITER */
   stream_arg *args;     /* nstreams */
   size_t streams_left;
   sg_sem_t all_done;
@@ -84,6 +87,8 @@ typedef struct replay_run {
   size_t nmarks, marks_cap;
   dt_instance_fn on_instance;
   void *on_instance_data;
+  sg_mailbox_t *pair_boxes; /* by pair id: looked up once (sg_mailbox_by_name is a simcall), NULL until then */
+  size_t pair_boxes_cap;
 } replay_run;
 
 static char payload_token;
@@ -118,9 +123,22 @@ static sg_mailbox_t pair_mailbox(replay_run *R, int32_t rank, const dt_op *op, c
   if (l->arrived == 0 || now > l->last_issue)
     l->last_issue = now;
   l->arrived++;
+  size_t id = (size_t)l->id;
+  if (id < R->pair_boxes_cap && R->pair_boxes[id])
+    return R->pair_boxes[id];
   char name[32];
   snprintf(name, sizeof name, "p%d", (int)l->id);
-  return sg_mailbox_by_name(name);
+  sg_mailbox_t box = sg_mailbox_by_name(name); /* a simcall: other actors run (and may grow the array) meanwhile */
+  if (id >= R->pair_boxes_cap) {
+    size_t cap = R->pair_boxes_cap ? R->pair_boxes_cap : 256;
+    while (cap <= id)
+      cap *= 2;
+    R->pair_boxes = dt_xrealloc(R->pair_boxes, sizeof *R->pair_boxes * cap);
+    memset(R->pair_boxes + R->pair_boxes_cap, 0, sizeof *R->pair_boxes * (cap - R->pair_boxes_cap));
+    R->pair_boxes_cap = cap;
+  }
+  R->pair_boxes[id] = box;
+  return box;
 }
 
 static double compute_seconds(const dt_platform *p, const dt_op *op)
@@ -264,25 +282,36 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
     sg_actor_sleep_for(last - simgrid_get_clock());
 }
 
-/* Blocks until every `after=` edge of op is complete. */
-static void wait_deps(replay_run *R, int32_t rank, const dt_op *op)
+/* Blocks until every `after=` edge of op (an op of stream `self`, a flat index, of rank) is complete. */
+static void wait_deps(replay_run *R, int32_t rank, size_t self, const dt_op *op)
 {
   for (uint32_t d = 0; d < op->ndeps; d++) {
     size_t fs = R->rank_stream0[rank] + (size_t)op->deps[d].stream;
     size_t need = (size_t)op->deps[d].index;
     if (R->stream_done[fs] > need)
       continue;
-    rank_sync *rs = &R->rsync[rank];
-    if (!rs->mutex) {
-      rs->mutex = sg_mutex_init();
-      rs->cond = sg_cond_init();
+    dep_waiter *w = &R->waiter[self];
+    if (!w->sem)
+      w->sem = sg_sem_init(0);
+    w->need = need;
+    w->next = R->wait_head[fs];
+    R->wait_head[fs] = self;
+    sg_sem_acquire(w->sem); /* released by stream fs once stream_done[fs] > need */
+  }
+}
+
+/* Stream fs has completed ops up to stream_done[fs]: wakes the waiters whose op is now done. */
+static void wake_waiters(replay_run *R, size_t fs)
+{
+  size_t *link = &R->wait_head[fs];
+  while (*link != NO_WAITER) {
+    dep_waiter *w = &R->waiter[*link];
+    if (R->stream_done[fs] > w->need) {
+      *link = w->next;
+      sg_sem_release(w->sem);
+    } else {
+      link = &w->next;
     }
-    rs->waiters++;
-    sg_mutex_lock(rs->mutex);
-    while (R->stream_done[fs] <= need)
-      sg_cond_wait(rs->cond, rs->mutex);
-    sg_mutex_unlock(rs->mutex);
-    rs->waiters--;
   }
 }
 
@@ -469,7 +498,7 @@ static void stream_actor(int argc, char **argv)
       while (j < st->nops && st->ops[j].batch == st->ops[i].batch)
         j++;
     for (size_t k = i; k < j; k++)
-      wait_deps(R, rank, &st->ops[k]);
+      wait_deps(R, rank, a->flat, &st->ops[k]);
     double issue = simgrid_get_clock();
     R->stream_lo[a->flat] = issue;
     double now;
@@ -487,12 +516,8 @@ static void stream_actor(int argc, char **argv)
     R->stream_done[a->flat] = j;
     R->stream_lo[a->flat] = j < st->nops ? now : INFINITY;
     rank_compact(R, rank);
-    rank_sync *rs = &R->rsync[rank];
-    if (rs->waiters > 0) {
-      sg_mutex_lock(rs->mutex);
-      sg_cond_notify_all(rs->cond);
-      sg_mutex_unlock(rs->mutex);
-    }
+    if (R->wait_head[a->flat] != NO_WAITER)
+      wake_waiters(R, a->flat);
     i = j;
   }
   if (--R->streams_left == 0)
@@ -784,7 +809,10 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   }
   R.stream_done = dt_xcalloc(R.nstreams + 1, sizeof *R.stream_done);
   R.acc = dt_xcalloc(nranks + 1, sizeof *R.acc);
-  R.rsync = dt_xcalloc(nranks + 1, sizeof *R.rsync);
+  R.waiter = dt_xcalloc(R.nstreams + 1, sizeof *R.waiter);
+  R.wait_head = dt_xmalloc(sizeof *R.wait_head * (R.nstreams + 1));
+  for (size_t fs = 0; fs <= R.nstreams; fs++)
+    R.wait_head[fs] = NO_WAITER;
   R.args = dt_xcalloc(R.nstreams + 1, sizeof *R.args);
   R.c.members = dt_xcalloc(t->ngroups + 1, sizeof *R.c.members);
   for (size_t g = 0; g < t->ngroups; g++) {
@@ -859,13 +887,10 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
 cleanup:
   if (R.all_done)
     sg_sem_destroy(R.all_done);
-  if (R.rsync)
-    for (size_t r = 0; r < nranks; r++) {
-      if (R.rsync[r].mutex)
-        sg_mutex_destroy(R.rsync[r].mutex);
-      if (R.rsync[r].cond)
-        sg_cond_destroy(R.rsync[r].cond);
-    }
+  if (R.waiter)
+    for (size_t fs = 0; fs < R.nstreams; fs++)
+      if (R.waiter[fs].sem)
+        sg_sem_destroy(R.waiter[fs].sem);
   rp_table_free(&R.c.instances);
   rp_table_free(&R.c.pairs);
   if (R.acc)
@@ -877,6 +902,7 @@ cleanup:
     }
   free(R.acc);
   free(R.marks);
+  free(R.pair_boxes);
   for (int i = 0; i < sg_argc; i++)
     free(sg_argv[i]);
   free(sg_argv);
@@ -888,7 +914,8 @@ cleanup:
     rp_coll_free(&R.c);
   free(R.c.host_of_rank);
   free(R.args);
-  free(R.rsync);
+  free(R.waiter);
+  free(R.wait_head);
   free(R.stream_lo);
   free(R.stream_done);
   free(R.rank_stream0);
