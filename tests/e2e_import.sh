@@ -18,4 +18,34 @@ check "an unknown --format lists the formats" '[ $rc -eq 2 ] && grep -q "kineto"
 "$DTSIM" import tests/data/allreduce8.dtt tests/data/node8.yaml -o "$tmp/x.dtt" >/dev/null 2>"$tmp/mx.err"; rc=$?
 check "files of different formats are refused" '[ $rc -eq 2 ] && grep -q "node8.yaml" "$tmp/mx.err"'
 
+# --- NCCL INFO log (tests/data/nccl/*.log, hand-made in NCCL's line layouts; platform node8: a = 2us, B = 100 GB/s)
+D=tests/data/nccl
+"$DTSIM" import --explain $D/sub8.log >"$tmp/n8.txt" 2>&1; rc=$?
+check "nccl-log: interleaved stdout with launcher prefixes is sniffed" '[ $rc -eq 0 ] && grep -q "^format: nccl-log" "$tmp/n8.txt"'
+check "nccl-log: split communicator = ranks 4-7 (parent + color)" 'grep -q "group .comm1. = communicator commId 0x5c6b7e9a1f2d3c4b/color 1, ranks 4,5,6,7" "$tmp/n8.txt"'
+check "nccl-log: the report says there is no compute" 'grep -q "no durations: no compute between calls" "$tmp/n8.txt"'
+"$DTSIM" run --json tests/data/node8.yaml $D/sub8.log >"$tmp/n8.json" 2>/dev/null; rc=$?
+# ranks 4-7: ring all-reduce n=4 of 4 MiB, then all eight: ring all-gather n=8 of a 1 MiB shard, in that order
+want=$(awk 'BEGIN { a = 2e-6; B = 100e9; ar = 2*3*a + 2*3/4*4194304/B; ag = 7*a + 7*1048576/B; printf "%.12g", ar + ag }')
+check "nccl-log: sub-communicator all-reduce then world all-gather run to completion" '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/n8.json")" "$want" 1e-6'
+check "nccl-log: all-gather bytes = count x 4 (per-rank shard)" '[ "$(jq -r .by_kind.allgather.bytes "$tmp/n8.json")" = 1048576 ]'
+check "nccl-log: ranks 0-3 wait for the all-reduce of 4-7" 'close "$(jq -r ".per_rank[0].wait_s" "$tmp/n8.json")" "$(jq -r .by_kind.allreduce.time_s "$tmp/n8.json")" 1e-6'
+"$DTSIM" run --json --compute-gap 10us tests/data/node8.yaml $D/sub8.log >"$tmp/n8g.json" 2>/dev/null
+want2=$(awk -v w="$want" 'BEGIN { printf "%.12g", w + 2*10e-6 }')
+check "nccl-log: --compute-gap puts compute before each call" 'close "$(jq -r .makespan_s "$tmp/n8g.json")" "$want2" 1e-6'
+for lay in new old; do
+  "$DTSIM" import $D/p2p-$lay.0.log $D/p2p-$lay.1.log -o "$tmp/p2p-$lay.dtt" 2>/dev/null; rc=$?
+  check "nccl-log: Send in the $lay buffer layout is a send to the peer in root" '[ $rc -eq 0 ] && grep -q "^s0 send peer=1 bytes=1048576" "$tmp/p2p-$lay.dtt" && grep -q "^s0 recv peer=0 bytes=1048576" "$tmp/p2p-$lay.dtt"'
+done
+"$DTSIM" import $D/p2p-mismatch.0.log $D/p2p-mismatch.1.log -o "$tmp/mm.dtt" >/dev/null 2>"$tmp/mm.err"; rc=$?
+check "nccl-log: send 1 MiB vs recv 512 KiB is an import error naming both calls" '[ $rc -eq 2 ] && grep -q "p2p-mismatch.0.log:4" "$tmp/mm.err" && grep -q "p2p-mismatch.1.log:4" "$tmp/mm.err" && grep -q "1048576" "$tmp/mm.err" && grep -q "524288" "$tmp/mm.err"'
+"$DTSIM" run --json tests/data/node8.yaml $D/alltoall4.log >"$tmp/a2a.json" 2>/dev/null; rc=$?
+# one group launch per rank: 3 sends of 256 KiB share the GPU's 100 GB/s: a + 3 S/B (the self copy is no traffic)
+want=$(awk 'BEGIN { printf "%.12g", 2e-6 + 3*262144/100e9 }')
+check "nccl-log: grouped Send/Recv (all-to-all) are one batch and complete" '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/a2a.json")" "$want" 1e-6'
+check "nccl-log: self copies are left out, with a note" 'jq -r ".notes[]" "$tmp/a2a.json" | grep -q "8 sends/recvs to the process itself"'
+check "nccl-log: a log without commId groups by creation order, with a note" 'jq -r ".notes[]" "$tmp/a2a.json" | grep -q "without commId"'
+"$DTSIM" import $D/p2p-new.0.log -o "$tmp/one.dtt" >/dev/null 2>"$tmp/one.err"; rc=$?
+check "nccl-log: a missing rank is an error naming it" '[ $rc -eq 2 ] && grep -q "ranks 1 have no lines" "$tmp/one.err"'
+
 finish

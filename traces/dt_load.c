@@ -98,6 +98,14 @@ static int import_kineto(const char *const *paths, size_t npaths, const dt_impor
   return dt_kineto_import(paths[0], opts, out, err);
 }
 
+/* NCCL INFO lines: "<host>:<pid>:<tid> [<dev>] NCCL INFO ", anywhere in a line (launchers add prefixes). */
+static int sniff_nccl_log(const char *head, size_t len, const char *path)
+{
+  (void)len;
+  (void)path;
+  return strstr(head, "] NCCL INFO ") ? 2 : 0;
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* The table */
 
@@ -112,6 +120,19 @@ static const dt_importer importers[] = {
      "an op starting within --dep-window after another stream's op ended depends on it\n"
      "broadcast and reduce roots are group rank 0 (Kineto records none)\n"
      "a single-rank capture is expanded to every rank by symmetry\n"},
+    {"nccl-log", "NCCL debug log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL), one or many files",
+     sniff_nccl_log, dt_nccl_log_import,
+     "every rank's lines are in the files given (one per process, or interleaved with launcher prefixes)\n"
+     "a process is host:pid; its global rank is its rank in its largest (world) communicator\n"
+     "members of a communicator share its commId; a split communicator is its parent's group and color\n"
+     "each call's count follows NCCL: all-gather per-rank send, reduce-scatter per-rank receive, all-to-all "
+     "per peer, others the whole buffer\n"
+     "Send/Recv name the peer in 'root' (a rank of their communicator); the buffers do not tell send from "
+     "recv\n"
+     "sends/recvs of one process on one communicator with the same opCount were launched in one group: one "
+     "batch\n"
+     "calls on one CUDA stream run in log order; each stream pointer is a stream\n"
+     "the log has no durations: zero compute between calls unless --compute-gap is given\n"},
 };
 #define NIMPORTERS (sizeof importers / sizeof importers[0])
 

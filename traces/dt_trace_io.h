@@ -89,4 +89,9 @@ int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts 
  * validate. */
 int dt_kineto_import(const char *path, const dt_import_opts *opts, dt_trace **out, dt_error *err);
 
+/* NCCL debug log importer (traces/dt_nccl_log.c, docs/import-nccl-log.md): one or many log files of one run
+ * (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,COLL); every process must be in them. Does not validate. */
+int dt_nccl_log_import(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
+                       dt_error *err);
+
 #endif

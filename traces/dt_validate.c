@@ -304,6 +304,9 @@ static int collective(vstate *vs, const oref *o)
   if (op->group < 0 || (size_t)op->group >= t->ngroups)
     return fail_at(vs->err, t, o, "%s refers to group index %d, which does not exist (the trace has %zu groups)",
                    dt_op_kind_name(op->kind), (int)op->group, t->ngroups);
+  if (op->splits && op->nsplits != t->groups[op->group].nranks)
+    return fail_at(vs->err, t, o, "%s splits= lists %u sizes but group '%s' has %zu ranks: one size per member",
+                   dt_op_kind_name(op->kind), op->nsplits, t->groups[op->group].name, t->groups[op->group].nranks);
   int64_t e = pmap_get(&vs->local, 0, (uint64_t)op->group);
   if (e < 0) {
     vs->cs = dt_grow(vs->cs, &vs->cscap, vs->ncs, sizeof *vs->cs);
