@@ -225,6 +225,36 @@ const dt_link *dt_topology_link(const dt_topology *t, size_t index)
   return index < t->count ? &t->links[index] : NULL;
 }
 
+dt_link_class dt_topology_link_class(const dt_topology *t, size_t index)
+{
+  const dt_platform *p = t->p;
+  if (index >= t->count)
+    return DT_LC_COUNT;
+  if (index < t->off_nic)
+    return p->intra_kind == DT_INTRA_NVSWITCH ? DT_LC_NVSWITCH_PORT
+           : p->intra_kind == DT_INTRA_PCIE   ? DT_LC_PCIE
+                                              : DT_LC_GPU_PORT;
+  if (index < t->off_nic_cable)
+    return DT_LC_GPU_NIC;
+  if (index < t->off_up1)
+    return p->topology == DT_NET_SINGLE_SWITCH ? DT_LC_NIC_SWITCH
+           : p->topology == DT_NET_DRAGONFLY   ? DT_LC_NIC_ROUTER
+                                               : DT_LC_NIC_LEAF;
+  if (index < t->off_up2)
+    return p->topology == DT_NET_DRAGONFLY ? DT_LC_DF_LOCAL : p->levels == 3 ? DT_LC_LEAF_AGG : DT_LC_LEAF_SPINE;
+  if (index < t->off_intra)
+    return p->topology == DT_NET_DRAGONFLY ? DT_LC_DF_GLOBAL : DT_LC_AGG_CORE;
+  return p->intra_kind == DT_INTRA_NVLINK_MESH ? DT_LC_NVLINK : DT_LC_PCIE_CPU;
+}
+
+const char *dt_link_class_name(dt_link_class c)
+{
+  static const char *const names[DT_LC_COUNT] = {
+      "nvswitch-port", "pcie", "gpu-port", "nvlink", "pcie-cpu", "gpu-nic", "nic-leaf", "nic-switch",
+      "nic-router", "leaf-spine", "leaf-agg", "agg-core", "dragonfly-local", "dragonfly-global"};
+  return (unsigned)c < DT_LC_COUNT ? names[c] : "?";
+}
+
 const char *dt_topology_link_name(const dt_topology *t, size_t index, char *buf, size_t size)
 {
   const dt_platform *p = t->p;

@@ -68,6 +68,32 @@ const dt_link *dt_topology_link(const dt_topology *t, size_t index);
  * this name + "_UP" / "_DOWN". */
 const char *dt_topology_link_name(const dt_topology *t, size_t index, char *buf, size_t size);
 
+/* Link classes of the bottleneck report (docs/report.md): what a link is in the fabric, finer than dt_link_kind
+ * (a CABLE is a NIC-to-leaf, leaf-to-spine, leaf-to-aggregation or aggregation-to-core cable). */
+typedef enum {
+  DT_LC_NVSWITCH_PORT = 0, /* a GPU's port into its node's NVSwitch */
+  DT_LC_PCIE,              /* a GPU's PCIe link to its switch */
+  DT_LC_GPU_PORT,          /* an nvlink-mesh GPU's own (loopback) port */
+  DT_LC_NVLINK,            /* an nvlink-mesh pair */
+  DT_LC_PCIE_CPU,          /* a PCIe switch's link to the CPU */
+  DT_LC_GPU_NIC,           /* a NIC (the GPU-to-NIC leg of a route between nodes) */
+  DT_LC_NIC_LEAF,          /* NIC to leaf (fat-tree) */
+  DT_LC_NIC_SWITCH,        /* NIC to the single switch */
+  DT_LC_NIC_ROUTER,        /* NIC to its dragonfly router */
+  DT_LC_LEAF_SPINE,        /* 2-level fat-tree leaf to spine */
+  DT_LC_LEAF_AGG,          /* 3-level fat-tree leaf to aggregation */
+  DT_LC_AGG_CORE,          /* 3-level fat-tree aggregation to core */
+  DT_LC_DF_LOCAL,          /* dragonfly router to router inside a group */
+  DT_LC_DF_GLOBAL,         /* dragonfly group to group */
+  DT_LC_COUNT
+} dt_link_class;
+
+/* Class of link `index` (DT_LC_COUNT when out of range), and a class's stable name ("nvswitch-port", "pcie",
+ * "gpu-port", "nvlink", "pcie-cpu", "gpu-nic", "nic-leaf", "nic-switch", "nic-router", "leaf-spine", "leaf-agg",
+ * "agg-core", "dragonfly-local", "dragonfly-global"; static, "?" when out of range). */
+dt_link_class dt_topology_link_class(const dt_topology *t, size_t index);
+const char *dt_link_class_name(dt_link_class c);
+
 /* Route from global GPU src to global GPU dst, computed in O(1) (nothing is stored per pair; an nvlink-mesh
  * route walks a per-node next-hop table, O(hops)). Same node: src GPU port UP, dst GPU port DOWN (src == dst
  * gives the loopback over the GPU's own port, for every kind); pcie across switches: src GPU UP, src switch's

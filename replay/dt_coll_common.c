@@ -4,6 +4,8 @@
 #include "dt_coll.h"
 
 #include "../common/dt_util.h"
+#include "dt_linkload.h"
+#include "dt_sg_platform.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
@@ -190,7 +192,18 @@ void rp_xfer(const rp_inst *x, const rp_send *sends, size_t nsends, const int32_
     comms[k] = sg_mailbox_get_async(mailbox(x->c, x->id, x->i, recv_tags[r]), &got[k]);
     k++;
   }
-  sg_comm_wait_all(comms, k);
+  if (x->c->linkload && nsends > 0) { /* per-link accounting: each send's own start and completion */
+    double stack_t[32], *tm = 2 * k <= 32 ? stack_t : dt_xmalloc(sizeof *tm * 2 * k);
+    dt_sg_comm_wait_all_times(comms, k, tm, tm + k);
+    int32_t from = rp_gpu_of_member(x->c, x->g, x->i);
+    for (size_t s = 0; s < nsends; s++)
+      dt_linkload_add(x->c->linkload, from, rp_gpu_of_member(x->c, x->g, sends[s].to), sends[s].bytes, tm[s],
+                      tm[k + s], x->op->kind, x->g);
+    if (tm != stack_t)
+      free(tm);
+  } else {
+    sg_comm_wait_all(comms, k);
+  }
   if (comms != stack_comms) {
     free(comms);
     free(got);

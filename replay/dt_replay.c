@@ -7,6 +7,7 @@
 #include "dt_replay.h"
 
 #include "../common/dt_util.h"
+#include "dt_linkload.h"
 #include "dt_replay_internal.h"
 #include "dt_sg_platform.h"
 
@@ -100,6 +101,19 @@ void dt_replay_opts_init(dt_replay_opts *o)
   o->fidelity = DT_FIDELITY_FLOW;
   o->algo = DT_ALGO_AUTO;
   o->proto = -1;
+  o->links = 1;
+}
+
+/* The per-link accounting's watermark: no op still running or to come was issued before the earliest issue
+ * over the streams, so no transfer still to be recorded starts before it. O(streams), called rarely. */
+static double link_watermark(void *data)
+{
+  const replay_run *R = data;
+  double w = INFINITY;
+  for (size_t fs = 0; fs < R->nstreams; fs++)
+    if (R->stream_lo[fs] < w)
+      w = R->stream_lo[fs];
+  return w;
 }
 
 /* ---- actors ---- */
@@ -163,6 +177,13 @@ static long p2p_bytes(const dt_op *op, double eff)
   return eff == 1 ? (long)op->bytes : (long)llround((double)op->bytes / eff);
 }
 
+/* Per-link accounting of a send's flow, active from t0 to t1 (s). */
+static void link_send(replay_run *R, int32_t rank, const dt_op *op, double t0, double t1)
+{
+  dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[rank], R->c.gpu_of_rank[dt_trace_op_peer(R->c.t, rank, op)],
+                  (double)op->bytes, t0, t1, DT_OP_SEND, -1);
+}
+
 /* Performs one op's effect for `rank` (no bookkeeping). */
 static void exec_op(replay_run *R, int32_t rank, const dt_op *op)
 {
@@ -186,7 +207,12 @@ static void exec_op(replay_run *R, int32_t rank, const dt_op *op)
   case DT_OP_RECV: {
     const char *label;
     double eff, cost = p2p_cost(R, rank, op, &eff, &label);
-    if (op->kind == DT_OP_SEND)
+    if (op->kind == DT_OP_SEND && R->c.linkload) { /* per-link accounting: the flow's own start and end */
+      sg_comm_t cm = sg_mailbox_put_async(pair_mailbox(R, rank, op, label), &payload_token, p2p_bytes(op, eff));
+      double t0, t1;
+      dt_sg_comm_wait_all_times(&cm, 1, &t0, &t1);
+      link_send(R, rank, op, t0, t1);
+    } else if (op->kind == DT_OP_SEND)
       sg_mailbox_put(pair_mailbox(R, rank, op, label), &payload_token, p2p_bytes(op, eff));
     else
       (void)sg_mailbox_get(pair_mailbox(R, rank, op, label));
@@ -262,6 +288,18 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
   /* wait_any releases the comm it returns and keeps the others: drop it from the arrays and go on. A pair
    * completes its own p2p cost after its data arrived; the batch waits for the last of them below. */
   double last = 0;
+  if (R->c.linkload && nc > 0) { /* per-link accounting: every comm's own start and completion, read at once */
+    double t0[nc], t1[nc];
+    dt_sg_comm_wait_all_times(comms, nc, t0, t1);
+    for (size_t k = 0; k < nc; k++) {
+      end[comm_op[k]] = t1[k] + comm_cost[k];
+      if (end[comm_op[k]] > last)
+        last = end[comm_op[k]];
+      if (st->ops[i + comm_op[k]].kind == DT_OP_SEND)
+        link_send(R, rank, &st->ops[i + comm_op[k]], t0[k], t1[k]);
+    }
+    nc = 0;
+  }
   while (nc > 0) {
     ssize_t c = sg_comm_wait_any(comms, nc);
     if (c < 0)
@@ -650,6 +688,10 @@ static dt_stats *collect_stats(replay_run *R)
   s->per_rank = dt_xcalloc(t->nranks > 0 ? (size_t)t->nranks : 1, sizeof *s->per_rank);
   s->makespan_s = R->makespan;
   memcpy(s->by_kind, R->by_kind, sizeof s->by_kind);
+  if (R->c.linkload) {
+    s->links = dt_linkload_finish(R->c.linkload);
+    R->c.linkload = NULL;
+  }
   s->peak_live_instances = R->c.instances.peak;
   s->peak_live_pairs = R->c.pairs.peak;
 
@@ -823,6 +865,10 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     qsort(R.c.members[g], gr->nranks, sizeof *R.c.members[g], cmp_member);
   }
   rp_coll_init(&R.c);
+  if (opts->links) {
+    R.c.linkload = dt_linkload_new(R.c.topo, t);
+    dt_linkload_set_watermark(R.c.linkload, link_watermark, &R);
+  }
 
   /* SimGrid: silenced logs, then the caller's settings */
   sg_argv = dt_xcalloc((size_t)opts->simgrid_argc + 4, sizeof *sg_argv);
@@ -891,6 +937,8 @@ cleanup:
     for (size_t fs = 0; fs < R.nstreams; fs++)
       if (R.waiter[fs].sem)
         sg_sem_destroy(R.waiter[fs].sem);
+  if (R.c.linkload)
+    dt_linkstats_free(dt_linkload_finish(R.c.linkload));
   rp_table_free(&R.c.instances);
   rp_table_free(&R.c.pairs);
   if (R.acc)

@@ -38,10 +38,11 @@ typedef struct dt_replay_opts {
   dt_instance_fn on_instance; /* optional, NULL by default: per-instance records (dtsim bench) cost nothing
                                  when unset, and the replay keeps no list of them */
   void *on_instance_data;     /* passed to on_instance */
+  int links;                  /* per-link accounting (dt_linkload.h, stats->links): 1 (default) or 0 (off) */
 } dt_replay_opts;
 
 /* Fills the defaults: flow fidelity, default placement, auto algorithm and protocol, no SimGrid arguments, no
- * per-instance callback. */
+ * per-instance callback, per-link accounting on. */
 void dt_replay_opts_init(dt_replay_opts *o);
 
 /* Reads a placement file (lines `rank node gpu`, `#` comments) for nranks ranks on platform p into a new

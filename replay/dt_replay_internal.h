@@ -71,6 +71,8 @@ typedef struct rp_ctx {
   uint64_t forced_fallback[DT_OP_COUNT]; /* instances per kind where the forced algorithm could not run */
   struct rp_coll *coll;   /* per-group shapes and the choices made (dt_coll_common.c) */
   int32_t *comm_active;   /* per rank: collectives and sends/recvs in flight (the overlap tax) */
+  struct dt_linkload *linkload; /* per-link accounting (dt_linkload.h), NULL when off: every transfer of bytes
+                                   between GPUs, a SimGrid flow or a modelled one, goes to dt_linkload_add */
 } rp_ctx;
 
 /* Sets up and frees the algorithm modules' state (c->p, c->t, c->topo and c->gpu_of_rank set). */

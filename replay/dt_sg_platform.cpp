@@ -12,6 +12,8 @@ extern "C" {
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/comm.h>
+#include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -126,4 +128,14 @@ int dt_sg_init(int* argc, char** argv, dt_error* err)
     return dt_error_set(err, nullptr, 0, 0, "SimGrid rejected a setting: %s", what.substr(0, what.find('\n')).c_str());
   }
   return DT_OK;
+}
+
+void dt_sg_comm_wait_all_times(sg_comm_t* comms, size_t n, double* start, double* finish)
+{
+  std::vector<simgrid::s4u::CommPtr> held(comms, comms + n); /* our references outlive the wait's release */
+  sg_comm_wait_all(comms, n);
+  for (size_t i = 0; i < n; i++) {
+    start[i]  = held[i]->get_start_time();
+    finish[i] = held[i]->get_finish_time();
+  }
 }

@@ -5,6 +5,9 @@
 #include "../common/dt_error.h"
 #include "../platforms/dt_topology.h"
 
+#include <simgrid/forward.h>
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -22,6 +25,11 @@ int dt_sg_init(int *argc, char **argv, dt_error *err);
  * simulation: routes are computed from it on demand. Returns DT_OK, or DT_ERR with err set if SimGrid rejects
  * the platform or a platform was already built. Call once per process. docs/simgrid-mapping.md explains how. */
 int dt_sg_platform_build(const dt_topology *t, dt_error *err);
+
+/* Waits for n comms as sg_comm_wait_all does (releasing the caller's references) and fills start[i] and finish[i]
+ * with the simulated times comm i started moving data (both sides posted) and completed, in seconds. */
+void dt_sg_comm_wait_all_times(sg_comm_t *comms, size_t n, double *start, double *finish);
+
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,8 @@
 /* Replay statistics helpers: nccl-tests bandwidth conventions and interval unions. */
 #include "dt_stats.h"
 
+#include "dt_linkload.h"
+
 #include <stdlib.h>
 
 double dt_busbw_factor(dt_op_kind kind, size_t n)
@@ -71,5 +73,6 @@ void dt_stats_free(dt_stats *s)
   for (size_t i = 0; i < s->ndeadlock; i++)
     free(s->deadlock[i]);
   free(s->deadlock);
+  dt_linkstats_free(s->links);
   free(s);
 }

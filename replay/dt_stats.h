@@ -38,6 +38,7 @@ typedef struct dt_stats {
   size_t peak_live_pairs;     /* most send/recv pairs in flight at once */
   size_t ndeadlock;
   char **deadlock;       /* one line per blocked op: "rank 3 s1 op 4 (allreduce group=tp0, trace.dtt:12)" */
+  struct dt_linkstats *links; /* per-link accounting (replay/dt_linkload.h), owned; NULL when turned off */
 } dt_stats;
 
 /* algbw and busbw in bytes/s of a kind (0 when its time is 0): nccl_bytes/time_s and bus_bytes/time_s. */
@@ -51,8 +52,8 @@ double dt_busbw_factor(dt_op_kind kind, size_t n);
 /* Length of the union of n [start, end) intervals (sorted in place). */
 double dt_interval_union(double (*iv)[2], size_t n);
 
-/* Frees the statistics and everything they own (per-rank table, iterations, notes, deadlock lines); NULL is a
- * no-op. */
+/* Frees the statistics and everything they own (per-rank table, iterations, notes, deadlock lines, links); NULL is
+ * a no-op. */
 void dt_stats_free(dt_stats *s);
 
 #endif

@@ -50,6 +50,8 @@ static const char run_usage[] =
     "                         nccl: model), ring, tree, nvls, nvls-tree, hier, collnet, chain, direct\n"
     "  --proto P              protocol: auto (default), LL, LL128, Simple\n"
     "  --cfg KEY:VALUE        a SimGrid setting, repeatable (e.g. contexts/factory:thread)\n"
+    "  --top N                busiest link directions listed in the report (default 10)\n"
+    "  --no-links             turn the per-link accounting off (no links section; a little faster)\n"
     "  --placement FILE       rank-to-GPU map, lines 'rank node gpu' (default rank r on node r/G, GPU r%G)\n"
     "  --format F             input format: auto (default: sniffed from the content), native, kineto,\n"
     "                         nccl-log, nccl-inspector, deepspeed, chakra\n"
@@ -243,6 +245,8 @@ static int cmd_run(int argc, char **argv)
                                            {"algo", required_argument, NULL, 'a'},
                                            {"proto", required_argument, NULL, 'P'},
                                            {"cfg", required_argument, NULL, 'C'},
+                                           {"no-links", no_argument, NULL, 'L'},
+                                           {"top", required_argument, NULL, 'T'},
                                            IMPORT_LONG_OPTIONS};
   size_t nrun = sizeof run_opts / sizeof run_opts[0], ngen = 0;
   while (dt_gen_long_options[ngen].name)
@@ -254,6 +258,7 @@ static int cmd_run(int argc, char **argv)
   memset(&gf, 0, sizeof gf);
   int gen = 0;
   int json = 0;
+  size_t top_links = 10;
   const char *placement_path = NULL;
   dt_import_opts io;
   dt_import_opts_init(&io);
@@ -283,6 +288,19 @@ static int cmd_run(int argc, char **argv)
     case 'j':
       json = 1;
       break;
+    case 'L':
+      ro.links = 0;
+      break;
+    case 'T': {
+      char *end;
+      long v = strtol(optarg, &end, 10);
+      if (*end || end == optarg || v < 0 || v > 1000000) {
+        usage_error("run", "--top expects a count of links (0 or more), found '%s'", optarg);
+        goto done_usage;
+      }
+      top_links = (size_t)v;
+      break;
+    }
     case 'f':
       if (strcmp(optarg, "flow") == 0)
         ro.fidelity = DT_FIDELITY_FLOW;
@@ -372,7 +390,7 @@ static int cmd_run(int argc, char **argv)
 
   if (!label)
     label = trace_label(&argv[optind + 1], argc - optind - 1);
-  dt_report_input in = {p, t, s, label, ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow"};
+  dt_report_input in = {p, t, s, label, ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", top_links};
   if (json) {
     char note[4096];
     for (size_t i = 0; i < dt_report_note_count(&in); i++)

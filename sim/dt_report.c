@@ -4,6 +4,7 @@
 
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
+#include "../replay/dt_linkload.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -86,6 +87,100 @@ static void json_key_double(yajl_gen g, const char *k, double v)
   json_double(g, v);
 }
 
+/* {"DP": bytes, ...} for the dimensions with bytes ("none": unlabelled groups) */
+static void json_dims(yajl_gen g, const double *by_dim)
+{
+  yajl_gen_map_open(g);
+  for (int d = 0; d < DT_DIM_COUNT; d++)
+    if (by_dim[d] > 0)
+      json_key_double(g, d == DT_DIM_NONE ? "none" : dt_dim_name((dt_dim)d), by_dim[d]);
+  yajl_gen_map_close(g);
+}
+
+static void json_kinds(yajl_gen g, const double *by_kind)
+{
+  yajl_gen_map_open(g);
+  for (int k = 0; k < DT_OP_COUNT; k++)
+    if (by_kind[k] > 0)
+      json_key_double(g, dt_op_kind_name((dt_op_kind)k), by_kind[k]);
+  yajl_gen_map_close(g);
+}
+
+static const char *group_label(const dt_trace *t, int32_t g)
+{
+  return g >= 0 && (size_t)g < t->ngroups ? t->groups[g].name : "(send/recv)";
+}
+
+static void json_links(yajl_gen g, const dt_report_input *in)
+{
+  const dt_linkstats *L = in->stats->links;
+  double ms = in->stats->makespan_s;
+  json_str(g, "links");
+  yajl_gen_map_open(g);
+  json_str(g, "transfers");
+  json_uint(g, L->transfers);
+  json_str(g, "classes");
+  yajl_gen_array_open(g);
+  for (int c = 0; c < DT_LC_COUNT; c++) {
+    const dt_class_load *C = &L->classes[c];
+    if (C->links == 0)
+      continue;
+    yajl_gen_map_open(g);
+    json_str(g, "class");
+    json_str(g, dt_link_class_name((dt_link_class)c));
+    json_str(g, "links");
+    json_uint(g, C->links);
+    json_str(g, "used");
+    json_uint(g, C->used);
+    json_key_double(g, "bytes", C->bytes);
+    json_key_double(g, "busy_mean", C->used && ms > 0 ? C->busy_sum_s / (double)C->used / ms : 0);
+    json_key_double(g, "busy_max", ms > 0 ? C->busy_max_s / ms : 0);
+    json_str(g, "peak_flows");
+    json_uint(g, C->peak_flows);
+    json_str(g, "by_dim");
+    json_dims(g, C->by_dim);
+    json_str(g, "by_kind");
+    json_kinds(g, C->by_kind);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
+  json_str(g, "top");
+  yajl_gen_array_open(g);
+  for (size_t k = 0; k < L->nlinks && k < in->top_links; k++) {
+    const dt_link_load *l = &L->links[k];
+    yajl_gen_map_open(g);
+    json_str(g, "name");
+    json_str(g, l->name);
+    json_str(g, "class");
+    json_str(g, dt_link_class_name(l->cls));
+    json_key_double(g, "bandwidth_Bps", l->bandwidth);
+    json_key_double(g, "bytes", l->bytes);
+    json_key_double(g, "busy_s", l->busy_s);
+    json_key_double(g, "busy", ms > 0 ? l->busy_s / ms : 0);
+    json_str(g, "peak_flows");
+    json_uint(g, l->peak_flows);
+    json_str(g, "transfers");
+    json_uint(g, l->transfers);
+    json_str(g, "by_dim");
+    json_dims(g, l->by_dim);
+    json_str(g, "by_kind");
+    json_kinds(g, l->by_kind);
+    json_str(g, "groups");
+    yajl_gen_array_open(g);
+    for (size_t q = 0; q < l->ngroups && q < 8; q++) {
+      yajl_gen_map_open(g);
+      json_str(g, "group");
+      json_str(g, group_label(in->trace, l->groups[q].group));
+      json_key_double(g, "bytes", l->groups[q].bytes);
+      yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
+  yajl_gen_map_close(g);
+}
+
 int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
 {
   const dt_stats *s = in->stats;
@@ -136,6 +231,8 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
     yajl_gen_map_close(g);
   }
   yajl_gen_map_close(g);
+  if (s->links)
+    json_links(g, in);
   json_str(g, "notes");
   yajl_gen_array_open(g);
   char note[4096];
@@ -189,6 +286,78 @@ static int cmp_rank_end_desc(const void *a, const void *b)
   if (x != y)
     return (x < y) - (x > y);
   return (*(const int32_t *)a > *(const int32_t *)b) - (*(const int32_t *)a < *(const int32_t *)b);
+}
+
+/* "DP 62 %, TP 38 %": the shares of total held by the labels with bytes, largest first, at most 3 */
+static void shares(char *buf, size_t size, const double *v, int n, const char *(*name)(int), double total)
+{
+  buf[0] = '\0';
+  if (!(total > 0))
+    return;
+  int used[DT_OP_COUNT + DT_DIM_COUNT] = {0};
+  size_t len = 0;
+  for (int shown = 0; shown < 3; shown++) {
+    int best = -1;
+    for (int i = 0; i < n; i++)
+      if (!used[i] && v[i] > 0 && (best < 0 || v[i] > v[best]))
+        best = i;
+    if (best < 0)
+      break;
+    used[best] = 1;
+    len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s %.0f %%", shown ? ", " : "", name(best),
+                            100.0 * v[best] / total);
+    if (len >= size)
+      break;
+  }
+}
+
+static const char *dim_label(int d)
+{
+  return dt_dim_name((dt_dim)d);
+}
+
+static const char *kind_label(int k)
+{
+  return dt_op_kind_name((dt_op_kind)k);
+}
+
+static void text_links(FILE *f, const dt_report_input *in)
+{
+  const dt_linkstats *L = in->stats->links;
+  double ms = in->stats->makespan_s;
+  char b1[64], sh[256], sk[256];
+  fprintf(f, "\nlinks by class     dirs   used   bytes          busy mean  busy max  peak flows  by dimension\n");
+  int any = 0;
+  for (int c = 0; c < DT_LC_COUNT; c++) {
+    const dt_class_load *C = &L->classes[c];
+    if (C->used == 0)
+      continue;
+    any = 1;
+    shares(sh, sizeof sh, C->by_dim, DT_DIM_COUNT, dim_label, C->bytes);
+    fprintf(f, "  %-16s %-6zu %-6zu %-14s %7.1f %%  %6.1f %%  %-11u %s\n", dt_link_class_name((dt_link_class)c),
+            C->links, C->used, dt_format_bytes(C->bytes, b1, sizeof b1),
+            ms > 0 ? 100.0 * C->busy_sum_s / (double)C->used / ms : 0, ms > 0 ? 100.0 * C->busy_max_s / ms : 0,
+            C->peak_flows, sh);
+  }
+  if (!any) {
+    fprintf(f, "  (no bytes crossed a link)\n");
+    return;
+  }
+  fprintf(f, "busiest links      class          bytes          busy      peak  by dimension; by op kind; top groups\n");
+  for (size_t k = 0; k < L->nlinks && k < in->top_links; k++) {
+    const dt_link_load *l = &L->links[k];
+    shares(sh, sizeof sh, l->by_dim, DT_DIM_COUNT, dim_label, l->bytes);
+    shares(sk, sizeof sk, l->by_kind, DT_OP_COUNT, kind_label, l->bytes);
+    fprintf(f, "  %-16s %-14s %-14s %5.1f %%   %-5u %s; %s;", l->name, dt_link_class_name(l->cls),
+            dt_format_bytes(l->bytes, b1, sizeof b1), ms > 0 ? 100.0 * l->busy_s / ms : 0, l->peak_flows, sh, sk);
+    for (size_t q = 0; q < l->ngroups && q < 2; q++)
+      fprintf(f, " %s %.0f %%", group_label(in->trace, l->groups[q].group), 100.0 * l->groups[q].bytes / l->bytes);
+    if (l->ngroups > 2)
+      fprintf(f, " (+%zu)", l->ngroups - 2);
+    fprintf(f, "\n");
+  }
+  fprintf(f, "  busy = share of the makespan with at least one transfer on the link direction; bytes are payload,\n"
+             "  counted by dtsim from each transfer's route\n");
 }
 
 void dt_report_text(FILE *f, const dt_report_input *in)
@@ -265,6 +434,9 @@ void dt_report_text(FILE *f, const dt_report_input *in)
     fprintf(f, "  (no communication)\n");
   fprintf(f, "  algbw = size / time; busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, reducescatter,\n"
              "  alltoall), 1 (broadcast, reduce, send): nccl-tests conventions, GB/s = 1e9 bytes/s\n");
+
+  if (s->links)
+    text_links(f, in);
 
   size_t nn = dt_report_note_count(in);
   if (nn > 0) {

@@ -15,6 +15,7 @@ typedef struct dt_report_input {
   const dt_stats *stats;
   const char *trace_label;  /* file name(s) shown in the header */
   const char *fidelity;     /* "flow" or "step" */
+  size_t top_links;         /* busiest link directions listed (text and JSON) */
 } dt_report_input;
 
 /* Writes the JSON object of DESIGN.md §7 (schema 1) and a newline to f, generated with yajl: keys schema,

@@ -736,6 +736,7 @@ static int add_groups(const dt_gen_config *c, dt_trace *t, world_groups *W, dt_e
       snprintf(name, sizeof name, "tp.pp%d.dp%d", s, j);
       if ((W->tp[s * D + j] = dt_trace_add_group(t, name, ranks, (size_t)T, 0, 0, err)) < 0)
         goto done;
+      t->groups[W->tp[s * D + j]].dim = DT_DIM_TP; /* the generator knows each group's dimension */
     }
   for (int32_t s = 0; s < P; s++)
     for (int32_t i = 0; i < T; i++) {
@@ -747,6 +748,7 @@ static int add_groups(const dt_gen_config *c, dt_trace *t, world_groups *W, dt_e
         snprintf(name, sizeof name, "dp.pp%d.tp%d", s, i);
         if ((W->dp[base] = dt_trace_add_group(t, name, ranks, (size_t)D, 0, 0, err)) < 0)
           goto done;
+      t->groups[W->dp[base]].dim = DT_DIM_DP; /* the generator knows each group's dimension */
       }
       for (int32_t k = 0; k < D / E; k++) {
         W->ep[base * (D / E) + k] = -1;
@@ -757,6 +759,7 @@ static int add_groups(const dt_gen_config *c, dt_trace *t, world_groups *W, dt_e
         snprintf(name, sizeof name, "ep.pp%d.tp%d.%d", s, i, k);
         if ((W->ep[base * (D / E) + k] = dt_trace_add_group(t, name, ranks, (size_t)E, 0, 0, err)) < 0)
           goto done;
+      t->groups[W->ep[base * (D / E) + k]].dim = DT_DIM_EP; /* the generator knows each group's dimension */
       }
       for (int32_t r = 0; r < E; r++) {
         W->edp[base * E + r] = -1;
@@ -767,6 +770,7 @@ static int add_groups(const dt_gen_config *c, dt_trace *t, world_groups *W, dt_e
         snprintf(name, sizeof name, "edp.pp%d.tp%d.%d", s, i, r);
         if ((W->edp[base * E + r] = dt_trace_add_group(t, name, ranks, (size_t)(D / E), 0, 0, err)) < 0)
           goto done;
+      t->groups[W->edp[base * E + r]].dim = DT_DIM_DP; /* the generator knows each group's dimension */
       }
     }
   for (int32_t j = 0; j < D; j++)
@@ -779,6 +783,7 @@ static int add_groups(const dt_gen_config *c, dt_trace *t, world_groups *W, dt_e
       snprintf(name, sizeof name, "emb.dp%d.tp%d", j, i);
       if ((W->emb[j * T + i] = dt_trace_add_group(t, name, ranks, 2, 0, 0, err)) < 0)
         goto done;
+      t->groups[W->emb[j * T + i]].dim = DT_DIM_PP; /* the generator knows each group's dimension */
     }
   rc = DT_OK;
 done:
@@ -851,6 +856,7 @@ int dt_gen_build(const dt_gen_config *c, int materialize, dt_trace **out, dt_err
   int32_t *map = NULL;
   if (add_groups(c, t, &W, err) != DT_OK)
     goto done;
+  t->p2p_dim = DT_DIM_PP; /* the generator's sends and receives are the pipeline's activations and gradients */
   for (int32_t s = 0; s < c->pp; s++) {
     if (materialize) {
       for (int32_t j = 0; j < c->dp; j++)

@@ -4,10 +4,12 @@
 
 #include "../common/dt_util.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const kind_names[DT_OP_COUNT] = {
     [DT_OP_COMPUTE] = "compute",     [DT_OP_ALLREDUCE] = "allreduce", [DT_OP_REDUCESCATTER] = "reducescatter",
@@ -177,6 +179,7 @@ int dt_trace_add_group(dt_trace *t, const char *name, const int32_t *ranks, size
   t->groups = dt_grow(t->groups, &t->groups_cap, t->ngroups, sizeof *t->groups);
   dt_group *g = &t->groups[t->ngroups];
   g->name = dt_xstrdup(name);
+  g->dim = dt_dim_from_group_name(name);
   g->nranks = n;
   g->ranks = dt_xmalloc(n * sizeof *g->ranks);
   memcpy(g->ranks, ranks, n * sizeof *g->ranks);
@@ -333,4 +336,46 @@ int32_t dt_trace_op_peer(const dt_trace *t, int32_t rank, const dt_op *op)
   int64_t n = t->nranks;
   int64_t p = ((int64_t)rank + op->peer - rk->template_rank) % n;
   return (int32_t)(p < 0 ? p + n : p);
+}
+
+const char *dt_dim_name(dt_dim d)
+{
+  static const char *const names[DT_DIM_COUNT] = {"-", "TP", "PP", "DP", "EP", "SP", "CP"};
+  return (unsigned)d < DT_DIM_COUNT ? names[d] : "?";
+}
+
+dt_dim dt_dim_from_group_name(const char *name)
+{
+  static const struct {
+    const char *word;
+    dt_dim dim;
+  } words[] = {{"tp", DT_DIM_TP},       {"tensor", DT_DIM_TP},    {"pp", DT_DIM_PP},       {"pipeline", DT_DIM_PP},
+               {"emb", DT_DIM_PP},      {"embedding", DT_DIM_PP}, {"dp", DT_DIM_DP},       {"data", DT_DIM_DP},
+               {"edp", DT_DIM_DP},      {"zero", DT_DIM_DP},      {"ep", DT_DIM_EP},       {"expert", DT_DIM_EP},
+               {"sp", DT_DIM_SP},       {"sequence", DT_DIM_SP},  {"cp", DT_DIM_CP},       {"context", DT_DIM_CP}};
+  const char *s = name ? name : "";
+  while (*s) {
+    while (*s && !isalnum((unsigned char)*s))
+      s++;
+    const char *b = s;
+    while (*s && isalnum((unsigned char)*s))
+      s++;
+    size_t len = (size_t)(s - b);
+    while (len > 0 && isdigit((unsigned char)b[len - 1]))
+      len--;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+      if (strlen(words[i].word) == len && strncasecmp(b, words[i].word, len) == 0)
+        return words[i].dim;
+  }
+  return DT_DIM_NONE;
+}
+
+dt_dim dt_trace_p2p_dim(const dt_trace *t)
+{
+  if (t->p2p_dim != DT_DIM_NONE)
+    return t->p2p_dim;
+  for (size_t g = 0; g < t->ngroups; g++)
+    if (t->groups[g].dim == DT_DIM_PP)
+      return DT_DIM_PP;
+  return DT_DIM_NONE;
 }

@@ -88,8 +88,21 @@ typedef struct dt_rank {
                             to themselves */
 } dt_rank;
 
+/* Parallelism dimension of a group (docs/report.md): which kind of parallelism its traffic serves. Set by the
+ * generator; inferred from the group's name for other traces (dt_dim_from_group_name). */
+typedef enum { DT_DIM_NONE = 0, DT_DIM_TP, DT_DIM_PP, DT_DIM_DP, DT_DIM_EP, DT_DIM_SP, DT_DIM_CP, DT_DIM_COUNT } dt_dim;
+
+/* Label of a dimension: "-", "TP", "PP", "DP", "EP", "SP", "CP" (static; "?" when out of range). */
+const char *dt_dim_name(dt_dim d);
+/* Dimension a group name says: the first of its tokens (split at non-alphanumerics, trailing digits dropped,
+ * case ignored) that names one: tp/tensor, pp/pipeline/emb/embedding (the tied-embedding group joins the
+ * first and last pipeline stages), dp/data/edp/zero (edp: the data-parallel group of experts), ep/expert,
+ * sp/sequence, cp/context. DT_DIM_NONE when none does ("world", "default_pg"). */
+dt_dim dt_dim_from_group_name(const char *name);
+
 typedef struct dt_group {
   char *name;
+  dt_dim dim;         /* parallelism dimension (dt_trace_add_group infers it from the name; builders may set it) */
   size_t nranks;
   int32_t *ranks;     /* global ranks in group order (group-local rank i = ranks[i]) */
   uint32_t file, line; /* where it was declared (0 line when generated) */
@@ -114,7 +127,13 @@ typedef struct dt_trace {
                          when built in memory */
   int64_t ninstances; /* collective instances, set by dt_trace_validate */
   int64_t npairs;     /* send/recv pairs, set by dt_trace_validate */
+  dt_dim p2p_dim;     /* dimension of send/recv pairs: DT_DIM_NONE unless a builder knows (the generator: PP);
+                         read through dt_trace_p2p_dim */
 } dt_trace;
+
+/* Dimension of the trace's send/recv pairs: t->p2p_dim when set, else PP when some group is labelled PP
+ * (pipeline traffic is the point-to-point kind), else DT_DIM_NONE. */
+dt_dim dt_trace_p2p_dim(const dt_trace *t);
 
 /* Most ranks a trace may have (readers and importers refuse more with a positioned error, before allocating):
  * 2^20 ranks keep the per-rank tables of an empty trace under ~100 MB. */

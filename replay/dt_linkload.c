@@ -1,0 +1,317 @@
+/* Per-link accounting: transfers mapped onto their routes' links, per link direction bytes, labels, busy time
+ * and peak concurrency, computed by sweeping the transfers' intervals once they are below a watermark. */
+#include "dt_linkload.h"
+
+#include "../common/dt_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The first fold happens when this many intervals wait; the limit doubles when a fold frees too little. */
+#define FIRST_FOLD_LIMIT 65536
+
+typedef struct ll_dir {
+  double bytes, busy;
+  uint32_t peak;
+  uint64_t transfers;
+  double by_dim[DT_DIM_COUNT];
+  double by_kind[DT_OP_COUNT];
+  double (*iv)[2]; /* intervals not folded yet, [start, end) */
+  size_t n, cap;
+} ll_dir;
+
+/* (direction, group) -> bytes, open addressing; key = (direction index + 1) * 2^32 + (group + 1), 0 = empty. */
+typedef struct ll_gslot {
+  uint64_t key;
+  double bytes;
+} ll_gslot;
+
+struct dt_linkload {
+  const dt_topology *topo;
+  const dt_trace *t;
+  size_t ndirs;         /* 2 per link */
+  ll_dir *dirs;
+  dt_dim p2p_dim;
+  ll_gslot *gslots;
+  size_t gcap, gn;
+  size_t pending, limit;
+  double folded;        /* watermark of the last fold */
+  double (*watermark)(void *);
+  void *wm_data;
+  uint64_t transfers;
+  double *scratch;      /* sweep buffers */
+  size_t scratch_cap;
+};
+
+dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t)
+{
+  dt_linkload *ll = dt_xcalloc(1, sizeof *ll);
+  ll->topo = topo;
+  ll->t = t;
+  ll->ndirs = 2 * dt_topology_link_count(topo);
+  ll->dirs = dt_xcalloc(ll->ndirs + 1, sizeof *ll->dirs);
+  ll->p2p_dim = dt_trace_p2p_dim(t);
+  ll->gcap = 1024;
+  ll->gslots = dt_xcalloc(ll->gcap, sizeof *ll->gslots);
+  ll->limit = FIRST_FOLD_LIMIT;
+  ll->folded = -INFINITY;
+  return ll;
+}
+
+void dt_linkload_set_watermark(dt_linkload *ll, double (*fn)(void *data), void *data)
+{
+  ll->watermark = fn;
+  ll->wm_data = data;
+}
+
+static uint64_t mix(uint64_t k)
+{
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  return k;
+}
+
+static void gadd(dt_linkload *ll, uint64_t key, double bytes)
+{
+  if ((ll->gn + 1) * 2 > ll->gcap) {
+    size_t ocap = ll->gcap;
+    ll_gslot *old = ll->gslots;
+    ll->gcap *= 2;
+    ll->gslots = dt_xcalloc(ll->gcap, sizeof *ll->gslots);
+    for (size_t i = 0; i < ocap; i++)
+      if (old[i].key) {
+        size_t h = mix(old[i].key) & (ll->gcap - 1);
+        while (ll->gslots[h].key)
+          h = (h + 1) & (ll->gcap - 1);
+        ll->gslots[h] = old[i];
+      }
+    free(old);
+  }
+  size_t h = mix(key) & (ll->gcap - 1);
+  while (ll->gslots[h].key && ll->gslots[h].key != key)
+    h = (h + 1) & (ll->gcap - 1);
+  if (!ll->gslots[h].key) {
+    ll->gslots[h].key = key;
+    ll->gn++;
+  }
+  ll->gslots[h].bytes += bytes;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Sweeps one direction's intervals up to w: busy time and peak concurrency before w are final (no later
+ * transfer starts before w); what is active at w stays, clipped to start at w. */
+static void fold_dir(dt_linkload *ll, ll_dir *d, double w)
+{
+  size_t n = d->n;
+  if (n == 0)
+    return;
+  if (ll->scratch_cap < 2 * n) {
+    ll->scratch_cap = 2 * n;
+    free(ll->scratch);
+    ll->scratch = dt_xmalloc(sizeof *ll->scratch * ll->scratch_cap);
+  }
+  double *S = ll->scratch, *E = ll->scratch + n;
+  for (size_t k = 0; k < n; k++) {
+    S[k] = d->iv[k][0];
+    E[k] = d->iv[k][1];
+  }
+  qsort(S, n, sizeof *S, cmp_double);
+  qsort(E, n, sizeof *E, cmp_double);
+  size_t i = 0, j = 0;
+  uint32_t cnt = 0;
+  double cur = 0;
+  for (;;) {
+    int start_ok = i < n && S[i] < w, end_ok = j < n && E[j] < w;
+    if (!start_ok && !end_ok)
+      break;
+    if (end_ok && (!start_ok || E[j] <= S[i])) { /* half-open: an end before a start at the same time */
+      if (--cnt == 0)
+        d->busy += E[j] - cur;
+      j++;
+    } else {
+      if (cnt++ == 0)
+        cur = S[i];
+      if (cnt > d->peak)
+        d->peak = cnt;
+      i++;
+    }
+  }
+  if (cnt > 0)
+    d->busy += w - cur;
+  size_t m = 0;
+  for (size_t k = 0; k < n; k++)
+    if (d->iv[k][1] > w) {
+      d->iv[m][0] = d->iv[k][0] > w ? d->iv[k][0] : w;
+      d->iv[m][1] = d->iv[k][1];
+      m++;
+    }
+  ll->pending -= n - m;
+  d->n = m;
+}
+
+static void fold_all(dt_linkload *ll, double w)
+{
+  if (!(w > ll->folded))
+    return;
+  for (size_t k = 0; k < ll->ndirs; k++)
+    fold_dir(ll, &ll->dirs[k], w);
+  ll->folded = w;
+}
+
+void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double bytes, double start_s, double end_s,
+                     dt_op_kind kind, int32_t group)
+{
+  if (!ll || !(bytes > 0))
+    return;
+  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  int nh = dt_topology_route(ll->topo, src_gpu, dst_gpu, hops, NULL, NULL);
+  if (nh < 0)
+    return;
+  if (start_s < ll->folded)
+    start_s = ll->folded;
+  if (end_s < start_s)
+    end_s = start_s;
+  if ((unsigned)kind >= DT_OP_COUNT)
+    kind = DT_OP_OTHER;
+  dt_dim dim = group >= 0 && (size_t)group < ll->t->ngroups ? ll->t->groups[group].dim : ll->p2p_dim;
+  ll->transfers++;
+  for (int h = 0; h < nh; h++) {
+    size_t di = 2 * (size_t)hops[h].link + hops[h].dir;
+    ll_dir *d = &ll->dirs[di];
+    d->bytes += bytes;
+    d->transfers++;
+    d->by_dim[dim] += bytes;
+    d->by_kind[kind] += bytes;
+    gadd(ll, (uint64_t)(di + 1) << 32 | (uint32_t)(group + 1), bytes);
+    if (end_s > start_s) {
+      d->iv = dt_grow(d->iv, &d->cap, d->n, sizeof *d->iv);
+      d->iv[d->n][0] = start_s;
+      d->iv[d->n][1] = end_s;
+      d->n++;
+      ll->pending++;
+    }
+  }
+  if (ll->pending > ll->limit) {
+    if (ll->watermark)
+      fold_all(ll, ll->watermark(ll->wm_data));
+    if (ll->pending > ll->limit / 2)
+      ll->limit *= 2;
+  }
+}
+
+static int cmp_link(const void *a, const void *b)
+{
+  const dt_link_load *x = a, *y = b;
+  if (x->busy_s != y->busy_s)
+    return (x->busy_s < y->busy_s) - (x->busy_s > y->busy_s);
+  if (x->bytes != y->bytes)
+    return (x->bytes < y->bytes) - (x->bytes > y->bytes);
+  if (x->link != y->link)
+    return (x->link > y->link) - (x->link < y->link);
+  return (x->dir > y->dir) - (x->dir < y->dir);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+  const dt_group_bytes *x = a, *y = b;
+  if (x->bytes != y->bytes)
+    return (x->bytes < y->bytes) - (x->bytes > y->bytes);
+  return (x->group > y->group) - (x->group < y->group);
+}
+
+dt_linkstats *dt_linkload_finish(dt_linkload *ll)
+{
+  dt_linkstats *s = dt_xcalloc(1, sizeof *s);
+  fold_all(ll, INFINITY);
+  s->transfers = ll->transfers;
+  size_t used = 0;
+  size_t *index = dt_xmalloc(sizeof *index * (ll->ndirs + 1)); /* direction -> position in s->links */
+  for (size_t k = 0; k < ll->ndirs; k++) {
+    dt_link_class c = dt_topology_link_class(ll->topo, k / 2);
+    if (c < DT_LC_COUNT)
+      s->classes[c].links++;
+    index[k] = SIZE_MAX;
+    if (ll->dirs[k].bytes > 0)
+      index[k] = used++;
+  }
+  s->nlinks = used;
+  s->links = dt_xcalloc(used + 1, sizeof *s->links);
+  for (size_t k = 0; k < ll->ndirs; k++) {
+    if (index[k] == SIZE_MAX)
+      continue;
+    const ll_dir *d = &ll->dirs[k];
+    dt_link_load *L = &s->links[index[k]];
+    char name[128];
+    L->link = (uint32_t)(k / 2);
+    L->dir = (uint8_t)(k % 2);
+    L->cls = dt_topology_link_class(ll->topo, k / 2);
+    dt_topology_link_name(ll->topo, k / 2, name, sizeof name - 8);
+    strcat(name, L->dir ? " down" : " up");
+    L->name = dt_xstrdup(name);
+    L->bandwidth = dt_topology_link(ll->topo, k / 2)->bandwidth;
+    L->bytes = d->bytes;
+    L->busy_s = d->busy;
+    L->peak_flows = d->peak;
+    L->transfers = d->transfers;
+    memcpy(L->by_dim, d->by_dim, sizeof L->by_dim);
+    memcpy(L->by_kind, d->by_kind, sizeof L->by_kind);
+    dt_class_load *C = &s->classes[L->cls];
+    C->used++;
+    C->bytes += L->bytes;
+    C->busy_sum_s += L->busy_s;
+    if (L->busy_s > C->busy_max_s)
+      C->busy_max_s = L->busy_s;
+    if (L->peak_flows > C->peak_flows)
+      C->peak_flows = L->peak_flows;
+    C->transfers += L->transfers;
+    for (int i = 0; i < DT_DIM_COUNT; i++)
+      C->by_dim[i] += L->by_dim[i];
+    for (int i = 0; i < DT_OP_COUNT; i++)
+      C->by_kind[i] += L->by_kind[i];
+  }
+  /* groups: count per direction, then fill */
+  for (size_t h = 0; h < ll->gcap; h++)
+    if (ll->gslots[h].key)
+      s->links[index[(ll->gslots[h].key >> 32) - 1]].ngroups++;
+  for (size_t k = 0; k < used; k++)
+    s->links[k].groups = dt_xmalloc(sizeof *s->links[k].groups * (s->links[k].ngroups + 1));
+  size_t *fill = dt_xcalloc(used + 1, sizeof *fill);
+  for (size_t h = 0; h < ll->gcap; h++)
+    if (ll->gslots[h].key) {
+      size_t li = index[(ll->gslots[h].key >> 32) - 1];
+      s->links[li].groups[fill[li]++] =
+          (dt_group_bytes){(int32_t)(uint32_t)(ll->gslots[h].key & 0xffffffffu) - 1, ll->gslots[h].bytes};
+    }
+  free(fill);
+  for (size_t k = 0; k < used; k++)
+    qsort(s->links[k].groups, s->links[k].ngroups, sizeof *s->links[k].groups, cmp_group);
+  qsort(s->links, used, sizeof *s->links, cmp_link);
+  free(index);
+  for (size_t k = 0; k < ll->ndirs; k++)
+    free(ll->dirs[k].iv);
+  free(ll->dirs);
+  free(ll->gslots);
+  free(ll->scratch);
+  free(ll);
+  return s;
+}
+
+void dt_linkstats_free(dt_linkstats *s)
+{
+  if (!s)
+    return;
+  for (size_t k = 0; k < s->nlinks; k++) {
+    free(s->links[k].name);
+    free(s->links[k].groups);
+  }
+  free(s->links);
+  free(s);
+}

@@ -1,0 +1,85 @@
+/* Per-link accounting (docs/report.md, bottleneck report): every transfer of bytes between two GPUs is recorded
+ * with one call, dt_linkload_add, whether SimGrid carried it as a flow or a model computed it analytically.
+ * dtsim maps the transfer onto the links of its route (dt_topology_route, not SimGrid's load plugin) and keeps,
+ * per direction of every link: bytes, busy time (the length of the union of the intervals with at least one
+ * transfer active), the peak number of concurrent transfers, and the bytes by parallelism dimension, op kind
+ * and group; dt_linkload_finish aggregates them per link class. Memory: a fixed record per link direction, a
+ * (link, group) table, and the intervals not yet folded (folded below a watermark no later transfer starts
+ * before, so they follow the transfers in flight, not the run's length). */
+#ifndef DT_LINKLOAD_H
+#define DT_LINKLOAD_H
+
+#include "../platforms/dt_topology.h"
+#include "../traces/dt_trace.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct dt_linkload dt_linkload;
+
+/* Bytes one group put on one link direction. */
+typedef struct dt_group_bytes {
+  int32_t group;       /* group index in the trace, -1 for send/recv pairs */
+  double bytes;
+} dt_group_bytes;
+
+/* One direction of one link that carried bytes. */
+typedef struct dt_link_load {
+  uint32_t link;       /* topology link index */
+  uint8_t dir;         /* 0 up (out of the source side), 1 down (dt_hop.dir) */
+  dt_link_class cls;
+  char *name;          /* topology link name + " up" / " down", owned */
+  double bandwidth;    /* bytes/s of the direction */
+  double bytes;        /* payload bytes carried (before a protocol's efficiency) */
+  double busy_s;       /* length of the union of the intervals with >= 1 transfer active */
+  uint32_t peak_flows; /* most transfers active at once */
+  uint64_t transfers;  /* transfers that crossed it */
+  double by_dim[DT_DIM_COUNT];
+  double by_kind[DT_OP_COUNT]; /* pairs under DT_OP_SEND */
+  size_t ngroups;
+  dt_group_bytes *groups; /* owned, by bytes, largest first (ties: group index) */
+} dt_link_load;
+
+/* One link class over the platform. */
+typedef struct dt_class_load {
+  size_t links;        /* link directions of the class in the platform */
+  size_t used;         /* of them, those that carried bytes */
+  double bytes;
+  double busy_sum_s;   /* sum of busy_s over the used directions */
+  double busy_max_s;   /* largest busy_s of one direction */
+  uint32_t peak_flows; /* largest peak of one direction */
+  uint64_t transfers;  /* link crossings */
+  double by_dim[DT_DIM_COUNT];
+  double by_kind[DT_OP_COUNT];
+} dt_class_load;
+
+typedef struct dt_linkstats {
+  uint64_t transfers;  /* dt_linkload_add calls with bytes > 0 */
+  size_t nlinks;
+  dt_link_load *links; /* used directions, busiest first (busy_s, then bytes, then link index and direction) */
+  dt_class_load classes[DT_LC_COUNT];
+} dt_linkstats;
+
+/* New accounting for the links of topo, with the trace t's group labels. Both are borrowed and must outlive it. */
+dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t);
+
+/* Lets the accounting fold intervals: fn(data) returns a simulated time before which no transfer still to be
+ * added starts (the replay: the earliest issue of an op still running or to come). Without it intervals are
+ * kept until dt_linkload_finish. */
+void dt_linkload_set_watermark(dt_linkload *ll, double (*fn)(void *data), void *data);
+
+/* Records one transfer of `bytes` payload bytes from global GPU src_gpu to dst_gpu, active in simulated time
+ * [start_s, end_s), for an op of `kind` on trace group `group` (-1 and DT_OP_SEND for a send/recv pair; the
+ * group's dimension, or the trace's point-to-point dimension, labels it). A transfer from a GPU to itself
+ * crosses its loopback port, as in the topology. Bytes <= 0 or a bad GPU: nothing is recorded. A start before
+ * the watermark already folded is moved to it. O(route hops). */
+void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double bytes, double start_s, double end_s,
+                     dt_op_kind kind, int32_t group);
+
+/* Ends the accounting: folds what is left, frees ll, returns the results (free with dt_linkstats_free). */
+dt_linkstats *dt_linkload_finish(dt_linkload *ll);
+
+/* Frees results; NULL is a no-op. */
+void dt_linkstats_free(dt_linkstats *s);
+
+#endif
