@@ -228,6 +228,12 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
     json_key_double(g, "time_s", ks->time_s);
     json_key_double(g, "algbw_GBps", dt_kind_algbw(ks) / 1e9);
     json_key_double(g, "busbw_GBps", dt_kind_busbw(ks) / 1e9);
+    if (in->trace->measured_n[k] > 0) { /* what the capture measured, beside the simulated mean */
+      json_str(g, "measured_count");
+      json_uint(g, in->trace->measured_n[k]);
+      json_key_double(g, "measured_mean_s", in->trace->measured_s[k] / (double)in->trace->measured_n[k]);
+      json_key_double(g, "simulated_mean_s", ks->time_s / (double)ks->count);
+    }
     yajl_gen_map_close(g);
   }
   yajl_gen_map_close(g);
@@ -434,6 +440,27 @@ void dt_report_text(FILE *f, const dt_report_input *in)
     fprintf(f, "  (no communication)\n");
   fprintf(f, "  algbw = size / time; busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, reducescatter,\n"
              "  alltoall), 1 (broadcast, reduce, send): nccl-tests conventions, GB/s = 1e9 bytes/s\n");
+  const dt_trace *t = in->trace;
+  int measured = 0;
+  for (int k = 0; k < DT_OP_COUNT; k++)
+    measured |= t->measured_n[k] > 0;
+  if (measured) {
+    fprintf(f, "\nmeasured vs simulated, mean per call (measured: %s)\n",
+            t->measured_what ? t->measured_what : "the capture's times");
+    fprintf(f, "  kind             measured calls  measured     simulated    (simulated / measured)\n");
+    for (int k = 0; k < DT_OP_COUNT; k++) {
+      if (!t->measured_n[k])
+        continue;
+      const dt_kind_stats *ks = &s->by_kind[k];
+      double m = t->measured_s[k] / (double)t->measured_n[k];
+      double sim = ks->count ? ks->time_s / (double)ks->count : 0;
+      fprintf(f, "  %-16s %-15llu %-12s %-12s", dt_op_kind_name((dt_op_kind)k), (unsigned long long)t->measured_n[k],
+              dt_format_time(m, b1, sizeof b1), ks->count ? dt_format_time(sim, b2, sizeof b2) : "-");
+      if (ks->count && m > 0)
+        fprintf(f, " x%.3g", sim / m);
+      fprintf(f, "\n");
+    }
+  }
 
   if (s->links)
     text_links(f, in);

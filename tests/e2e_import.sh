@@ -48,4 +48,23 @@ check "nccl-log: a log without commId groups by creation order, with a note" 'jq
 "$DTSIM" import $D/p2p-new.0.log -o "$tmp/one.dtt" >/dev/null 2>"$tmp/one.err"; rc=$?
 check "nccl-log: a missing rank is an error naming it" '[ $rc -eq 2 ] && grep -q "ranks 1 have no lines" "$tmp/one.err"'
 
+# --- DeepSpeed comms logger (tests/data/deepspeed/*.log, hand-made in comms_logging.py's layouts)
+D=tests/data/deepspeed
+"$DTSIM" run --json --world 8 --group-size reducescatter=4 tests/data/node8.yaml $D/verbose.log >"$tmp/ds.json" 2>/dev/null; rc=$?
+# all-reduce of 64.0 MB on 8, all-gather of a 2.0 MB shard on 8, reduce-scatter of a 16.0 MB input on groups of 4
+want=$(awk 'BEGIN { a = 2e-6; B = 100e9; M = 1048576;
+  printf "%.12g", 2*7*a + 2*7/8*64*M/B + 7*a + 7*2*M/B + 3*a + 3/4*16*M/B }')
+check "deepspeed: every prefix and layout read, groups from --world/--group-size, makespan = closed form" '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/ds.json")" "$want" 1e-6'
+check "deepspeed: reduce-scatter runs on 2 tiles of 4 ranks" '[ "$(jq -r .by_kind.reducescatter.count "$tmp/ds.json")" = 2 ]'
+check "deepspeed: measured time beside the simulated one" '[ "$(jq -r .by_kind.allreduce.measured_mean_s "$tmp/ds.json")" = 0.0019 ] && jq -e ".by_kind.allreduce.simulated_mean_s > 0" "$tmp/ds.json" >/dev/null'
+check "deepspeed: the world size is stated in the notes" 'jq -r ".notes[]" "$tmp/ds.json" | grep -q "world of 8 ranks from --world"'
+"$DTSIM" import --world 4 $D/mixed.log -o "$tmp/mixed.dtt" 2>"$tmp/mixed.err"; rc=$?
+check "deepspeed: 1.12 KB is 1147 bytes (binary units, rounded)" '[ $rc -eq 0 ] && grep -q "broadcast group=world bytes=1147" "$tmp/mixed.dtt"'
+check "deepspeed: 0B barrier" 'grep -q "barrier group=world name=barrier" "$tmp/mixed.dtt"'
+check "deepspeed: an unknown op is kept as other with a warning naming it" 'grep -q "other group=world bytes=524288 name=all_reduce_sparse" "$tmp/mixed.dtt" && grep -q "warning.*all_reduce_sparse" "$tmp/mixed.err"'
+"$DTSIM" import --world 8 $D/summary.log -o "$tmp/sum.dtt" 2>/dev/null; rc=$?
+check "deepspeed: the summary table gives count calls per row" '[ $rc -eq 0 ] && [ "$(grep -c "^s0 allreduce" "$tmp/sum.dtt")" = 40 ] && [ "$(grep -c "^s0 allgather" "$tmp/sum.dtt")" = 32 ]'
+"$DTSIM" import $D/verbose.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/nw.err"; rc=$?
+check "deepspeed: without --world it is an error saying so" '[ $rc -eq 2 ] && grep -q -- "--world N" "$tmp/nw.err"'
+
 finish

@@ -106,6 +106,16 @@ static int sniff_nccl_log(const char *head, size_t len, const char *path)
   return strstr(head, "] NCCL INFO ") ? 2 : 0;
 }
 
+/* DeepSpeed's comms logger: its verbose "comm op:" lines or its summary table header. */
+static int sniff_deepspeed(const char *head, size_t len, const char *path)
+{
+  (void)len;
+  (void)path;
+  if (strstr(head, "comm op: ") && strstr(head, "msg size: "))
+    return 2;
+  return strstr(head, "Comm. Op") && strstr(head, "Message Size") && strstr(head, "Avg Latency(ms)") ? 2 : 0;
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* The table */
 
@@ -133,6 +143,15 @@ static const dt_importer importers[] = {
      "batch\n"
      "calls on one CUDA stream run in log order; each stream pointer is a stream\n"
      "the log has no durations: zero compute between calls unless --compute-gap is given\n"},
+    {"deepspeed", "DeepSpeed comms logger output (verbose 'comm op:' lines or the log_summary table)",
+     sniff_deepspeed, dt_deepspeed_import,
+     "the log is rank 0's: the world size comes from --world, and every rank runs rank 0's ops\n"
+     "an op runs on groups of --group-size KIND=N contiguous ranks tiling the world (default: the world)\n"
+     "msg size is the input tensor (all-gather the shard, reduce-scatter and all-to-all the whole input), "
+     "rounded to two decimals of powers of 1024\n"
+     "send/recv name no peer: kept as opaque 'other' collectives on groups of 2 ranks\n"
+     "logged times are measured (and include waiting): reported beside the simulated ones, never used as cost\n"
+     "the log has no compute: zero compute between calls unless --compute-gap is given\n"},
 };
 #define NIMPORTERS (sizeof importers / sizeof importers[0])
 

@@ -123,6 +123,10 @@ typedef struct dt_trace {
   size_t nnotes, notes_cap;
   char **notes;       /* assumptions and warnings for the report's `notes` */
   double captured_step_s; /* captured step time (meta `captured_step_time`), 0 when unknown */
+  uint64_t measured_n[DT_OP_COUNT]; /* per op kind: calls whose time the capture measured (NCCL Inspector,
+                                       DeepSpeed); reported beside the simulated times, never used as cost */
+  double measured_s[DT_OP_COUNT];     /* s: their summed measured times */
+  const char *measured_what;          /* static: what was measured, for the report; NULL when nothing */
   const char *format; /* name of the importer that built it (dt_trace_load sets it; static, not owned), NULL
                          when built in memory */
   int64_t ninstances; /* collective instances, set by dt_trace_validate */

@@ -94,4 +94,9 @@ int dt_kineto_import(const char *path, const dt_import_opts *opts, dt_trace **ou
 int dt_nccl_log_import(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
                        dt_error *err);
 
+/* DeepSpeed comms logger importer (traces/dt_deepspeed.c, docs/import-deepspeed.md): one rank-0 log; needs
+ * opts->world, group sizes from opts->group_sizes. Measured times go to t->measured_*. Does not validate. */
+int dt_deepspeed_import(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
+                        dt_error *err);
+
 #endif
