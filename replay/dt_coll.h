@@ -30,6 +30,11 @@ typedef struct rp_gshape {
   double bw_intra;      /* smallest route bandwidth between two members of one node */
   double bw_net;        /* inter-node bandwidth per member: its NIC's bandwidth shared by the members on it */
   int nics_used;        /* fewest distinct NICs a node's members use */
+  /* exact shortcuts (dt_coll_closed.c): whether nothing else can share the group's links, and for its ring and
+   * its all-to-all exchange (1: uniform, 0: simulate the flows) the common route latency and fair share */
+  int excl;
+  int ring_cf, a2a_cf;
+  double ring_cf_lat, ring_cf_rate, a2a_cf_lat, a2a_cf_rate;
 } rp_gshape;
 
 /* What one member runs for one instance. */
@@ -54,6 +59,19 @@ typedef struct rp_send {
   int32_t tag;
   double bytes;
 } rp_send;
+
+/* Exact shortcuts (dt_coll_closed.c). rp_closed_exclusive: per group (t->ngroups entries, caller frees), 1 when
+ * nothing else in the trace can share the links its flows cross and its instances never overlap each other
+ * (NVSwitch platforms only, else all 0). rp_closed_uniform: whether the nflows flows src[k] -> dst[k] (members
+ * of group g), all started at once with equal bytes, all have one route latency (*lat, s) and all get one
+ * max-min fair share (*rate, bytes/s) from start to end; 0 when not (then they must be simulated). */
+uint8_t *rp_closed_exclusive(const rp_ctx *c);
+int rp_closed_uniform(const rp_ctx *c, int32_t g, size_t nflows, const int32_t *src, const int32_t *dst, double *lat,
+                      double *rate);
+/* Waits in closed form for this member's part of an exchange whose flows all carry the same bytes (before the
+ * efficiency) and share latency lat (s) and fair share rate (bytes/s): lat + whole(bytes / eff) / rate, as
+ * SimGrid would take, and records this member's sends with the per-link accounting. */
+void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, double lat, double rate);
 
 /* The group's shape (cached). */
 const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g);

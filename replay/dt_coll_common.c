@@ -8,6 +8,7 @@
 #include "dt_sg_platform.h"
 
 #include <simgrid/actor.h>
+#include <simgrid/engine.h>
 #include <simgrid/comm.h>
 #include <simgrid/mailbox.h>
 
@@ -31,6 +32,7 @@ typedef struct mbox_cache {
 
 typedef struct rp_coll {
   rp_gshape **shape; /* per group, NULL until used */
+  uint8_t *exclusive; /* per group (rp_closed_exclusive), NULL with --exact */
   mbox_cache boxes;
   choice_stat choices[DT_OP_COUNT][DT_ALGO_COUNT][DT_PROTO_COUNT + 1]; /* last protocol column: none */
 } rp_coll;
@@ -43,6 +45,8 @@ void rp_coll_init(rp_ctx *c)
   c->coll = dt_xcalloc(1, sizeof *c->coll);
   c->coll->shape = dt_xcalloc(c->t->ngroups + 1, sizeof *c->coll->shape);
   c->comm_active = dt_xcalloc((size_t)(c->t->nranks > 0 ? c->t->nranks : 1), sizeof *c->comm_active);
+  if (!c->exact)
+    c->coll->exclusive = rp_closed_exclusive(c);
 }
 
 static void gshape_free(rp_gshape *s)
@@ -66,6 +70,7 @@ void rp_coll_free(rp_ctx *c)
     for (size_t g = 0; g < c->t->ngroups; g++)
       gshape_free(c->coll->shape[g]);
     free(c->coll->shape);
+    free(c->coll->exclusive);
     free(c->coll->boxes.keys);
     free(c->coll->boxes.boxes);
     free(c->coll);
@@ -172,6 +177,20 @@ static sg_mailbox_t mailbox(rp_ctx *c, int64_t inst, int32_t member, int32_t tag
 static long whole_bytes(double bytes)
 {
   return bytes > 0 ? (long)llround(bytes) : 0;
+}
+
+void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, double lat, double rate)
+{
+  double eff = x->eff > 0 ? x->eff : 1.0;
+  double start = simgrid_get_clock();
+  double wait = nsends > 0 ? lat + (double)whole_bytes(sends[0].bytes / eff) / rate : 0;
+  if (x->c->linkload) { /* per-link accounting: the transfers are the same, only not simulated */
+    int32_t from = rp_gpu_of_member(x->c, x->g, x->i);
+    for (size_t s = 0; s < nsends; s++)
+      dt_linkload_add(x->c->linkload, from, rp_gpu_of_member(x->c, x->g, sends[s].to), sends[s].bytes, start,
+                      start + wait, x->op->kind, x->g);
+  }
+  rp_sleep(wait);
 }
 
 void rp_xfer(const rp_inst *x, const rp_send *sends, size_t nsends, const int32_t *recv_tags, size_t nrecvs)
@@ -297,6 +316,40 @@ static void build_rings(rp_ctx *c, int32_t g, rp_gshape *s)
   s->ring_alpha_mean = n > 0 && C > 0 ? asum / ((double)C * n) : 0;
 }
 
+/* The ring's and the all-to-all's exchanges of an exclusive group, when uniform (dt_coll_closed.c). */
+static void closed_forms(rp_ctx *c, int32_t g, rp_gshape *s)
+{
+  int32_t n = s->n, C = s->nchannels;
+  size_t nf = (size_t)n * C;
+  int32_t *src = dt_xmalloc(sizeof *src * (nf + 1)), *dst = dt_xmalloc(sizeof *dst * (nf + 1));
+  int pxn = 0;
+  for (size_t k = 0; k < nf; k++) {
+    size_t ch = k / (size_t)n, q = k % (size_t)n;
+    src[k] = s->order[ch * n + q];
+    dst[k] = s->order[ch * n + (q + 1) % n];
+    pxn |= s->pxn_proxy[k] >= 0;
+  }
+  s->ring_cf = !pxn && rp_closed_uniform(c, g, nf, src, dst, &s->ring_cf_lat, &s->ring_cf_rate);
+  free(src);
+  free(dst);
+  /* all-to-all: direct flows, or aggregated per node pair with one member per node (the same flows) */
+  if ((rp_alltoall_aggregated(s) && s->max_per_node > 1) || (double)n * (n - 1) > 16e6)
+    return;
+  nf = (size_t)n * (n - 1);
+  src = dt_xmalloc(sizeof *src * nf);
+  dst = dt_xmalloc(sizeof *dst * nf);
+  size_t k = 0;
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = 0; j < n; j++)
+      if (i != j) {
+        src[k] = i;
+        dst[k++] = j;
+      }
+  s->a2a_cf = rp_closed_uniform(c, g, nf, src, dst, &s->a2a_cf_lat, &s->a2a_cf_rate);
+  free(src);
+  free(dst);
+}
+
 const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g)
 {
   if (c->coll->shape[g])
@@ -381,6 +434,9 @@ const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g)
   free(keys);
   s->nchannels = dt_platform_channels(p);
   build_rings(c, g, s);
+  s->excl = c->coll->exclusive && c->coll->exclusive[g];
+  if (s->excl)
+    closed_forms(c, g, s);
   c->coll->shape[g] = s;
   return s;
 }

@@ -16,8 +16,9 @@ static double ring_hop(const rp_inst *x)
 }
 
 /* One exchange of `bytes` per channel: this member's sends (to its successor, or to the relay of its hop), the
- * sends it relays, and the receives (from its predecessor and of the hops it relays). */
-static void ring_exchange(const rp_inst *x, double bytes)
+ * sends it relays, and the receives (from its predecessor and of the hops it relays). closed: wait for it in
+ * closed form (the group's ring_cf) instead. */
+static void ring_exchange(const rp_inst *x, double bytes, int closed)
 {
   const rp_gshape *s = x->gs;
   int32_t n = s->n, C = s->nchannels;
@@ -40,7 +41,10 @@ static void ring_exchange(const rp_inst *x, double bytes)
       sends[ns++] = (rp_send){s->order[base + (rk + 1) % n], ch, bytes};
     }
   }
-  rp_xfer(x, sends, ns, tags, nr);
+  if (closed)
+    rp_closed_wait(x, sends, ns, s->ring_cf_lat, s->ring_cf_rate);
+  else
+    rp_xfer(x, sends, ns, tags, nr);
   free(sends);
   free(tags);
 }
@@ -59,7 +63,7 @@ void rp_ring_run(const rp_inst *x, size_t steps, size_t inter, double chunk)
     /* the teaching model: every step waits for its slowest hop, and pays the largest per-step latency */
     double h = ring_hop(x);
     for (size_t s = 0; s < steps; s++) {
-      ring_exchange(x, per_channel);
+      ring_exchange(x, per_channel, 0);
       rp_sleep(h);
     }
     return;
@@ -69,7 +73,10 @@ void rp_ring_run(const rp_inst *x, size_t steps, size_t inter, double chunk)
    * NCCL model: NCCL pipelines a ring, a chunk's latency is the sum of the hops it crosses, so each step costs
    * the mean hop latency; the protocol's per-step costs split as NCCL's tuner splits them, `inter` network
    * steps and the rest NVLink (src/graph/tuning.cc). Both are exact when all hops are alike. */
-  ring_exchange(x, per_channel * (double)steps);
+  /* exact shortcut: nothing else shares the ring's links and every flow has the same share */
+  ring_exchange(x, per_channel * (double)steps, x->gs->ring_cf);
+  if (x->gs->ring_cf && x->i == 0)
+    x->c->closed_instances[x->op->kind]++;
   if (!x->c->p->nccl) {
     rp_sleep((double)(steps - 1) * x->gs->ring_alpha);
     return;

@@ -755,6 +755,16 @@ static dt_stats *collect_stats(replay_run *R)
     note_sink ns = {s, &notes_cap};
     rp_coll_notes(&R->c, note_to_stats, &ns);
   }
+  {
+    uint64_t closed = 0;
+    for (int k = 0; k < DT_OP_COUNT; k++)
+      closed += R->c.closed_instances[k];
+    if (closed > 0)
+      add_note(s, &notes_cap,
+               "shortcuts: %llu collective instances waited in closed form, exactly as their flows would take "
+               "(nothing else could share their links; --exact simulates them as flows, docs/replay.md)",
+               (unsigned long long)closed);
+  }
   if (R->c.proto >= 0 && !R->c.p->nccl)
     add_note(s, &notes_cap, "the forced protocol has no effect: platform '%s' has no nccl: section (textbook "
                             "alpha-beta collectives, docs/replay.md)", R->c.p->name);
@@ -831,6 +841,11 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   R.c.gpu_of_rank = gpu_of_rank;
   R.c.algo = opts->algo;
   R.c.proto = opts->proto;
+  R.c.exact = opts->exact;
+  /* the shortcuts assume dtsim's network model (dt_sg_platform.cpp): a SimGrid network setting turns them off */
+  for (int i = 0; i < opts->simgrid_argc; i++)
+    if (strstr(opts->simgrid_argv[i], "network/"))
+      R.c.exact = 1;
   R.on_instance = opts->on_instance;
   R.on_instance_data = opts->on_instance_data;
 

@@ -39,10 +39,12 @@ typedef struct dt_replay_opts {
                                  when unset, and the replay keeps no list of them */
   void *on_instance_data;     /* passed to on_instance */
   int links;                  /* per-link accounting (dt_linkload.h, stats->links): 1 (default) or 0 (off) */
+  int exact;                  /* 0 (default): exact shortcuts allowed (docs/replay.md, "Shortcuts"); 1: every
+                                 exchange is simulated as SimGrid flows (--exact) */
 } dt_replay_opts;
 
 /* Fills the defaults: flow fidelity, default placement, auto algorithm and protocol, no SimGrid arguments, no
- * per-instance callback, per-link accounting on. */
+ * per-instance callback, per-link accounting on, shortcuts allowed. */
 void dt_replay_opts_init(dt_replay_opts *o);
 
 /* Reads a placement file (lines `rank node gpu`, `#` comments) for nranks ranks on platform p into a new

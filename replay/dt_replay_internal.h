@@ -73,6 +73,8 @@ typedef struct rp_ctx {
   int32_t *comm_active;   /* per rank: collectives and sends/recvs in flight (the overlap tax) */
   struct dt_linkload *linkload; /* per-link accounting (dt_linkload.h), NULL when off: every transfer of bytes
                                    between GPUs, a SimGrid flow or a modelled one, goes to dt_linkload_add */
+  int exact;              /* 1: no shortcut, every exchange simulated as flows (--exact) */
+  uint64_t closed_instances[DT_OP_COUNT]; /* instances per kind waited in closed form (dt_coll_closed.c) */
 } rp_ctx;
 
 /* Sets up and frees the algorithm modules' state (c->p, c->t, c->topo and c->gpu_of_rank set). */

@@ -38,6 +38,8 @@ const char dt_cmd_bench_usage[] =
     "                         (default auto: chosen per size as NCCL's tuner does, docs/replay.md)\n"
     "  --proto P              force a protocol: LL, LL128, Simple (default auto)\n"
     "  --fidelity flow|step   collective model (default flow)\n"
+    "  --exact                no shortcut: simulate every collective as flows, even where its closed form is\n"
+    "                         exact (docs/replay.md, Shortcuts)\n"
     "  --json                 print a JSON array of {size_bytes, time_us, algbw_GBps, busbw_GBps, algo}\n";
 
 static int usage(const char *fmt, const char *arg)
@@ -93,7 +95,7 @@ static void print_table(const dt_platform *p, const dt_bench_opts *o, const dt_b
 
 int dt_cmd_bench(int argc, char **argv)
 {
-  enum { O_PLATFORM = 1000, O_GPUS, O_PER_NODE, O_LAUNCH, O_ALGO, O_PROTO, O_FIDELITY, O_JSON };
+  enum { O_PLATFORM = 1000, O_GPUS, O_PER_NODE, O_LAUNCH, O_ALGO, O_PROTO, O_FIDELITY, O_JSON, O_EXACT };
   static const struct option longopts[] = {{"platform", required_argument, NULL, O_PLATFORM},
                                            {"gpus", required_argument, NULL, O_GPUS},
                                            {"gpus-per-node", required_argument, NULL, O_PER_NODE},
@@ -109,6 +111,7 @@ int dt_cmd_bench(int argc, char **argv)
                                            {"proto", required_argument, NULL, O_PROTO},
                                            {"fidelity", required_argument, NULL, O_FIDELITY},
                                            {"json", no_argument, NULL, O_JSON},
+                                           {"exact", no_argument, NULL, O_EXACT},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   const char *platform_path = NULL;
@@ -195,6 +198,9 @@ int dt_cmd_bench(int argc, char **argv)
         o.fidelity = DT_FIDELITY_STEP;
       else
         return usage("--fidelity expects flow or step, found '%s'", optarg);
+      break;
+    case O_EXACT:
+      o.exact = 1;
       break;
     case O_JSON:
       json = 1;

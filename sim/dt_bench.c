@@ -275,6 +275,7 @@ int dt_bench_run(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **ro
   dt_replay_opts ro;
   dt_replay_opts_init(&ro);
   ro.fidelity = o->fidelity;
+  ro.exact = o->exact;
   ro.placement = place;
   ro.algo = o->algo;
   ro.proto = o->proto;

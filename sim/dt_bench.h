@@ -40,6 +40,7 @@ typedef struct dt_bench_opts {
   dt_fidelity fidelity;
   dt_algo algo;          /* DT_ALGO_AUTO (default) or a forced algorithm (dt_replay_opts.algo) */
   int proto;             /* -1 (default: chosen per instance) or a forced dt_proto */
+  int exact;             /* 1: no shortcut (dt_replay_opts.exact) */
 } dt_bench_opts;
 
 /* Defaults: 1 GPU per process, launch_s 0, 1 iteration, no warm-up, flow fidelity, auto algorithm and protocol. */

@@ -46,6 +46,8 @@ static const char run_usage[] =
     "  --json                 print only the JSON report on stdout (notes also go to stderr)\n"
     "  --fidelity flow|step   collective model: one aggregated flow per neighbour (default) or every\n"
     "                         algorithm step (all-reduce, all-gather, reduce-scatter)\n"
+    "  --exact                no shortcut: simulate every collective as flows, even where its closed form is\n"
+    "                         exact (docs/replay.md, Shortcuts)\n"
     "  --algo A               collective algorithm: auto (default: chosen per collective from the platform's\n"
     "                         nccl: model), ring, tree, nvls, nvls-tree, hier, collnet, chain, direct\n"
     "  --proto P              protocol: auto (default), LL, LL128, Simple\n"
@@ -247,6 +249,7 @@ static int cmd_run(int argc, char **argv)
                                            {"cfg", required_argument, NULL, 'C'},
                                            {"no-links", no_argument, NULL, 'L'},
                                            {"top", required_argument, NULL, 'T'},
+                                           {"exact", no_argument, NULL, 'X'},
                                            IMPORT_LONG_OPTIONS};
   size_t nrun = sizeof run_opts / sizeof run_opts[0], ngen = 0;
   while (dt_gen_long_options[ngen].name)
@@ -301,6 +304,9 @@ static int cmd_run(int argc, char **argv)
       top_links = (size_t)v;
       break;
     }
+    case 'X':
+      ro.exact = 1;
+      break;
     case 'f':
       if (strcmp(optarg, "flow") == 0)
         ro.fidelity = DT_FIDELITY_FLOW;

@@ -7,6 +7,7 @@
 #include "dt_test.h"
 #include "common/dt_util.h"
 #include "platforms/dt_platform.h"
+#include "replay/dt_linkload.h"
 #include "replay/dt_replay.h"
 #include "replay/dt_stats.h"
 #include "traces/dt_trace.h"
@@ -94,6 +95,9 @@ static dt_op *add_coll(dt_trace *t, int32_t rank, dt_op_kind kind, int32_t group
   return op;
 }
 
+/* --exact for the replays of this (forked) test: test_shortcut_exact sets it */
+static int exact_replay;
+
 static dt_stats *replay(const dt_platform *p, dt_trace *t, dt_fidelity fid, dt_algo algo, int proto)
 {
   dt_error err;
@@ -104,6 +108,7 @@ static dt_stats *replay(const dt_platform *p, dt_trace *t, dt_fidelity fid, dt_a
   o.fidelity = fid;
   o.algo = algo;
   o.proto = proto;
+  o.exact = exact_replay;
 #if defined(__SANITIZE_ADDRESS__)
   static char thread_factory[] = "--cfg=contexts/factory:thread";
   static char *args[] = {thread_factory};
@@ -616,6 +621,106 @@ START_TEST(test_yaml_nccl)
 }
 END_TEST
 
+/* ---- exact shortcuts: the closed-form wait gives what the flows give, and only where nothing else shares ---- */
+
+typedef struct shortcut_case {
+  int which; /* test loop index */
+  int exact;
+  int want_count; /* 1: return the number of closed-form instances instead of the makespan; 2: the per-link
+                     accounting's busy time summed over the links, weighted by their bytes and peak flows */
+} shortcut_case;
+
+static double shortcut_run(void *arg)
+{
+  const shortcut_case *sc = arg;
+  exact_replay = sc->exact;
+  dt_platform p;
+  int32_t n = 8;
+  dt_op_kind kind = DT_OP_ALLREDUCE;
+  dt_algo algo = DT_ALGO_RING;
+  int proto = DT_PROTO_SIMPLE, contend = 0;
+  switch (sc->which) {
+  case 0: /* NCCL model, one node */
+    p = base_platform(1, 8);
+    break;
+  case 1: /* textbook */
+    p = dt_test_platform(1, 8);
+    proto = -1;
+    break;
+  case 2: /* all-gather over 4 channels, LL */
+    p = base_platform(1, 8);
+    p.channels = 4;
+    kind = DT_OP_ALLGATHER;
+    proto = DT_PROTO_LL;
+    break;
+  case 3: /* all-to-all in a node */
+    p = base_platform(1, 8);
+    kind = DT_OP_ALLTOALL;
+    algo = DT_ALGO_AUTO;
+    break;
+  case 4: /* all-to-all over 16 single-GPU nodes behind one switch */
+    p = multi_node(16, 1, 1);
+    n = 16;
+    kind = DT_OP_ALLTOALL;
+    algo = DT_ALGO_AUTO;
+    break;
+  default: /* a send between two members on another stream may share the ring's ports: no shortcut */
+    p = base_platform(1, 8);
+    contend = 1;
+    break;
+  }
+  dt_trace *t = dt_trace_new(n);
+  int32_t g = add_group(t, "all", 0, n);
+  for (int32_t r = 0; r < n; r++) {
+    add_coll(t, r, kind, g, S8);
+    dt_op *c = add_op(t, r, 0, DT_OP_COMPUTE);
+    c->dur = 1e-3;
+    add_coll(t, r, kind, g, S8 / 2);
+  }
+  if (contend) {
+    dt_op *snd = add_op(t, 0, 1, DT_OP_SEND);
+    snd->peer = 1;
+    snd->bytes = S8;
+    dt_op *rcv = add_op(t, 1, 1, DT_OP_RECV);
+    rcv->peer = 0;
+    rcv->bytes = S8;
+  }
+  dt_stats *s = replay(&p, t, DT_FIDELITY_FLOW, algo, proto);
+  double v = s->makespan_s;
+  if (sc->want_count == 2) {
+    v = 0;
+    ck_assert_ptr_nonnull(s->links);
+    for (size_t k = 0; k < s->links->nlinks; k++) {
+      const dt_link_load *l = &s->links->links[k];
+      v += l->busy_s * (1 + l->link + 7 * l->dir) + l->bytes * 1e-12 + l->peak_flows + l->transfers;
+    }
+  } else if (sc->want_count) {
+    v = 0;
+    for (size_t k = 0; k < s->nnotes; k++)
+      if (strncmp(s->notes[k], "shortcuts: ", 11) == 0)
+        v = atof(s->notes[k] + 11);
+  }
+  dt_stats_free(s);
+  return v;
+}
+
+/* loop index: the cases of shortcut_run */
+START_TEST(test_shortcut_exact)
+{
+  shortcut_case fast = {_i, 0, 0}, exact = {_i, 1, 0}, fast_count = {_i, 0, 1}, exact_count = {_i, 1, 1};
+  double tf = forked(shortcut_run, &fast), te = forked(shortcut_run, &exact);
+  ck_assert_rel(tf, te);
+  ck_assert_msg(tf > 1e-3, "makespan %g", tf);
+  ck_assert_rel(forked(shortcut_run, &exact_count), 0);
+  ck_assert_rel(forked(shortcut_run, &fast_count), _i < 5 ? 2 : 0);
+  /* the per-link accounting sees the same transfers either way */
+  shortcut_case fast_links = {_i, 0, 2}, exact_links = {_i, 1, 2};
+  double lf = forked(shortcut_run, &fast_links);
+  ck_assert_msg(lf > 0, "no link carried bytes");
+  ck_assert_rel(lf, forked(shortcut_run, &exact_links));
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {
@@ -639,6 +744,7 @@ int main(void)
       {"textbook_default", test_textbook_default, 2},
       {"overlap_tax", test_overlap_tax, 1},
       {"yaml_nccl", test_yaml_nccl, 1},
+      {"shortcut_exact", test_shortcut_exact, 6},
   };
   return dt_test_run(dt_test_suite("coll", cases, sizeof cases / sizeof cases[0], 120));
 }
