@@ -61,7 +61,8 @@ static const char run_usage[] =
     "                         the captured world's group grows to N ranks, smaller groups tile the world\n"
     "  --rank R               rank of a capture that does not say\n"
     "  --dep-window TIME      Kineto: cross-stream happens-before window (default 5us)\n"
-    "  --gaps keep|drop       Kineto: keep idle stream gaps as delay ops (default keep)\n"
+    "  --gaps host|keep|drop  Kineto: replay the host launch timeline (host, the default), or the GPU streams\n"
+    "                         alone with their idle gaps kept as delay ops (keep) or dropped (drop)\n"
     "  --compute-gap TIME     NCCL log, DeepSpeed: compute before every communication call (default 0: the\n"
     "                         logs have no durations)\n"
     "  --world N              DeepSpeed: world size (the log is rank 0's only)\n"
@@ -78,7 +79,7 @@ static const char import_usage[] =
     "\n"
     "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout\n"
     "  --explain              print what the import assumed (on stdout)\n"
-    "  --format F, --expand N, --rank R, --dep-window TIME, --gaps keep|drop, --compute-gap TIME,\n"
+    "  --format F, --expand N, --rank R, --dep-window TIME, --gaps host|keep|drop, --compute-gap TIME,\n"
     "  --world N, --group-size KIND=N   as for 'dtsim run'\n";
 
 static const cmd commands[] = {
@@ -198,12 +199,14 @@ static int import_option(int opt, const char *cmdname, dt_import_opts *io)
     }
     return 1;
   case 'G':
-    if (strcmp(optarg, "keep") == 0)
-      io->keep_gaps = 1;
+    if (strcmp(optarg, "host") == 0)
+      io->host_timeline = 1, io->keep_gaps = 1;
+    else if (strcmp(optarg, "keep") == 0)
+      io->host_timeline = 0, io->keep_gaps = 1;
     else if (strcmp(optarg, "drop") == 0)
-      io->keep_gaps = 0;
+      io->host_timeline = 0, io->keep_gaps = 0;
     else {
-      usage_error(cmdname, "--gaps expects keep or drop, found '%s'", optarg);
+      usage_error(cmdname, "--gaps expects host, keep or drop, found '%s'", optarg);
       return -1;
     }
     return 1;

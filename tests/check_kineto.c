@@ -4,6 +4,7 @@
 #include "traces/dt_trace_io.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,7 +388,7 @@ START_TEST(unknown_collective_and_no_metadata)
   ck_assert_int_eq(coll[1]->kind, DT_OP_OTHER);
   ck_assert_uint_eq(coll[1]->bytes, 0);
   ck_assert_uint_eq(t->groups[dt_trace_op_group(t, 1, coll[1])].nranks, 2);
-  ck_assert(has_note(t, "carry no size metadata"));
+  ck_assert(has_note(t, "have no size metadata and no launch in the capture"));
   ck_assert_int_eq(coll[2]->kind, DT_OP_ALLREDUCE);
   ck_assert_uint_eq(coll[2]->bytes, 40);
   dt_trace_free(t);
@@ -514,32 +515,176 @@ END_TEST
 
 /* ---- errors ---- */
 
-static const char *shared_data(const char *rel)
+
+static const char *sample_named(const char *file)
 {
   static char buf[1024];
-  const char *env = getenv("DTSIM_SHARED_DATA");
-  snprintf(buf, sizeof buf, "%s/%s", env ? env : "../shared/data", rel);
+  const char *src = getenv("DTSIM_SOURCE_DIR");
+  snprintf(buf, sizeof buf, "%s/traces/samples/%s", src ? src : ".", file);
   return buf;
 }
 
-START_TEST(vintage2_is_a_clear_error)
+/* Vintage 2: sizes from the nccl:* annotations' `Input Dims` x `Input type` (hand sums in
+ * traces/samples/README.md), the op from the annotation, never the SendRecv kernel name. */
+START_TEST(vintage2_fsdp_sample)
 {
-  const char *path = shared_data("kineto/fsdp_like_16ranks_rank0.json.gz");
-  if (access(path, R_OK) != 0) {
-    fprintf(stderr, "check_kineto: %s missing, vintage 2 test skipped\n", path);
-    return;
-  }
   dt_import_opts o;
   opts_default(&o);
-  dt_trace *t = NULL;
+  dt_trace *t = import_ok(sample_named("fsdp_like_16ranks_rank0.json.gz"), &o);
+  ck_assert_int_eq(t->nranks, 16);
+  ck_assert_str_eq(meta(t, "kineto_vintage"), "2");
+  uint64_t b;
+  ck_assert_uint_eq(count_kind(t, 0, DT_OP_ALLTOALL, &b), 45);
+  ck_assert_uint_eq(b, 157873564u);
+  ck_assert_uint_eq(count_kind(t, 0, DT_OP_REDUCESCATTER, &b), 10);
+  ck_assert_uint_eq(b, 587202560u);
+  ck_assert_uint_eq(count_kind(t, 0, DT_OP_ALLGATHER, &b), 10);
+  ck_assert_uint_eq(b, 73400320u);
+  ck_assert_uint_eq(count_kind(t, 0, DT_OP_ALLREDUCE, &b), 10);
+  ck_assert_uint_eq(b, 8965794640u);
+  /* 5 kernels without a launch in the file: kept, unsized, with a warning; 10 empty annotations said */
+  ck_assert_uint_eq(count_kind(t, 0, DT_OP_OTHER, &b), 5);
+  ck_assert_uint_eq(b, 0);
+  ck_assert(has_note(t, "5 NCCL kernel(s) have no size metadata and no launch"));
+  ck_assert(has_note(t, "10 nccl:* annotation(s) launched no NCCL kernel"));
+  ck_assert(has_note(t, "75 NCCL kernel(s) sized from the 'Input Dims'"));
+  const dt_op *ar = find_op(t, 0, DT_OP_ALLREDUCE, NULL);
+  ck_assert_str_eq(ar->dtype, "fp32");
   dt_error err;
   dt_error_clear(&err);
-  ck_assert_int_eq(dt_kineto_import(path, &o, &t, &err), DT_ERR);
-  ck_assert_ptr_null(t);
-  ck_assert_ptr_nonnull(strstr(err.msg, "kineto vintage 2"));
-  ck_assert_ptr_nonnull(strstr(err.msg, "not supported yet"));
-  ck_assert_ptr_nonnull(strstr(err.msg, "'In msg nelems'"));
-  ck_assert_ptr_nonnull(strstr(err.file, "fsdp_like_16ranks_rank0.json.gz"));
+  ck_assert_int_eq(dt_trace_validate(t, &err), DT_OK);
+  dt_trace_free(t);
+}
+END_TEST
+
+START_TEST(vintage2_alltoall_sample)
+{
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = import_ok(sample_named("alltoall_allreduce_8ranks_rank3.json.gz"), &o);
+  ck_assert_int_eq(t->nranks, 8);
+  ck_assert_str_eq(meta(t, "capture_rank"), "3");
+  uint64_t b;
+  ck_assert_uint_eq(count_kind(t, 3, DT_OP_ALLTOALL, &b), 42);
+  ck_assert_uint_eq(b, 3865189408u);
+  ck_assert_uint_eq(count_kind(t, 3, DT_OP_ALLREDUCE, &b), 18);
+  ck_assert_uint_eq(b, 1200223224u);
+  ck_assert_uint_eq(count_kind(t, 3, DT_OP_OTHER, NULL), 0);
+  ck_assert(has_note(t, "name no process group; assumed to span all ranks"));
+  dt_trace_free(t);
+}
+END_TEST
+
+/* No size anywhere (vintage 3): estimated from the captured duration, said per op. */
+START_TEST(vintage3_estimates_sizes)
+{
+  static const char json[] =
+      "{\"distributedInfo\":{\"rank\":0,\"world_size\":4},\"traceEvents\":["
+      "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"nccl:all_reduce\",\"pid\":1,\"tid\":1,\"ts\":5,"
+      "\"dur\":10},"
+      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":6,"
+      "\"dur\":2,\"args\":{\"correlation\":9}},"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWork*)\","
+      "\"pid\":0,\"tid\":20,\"ts\":10,\"dur\":150,\"args\":{\"stream\":20,\"correlation\":9}}]}";
+  const char *path = write_tmp(json, strlen(json), ".json");
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = import_ok(path, &o);
+  remove_tmp(path);
+  ck_assert_str_eq(meta(t, "kineto_vintage"), "3");
+  const dt_op *ar = find_op(t, 0, DT_OP_ALLREDUCE, NULL);
+  ck_assert_ptr_nonnull(ar);
+  /* 150 us x 100 GB/s / (2 x 3/4) = 10,000,000 bytes, a multiple of 4 */
+  ck_assert_uint_eq(ar->bytes, 10000000u);
+  ck_assert(has_note(t, "records no size; bytes=10000000"));
+  dt_trace_free(t);
+}
+END_TEST
+
+/* Host launch timeline on a hand-made capture (times in us):
+ *   thread 1: launch k1 [10,15] -> k1 on s7 [20,120]; launch the all-reduce [30,35] -> s40 [40,90];
+ *             cudaStreamSynchronize [40,100] (the all-reduce ended inside it); launch k2 [110,115] -> s7 [130,140].
+ * Expected host stream s1000 from t0 = 10: delay 5 (ends at k1's launch), delay 20 (the all-reduce's), delay 5
+ * (up to the sync), delay 10 waiting for the all-reduce (100 - its end 90), delay 15 (k2's launch); each GPU op
+ * waits for its launch and keeps no gap. */
+#define RT(name, ts, dur, corr)                                                                                \
+  "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts          \
+  ",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr "}}"
+#define KER(name, ts, dur, stream, corr)                                                                       \
+  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":" #stream ",\"ts\":" #ts        \
+  ",\"dur\":" #dur ",\"args\":{\"stream\":" #stream ",\"correlation\":" #corr "}}"
+
+START_TEST(host_timeline_launches_and_sync)
+{
+  static const char json[] =
+      "{\"distributedInfo\":{\"rank\":0,\"world_size\":2},\"traceEvents\":["
+      RT("cudaLaunchKernel", 10, 5, 1) "," KER("k1", 20, 100, 7, 1) ","
+      RT("cudaLaunchKernel", 30, 5, 2) ","
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWork*)\","
+      "\"pid\":0,\"tid\":40,\"ts\":40,\"dur\":50,\"args\":{\"stream\":40,\"correlation\":2"
+      MD("allreduce", 1024, "Float", "[0, 1]", 2) "}},"
+      RT("cudaStreamSynchronize", 40, 60, 3) "," RT("cudaEventQuery", 102, 1, 4) ","
+      RT("cudaLaunchKernel", 110, 5, 5) "," KER("k2", 130, 10, 7, 5) "]}";
+  const char *path = write_tmp(json, strlen(json), ".json");
+  dt_import_opts o;
+  opts_default(&o);
+  o.host_timeline = 1;
+  dt_trace *t = import_ok(path, &o);
+  remove_tmp(path);
+  const dt_rank *rk = dt_trace_rank_body(t, 0);
+  ck_assert_uint_eq(rk->nstreams, 3);
+  const dt_stream *s7 = &rk->streams[0], *s40 = &rk->streams[1], *h = &rk->streams[2];
+  ck_assert_int_eq(s7->id, 7);
+  ck_assert_int_eq(s40->id, 40);
+  ck_assert_int_eq(h->id, 1000);
+  ck_assert_uint_eq(h->nops, 5);
+  const double want[5] = {5e-6, 20e-6, 5e-6, 10e-6, 15e-6};
+  for (size_t i = 0; i < 5; i++) {
+    ck_assert_int_eq(h->ops[i].kind, DT_OP_DELAY);
+    ck_assert_msg(fabs(h->ops[i].dur - want[i]) < 1e-12, "host op %zu: %g s, want %g s", i, h->ops[i].dur, want[i]);
+  }
+  assert_deps(&h->ops[3], 1, 1, 0); /* the sync waits for the all-reduce (stream position 1, op 0) */
+  ck_assert_uint_eq(s7->nops, 2);   /* no gap delays on GPU streams */
+  assert_deps(&s7->ops[0], 1, 2, 0);
+  assert_deps(&s7->ops[1], 1, 2, 4);
+  ck_assert_uint_eq(s40->nops, 1);
+  ck_assert_int_eq(s40->ops[0].kind, DT_OP_ALLREDUCE);
+  assert_deps(&s40->ops[0], 1, 2, 1);
+  ck_assert(has_note(t, "1 blocking calls wait for the GPU ops they covered"));
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_trace_validate(t, &err), DT_OK);
+  dt_trace_free(t);
+}
+END_TEST
+
+/* The shipped capture under the host timeline: two host threads, every GPU op waits for its launch. */
+START_TEST(sample_host_timeline)
+{
+  dt_import_opts o;
+  opts_default(&o);
+  o.host_timeline = 1;
+  dt_trace *t = import_ok(sample_path(), &o);
+  const dt_rank *rk = dt_trace_rank_body(t, 0);
+  ck_assert_uint_eq(rk->nstreams, 4); /* s7, s40, and the two launching threads */
+  size_t launches = 0, delays = 0;
+  for (size_t s = 0; s < 2; s++)
+    for (size_t i = 0; i < rk->streams[s].nops; i++) {
+      const dt_op *op = &rk->streams[s].ops[i];
+      delays += op->kind == DT_OP_DELAY;
+      for (uint32_t d = 0; d < op->ndeps; d++)
+        launches += op->deps[d].stream >= 2;
+    }
+  ck_assert_uint_eq(delays, 0);
+  ck_assert_uint_eq(launches, 2700 + 960 + 114); /* every kernel, memcpy and memset */
+  /* + the final cudaDeviceSynchronize: the CPU time up to it, then its wait */
+  ck_assert_uint_eq(rk->streams[2].nops + rk->streams[3].nops, 2700 + 960 + 114 + 2);
+  ck_assert(has_note(t, "host thread 2910249"));
+  ck_assert(has_note(t, "host thread 2919752"));
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_trace_validate(t, &err), DT_OK);
+  dt_trace_free(t);
 }
 END_TEST
 
@@ -585,7 +730,11 @@ int main(void)
       {"expand_group_to_world4", expand_group_to_world4, 1},
       {"truncated_pg_ranks_fall_back", truncated_pg_ranks_fall_back, 1},
       {"rank_from_file_name", rank_from_file_name, 1},
-      {"vintage2_is_a_clear_error", vintage2_is_a_clear_error, 1},
+      {"vintage2_fsdp_sample", vintage2_fsdp_sample, 1},
+      {"vintage2_alltoall_sample", vintage2_alltoall_sample, 1},
+      {"vintage3_estimates_sizes", vintage3_estimates_sizes, 1},
+      {"host_timeline_launches_and_sync", host_timeline_launches_and_sync, 1},
+      {"sample_host_timeline", sample_host_timeline, 1},
       {"truncated_json_reports_offset", truncated_json_reports_offset, 1},
   };
   return dt_test_run(dt_test_suite("kineto", cases, sizeof cases / sizeof cases[0], 120));

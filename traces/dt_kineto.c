@@ -89,6 +89,7 @@ typedef struct gpu_ev {
   int32_t name;     /* interned short name */
   int32_t comm;     /* index in comms[] for NCCL kernels, else -1 */
   uint32_t seq;     /* file order, for a stable sort */
+  int pageable_d2h; /* a device-to-pageable copy: its cudaMemcpyAsync blocks the host until it is done */
 } gpu_ev;
 
 typedef struct comm_ev {
@@ -101,13 +102,19 @@ typedef struct comm_ev {
   int64_t rank, src, dst; /* p2p `Rank` (group-local peer), `Src Rank`, `Dst Rank`; -1 when absent */
 } comm_ev;
 
-typedef struct launch_ev { /* cuda_runtime call, to find a kernel's host time and enclosing annotation */
-  int64_t corr, ts, pid, tid;
+/* What a kept cuda_runtime call does to the host timeline. */
+enum { RT_LAUNCH, RT_MEMCPY_SYNC, RT_SYNC_STREAM, RT_SYNC_EVENT, RT_SYNC_DEVICE };
+
+typedef struct launch_ev { /* cuda_runtime call: a launch (linked to its GPU op by corr) or a blocking call */
+  int64_t corr, ts, dur, pid, tid;
+  int kind;         /* RT_* */
 } launch_ev;
 
-typedef struct span_ev { /* CPU user_annotation: ProfilerStep#N or nccl:* */
+typedef struct span_ev { /* CPU user_annotation (ProfilerStep#N, nccl:*) or a record_param_comms with shapes */
   int64_t ts, dur, pid, tid;
-  int32_t name;
+  int32_t name;     /* interned name without `nccl:`; -1 for record_param_comms */
+  int64_t nelems;   /* vintage 2: elements of the first tensor in `Input Dims`, -1 when none */
+  int32_t dtype;    /* interned `Input type` of that tensor, -1 when none */
 } span_ev;
 
 typedef struct cgroup { /* a captured process group */
@@ -129,7 +136,12 @@ typedef struct pgcfg { /* distributedInfo.pg_config entry */
   size_t nranks, cap;
 } pgcfg;
 
-enum { ROLE_OTHER, ROLE_TOP, ROLE_DIST, ROLE_PGCFG, ROLE_PGENT, ROLE_PGRANKS, ROLE_EVENTS, ROLE_EVENT, ROLE_ARGS };
+enum {
+  ROLE_OTHER, ROLE_TOP, ROLE_DIST, ROLE_PGCFG, ROLE_PGENT, ROLE_PGRANKS, ROLE_EVENTS, ROLE_EVENT, ROLE_ARGS,
+  ROLE_DIMS,  /* `Input Dims`: a list of shapes */
+  ROLE_DIMS1, /* one shape of `Input Dims` */
+  ROLE_TYPES, /* `Input type`: a list of type names */
+};
 
 enum {
   K_NONE,
@@ -143,7 +155,7 @@ enum {
   K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_PID, K_TID, K_ARGS,
   /* args */
   K_STREAM, K_CORR, K_COLL, K_IN_NELEMS, K_OUT_NELEMS, K_GROUP_SIZE, K_DTYPE, K_PGA_NAME, K_PGA_DESC, K_PGA_RANKS,
-  K_P2P_RANK, K_SRC_RANK, K_DST_RANK, K_INPUT_DIMS,
+  K_P2P_RANK, K_SRC_RANK, K_DST_RANK, K_INPUT_DIMS, K_INPUT_TYPE,
 };
 
 typedef struct keydef {
@@ -185,6 +197,7 @@ static const keydef keys[] = {
     {ROLE_ARGS, "Src Rank", K_SRC_RANK},
     {ROLE_ARGS, "Dst Rank", K_DST_RANK},
     {ROLE_ARGS, "Input Dims", K_INPUT_DIMS},
+    {ROLE_ARGS, "Input type", K_INPUT_TYPE},
 };
 
 enum { CAT_OTHER, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_RUNTIME, CAT_USER_ANNOTATION, CAT_CPU_OP };
@@ -204,6 +217,13 @@ typedef struct evacc {
   int has_in, has_out;
   int64_t in_nelems, out_nelems, group_size, p2p_rank, src, dst;
   int has_input_dims;
+  /* `Input Dims` / `Input type` (vintage 2): the first shape that lists any dimension gives the size */
+  int dims_cur;       /* index of the shape being read, -1 before the first */
+  int dims_index;     /* index of the shape that gave dims_nelems, -1 when none */
+  int dims_overflow;  /* the product does not fit in 63 bits */
+  int64_t dims_nelems;
+  int ntypes;
+  char types[8][48];
 } evacc;
 
 typedef struct frame {
@@ -438,6 +458,23 @@ static int on_scalar(kin *k, const char *s, size_t len, int is_string)
       break;
     }
     break;
+  case ROLE_DIMS1:
+    if (parse_int(s, len, &v) == 0 && v >= 0 && (e->dims_index < 0 || e->dims_index == e->dims_cur)) {
+      if (e->dims_index < 0) {
+        e->dims_index = e->dims_cur;
+        e->dims_nelems = 1;
+      }
+      if (v > 0 && e->dims_nelems > INT64_MAX / v)
+        e->dims_overflow = 1;
+      else
+        e->dims_nelems *= v;
+    }
+    break;
+  case ROLE_TYPES:
+    if (e->ntypes < 8)
+      copy_text(e->types[e->ntypes], sizeof e->types[0], s, len);
+    e->ntypes++;
+    break;
   case ROLE_ARGS:
     switch (f->key) {
     case K_STREAM:
@@ -556,6 +593,7 @@ static void evacc_reset(evacc *e)
   e->pg_ranks_cap = keep_cap;
   e->corr = -1;
   e->group_size = e->p2p_rank = e->src = e->dst = -1;
+  e->dims_cur = e->dims_index = -1;
 }
 
 static int open_container(kin *k, int is_map)
@@ -599,8 +637,18 @@ static int open_container(kin *k, int is_map)
         role = ROLE_ARGS;
       break;
     case ROLE_ARGS:
-      if (p->key == K_INPUT_DIMS)
+      if (p->key == K_INPUT_DIMS) {
         k->ev.has_input_dims = 1;
+        if (!is_map)
+          role = ROLE_DIMS;
+      } else if (p->key == K_INPUT_TYPE && !is_map)
+        role = ROLE_TYPES;
+      break;
+    case ROLE_DIMS:
+      if (!is_map) {
+        role = ROLE_DIMS1;
+        k->ev.dims_cur++;
+      }
       break;
     default:
       break;
@@ -679,13 +727,51 @@ static int is_nccl_kernel(const char *name)
   return starts_with(name, "ncclKernel") || starts_with(name, "ncclDevKernel");
 }
 
+/* What a cuda_runtime (or driver) call is to the host timeline, by its name; -1 for calls that neither
+ * launch GPU work nor block (cudaEventQuery, cudaStreamIsCapturing, ...: their time is plain CPU time). */
+static int rt_kind(const char *name)
+{
+  if (strstr(name, "Synchronize")) {
+    if (strstr(name, "Stream"))
+      return RT_SYNC_STREAM;
+    if (strstr(name, "Event"))
+      return RT_SYNC_EVENT;
+    return RT_SYNC_DEVICE; /* cudaDeviceSynchronize, cuCtxSynchronize */
+  }
+  if (strstr(name, "Memcpy") && !strstr(name, "Async") && !strstr(name, "Peer"))
+    return RT_MEMCPY_SYNC; /* cudaMemcpy, cudaMemcpy2D, cuMemcpyDtoH...: return when the copy is done */
+  if (strstr(name, "Launch") || strstr(name, "Memcpy") || strstr(name, "Memset"))
+    return RT_LAUNCH;
+  return -1;
+}
+
+/* Element count and dtype of the first shape of `Input Dims` (vintage 2), or nelems -1. */
+static void span_sizes(kin *k, const evacc *e, span_ev *sp)
+{
+  sp->nelems = -1;
+  sp->dtype = -1;
+  if (e->dims_index < 0 || e->dims_overflow)
+    return;
+  sp->nelems = e->dims_nelems;
+  if (e->dims_index < e->ntypes && e->dims_index < 8 && e->types[e->dims_index][0])
+    sp->dtype = strtab_intern(&k->names, e->types[e->dims_index], strlen(e->types[e->dims_index]));
+}
+
 static void finish_event(kin *k)
 {
   evacc *e = &k->ev;
-  if (e->cat == CAT_CPU_OP && e->has_input_dims && strcmp(e->name, "record_param_comms") == 0)
-    k->seen_input_dims = 1;
   if (e->ph != 'X' || !e->has_ts)
     return;
+  if (e->cat == CAT_CPU_OP && e->has_input_dims && strcmp(e->name, "record_param_comms") == 0) {
+    k->seen_input_dims = 1;
+    if (e->dims_index >= 0) {
+      k->annots = dt_grow(k->annots, &k->annots_cap, k->nannots, sizeof *k->annots);
+      span_ev *sp = &k->annots[k->nannots++];
+      *sp = (span_ev){e->ts, e->has_dur ? e->dur : 0, e->pid, e->tid, -1, -1, -1};
+      span_sizes(k, e, sp);
+    }
+    return;
+  }
   switch (e->cat) {
   case CAT_KERNEL:
   case CAT_MEMCPY:
@@ -699,6 +785,7 @@ static void finish_event(kin *k)
     g->name = intern_short_name(k, e->name);
     g->seq = k->seq++;
     g->comm = -1;
+    g->pageable_d2h = e->cat == CAT_MEMCPY && strstr(e->name, "DtoH") && strstr(e->name, "Pageable");
     if (e->cat == CAT_KERNEL && is_nccl_kernel(e->name)) {
       k->comms = dt_grow(k->comms, &k->comms_cap, k->ncomms, sizeof *k->comms);
       comm_ev *c = &k->comms[k->ncomms];
@@ -717,20 +804,24 @@ static void finish_event(kin *k)
     }
     break;
   }
-  case CAT_RUNTIME:
-    if (e->corr >= 0) {
+  case CAT_RUNTIME: {
+    int kind = rt_kind(e->name);
+    if (kind >= 0 && (e->corr >= 0 || kind != RT_LAUNCH)) {
       k->launches = dt_grow(k->launches, &k->launches_cap, k->nlaunches, sizeof *k->launches);
-      k->launches[k->nlaunches++] = (launch_ev){e->corr, e->ts, e->pid, e->tid};
+      k->launches[k->nlaunches++] = (launch_ev){e->corr, e->ts, e->has_dur ? e->dur : 0, e->pid, e->tid, kind};
     }
     break;
+  }
   case CAT_USER_ANNOTATION:
     if (starts_with(e->name, "ProfilerStep#")) {
       k->steps = dt_grow(k->steps, &k->steps_cap, k->nsteps, sizeof *k->steps);
-      k->steps[k->nsteps++] = (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name, e->name_len)};
+      k->steps[k->nsteps++] =
+          (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name, e->name_len), -1, -1};
     } else if (starts_with(e->name, "nccl:")) {
       k->annots = dt_grow(k->annots, &k->annots_cap, k->nannots, sizeof *k->annots);
-      k->annots[k->nannots++] =
-          (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name + 5, e->name_len - 5)};
+      span_ev *sp = &k->annots[k->nannots++];
+      *sp = (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name + 5, e->name_len - 5), -1, -1};
+      span_sizes(k, e, sp);
     }
     break;
   default:
@@ -854,11 +945,24 @@ static const dtype_def dtypes[] = {
     {"ComplexFloat", "complex64", 8}, {"ComplexDouble", "complex128", 16},
 };
 
+/* `Input type` of record_param_comms and `nccl:*` annotations (vintage 2) names C++ types. */
+static const dtype_def cxx_dtypes[] = {
+    {"float", "fp32", 4},          {"double", "fp64", 8},        {"c10::Half", "fp16", 2},
+    {"c10::BFloat16", "bf16", 2},  {"long", "int64", 8},         {"long int", "int64", 8},
+    {"int64_t", "int64", 8},       {"int", "int32", 4},          {"short", "int16", 2},
+    {"signed char", "int8", 1},    {"unsigned char", "uint8", 1}, {"bool", "bool", 1},
+    {"c10::Float8_e4m3fn", "fp8e4m3", 1}, {"c10::Float8_e5m2", "fp8e5m2", 1},
+    {"c10::complex<float>", "complex64", 8}, {"c10::complex<double>", "complex128", 16},
+};
+
 static const dtype_def *find_dtype(const char *torch)
 {
   for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
     if (strcmp(dtypes[i].torch, torch) == 0)
       return &dtypes[i];
+  for (size_t i = 0; i < sizeof cxx_dtypes / sizeof cxx_dtypes[0]; i++)
+    if (strcmp(cxx_dtypes[i].torch, torch) == 0)
+      return &cxx_dtypes[i];
   return NULL;
 }
 
@@ -1114,7 +1218,27 @@ typedef struct op_info {
   int deps_on_delay; /* the deps sit on the delay op in front of it */
   int32_t pos;      /* final position in the stream */
   int32_t nmarks;   /* marks inserted right after it */
+  int32_t launch;   /* index in k->launches of its launch call, -1 when the capture has none */
+  int32_t host_s, host_i; /* host timeline: the host stream and op it waits for (its launch), -1 when none */
 } op_info;
+
+/* One op of a host thread's stream (host timeline): a `delay` of captured CPU time, ending at a launch (the
+ * GPU op launched there waits for it) or, for a blocking call, waiting for the GPU ops the call covered. */
+typedef struct hop {
+  int64_t dur;      /* ns */
+  uint32_t line;
+  uint32_t ndeps;
+  sdep *deps;       /* GPU ops (stream position, index) */
+} hop;
+
+typedef struct hstream {
+  int64_t pid, tid;
+  int32_t id;       /* native stream number */
+  hop *ops;
+  size_t nops, cap;
+  size_t nlaunch;   /* GPU ops it launched */
+  int64_t cpu_ns;   /* captured CPU time it holds as delays */
+} hstream;
 
 typedef struct tstream {
   int32_t id;
@@ -1162,19 +1286,55 @@ static const launch_ev *find_launch(const kin *k, int64_t corr)
   return lo < k->nlaunches && k->launches[lo].corr == corr ? &k->launches[lo] : NULL;
 }
 
-/* The `nccl:*` annotation enclosing a kernel's launch on the same thread (innermost), or -1. */
-static int32_t enclosing_annotation(const kin *k, const launch_ev *l)
+/* Order of k->annots for enclosing_spans: by thread, then start time. */
+static int annot_cmp(const void *a, const void *b)
 {
-  int32_t best = -1;
-  int64_t best_dur = INT64_MAX;
-  for (size_t i = 0; i < k->nannots && l; i++) {
-    const span_ev *a = &k->annots[i];
-    if (a->pid == l->pid && a->tid == l->tid && a->ts <= l->ts && l->ts <= a->ts + a->dur && a->dur < best_dur) {
-      best = a->name;
-      best_dur = a->dur;
-    }
+  const span_ev *x = a, *y = b;
+  if (x->pid != y->pid)
+    return (x->pid > y->pid) - (x->pid < y->pid);
+  if (x->tid != y->tid)
+    return (x->tid > y->tid) - (x->tid < y->tid);
+  if (x->ts != y->ts)
+    return (x->ts > y->ts) - (x->ts < y->ts);
+  return (x->dur < y->dur) - (x->dur > y->dur); /* the outer of two spans starting together first */
+}
+
+/* How far back from a launch enclosing_spans looks among the thread's annotations that started before it:
+ * `nccl:*` and `record_param_comms` nest one or two deep, never dozens. */
+#define SPAN_LOOKBACK 64
+
+/* The spans enclosing a kernel's launch on its thread (k->annots sorted by annot_cmp): *named gets the
+ * innermost `nccl:*` annotation (NULL when none), *sized the innermost span with a size from `Input Dims`
+ * (NULL when none). O(log annotations). */
+static void enclosing_spans(const kin *k, const launch_ev *l, const span_ev **named, const span_ev **sized)
+{
+  *named = NULL;
+  *sized = NULL;
+  if (!l)
+    return;
+  size_t lo = 0, hi = k->nannots; /* first span after (pid, tid, l->ts) */
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    const span_ev *a = &k->annots[mid];
+    int before = a->pid < l->pid || (a->pid == l->pid && (a->tid < l->tid || (a->tid == l->tid && a->ts <= l->ts)));
+    if (before)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  return best;
+  for (size_t i = lo, n = 0; i > 0 && n < SPAN_LOOKBACK; i--, n++) {
+    const span_ev *a = &k->annots[i - 1];
+    if (a->pid != l->pid || a->tid != l->tid)
+      break;
+    if (l->ts > a->ts + a->dur)
+      continue;
+    if (!*named && a->name >= 0)
+      *named = a;
+    if (!*sized && a->nelems >= 0)
+      *sized = a;
+    if (*named && *sized)
+      break;
+  }
 }
 
 static int64_t ev_end(const gpu_ev *e)
@@ -1235,6 +1395,7 @@ typedef struct comm_op {
   int32_t peer;    /* captured global peer for send/recv */
   int32_t name;    /* interned op name */
   const char *dtype;
+  int estimated;   /* bytes estimated from the captured duration */
 } comm_op;
 
 typedef struct build {
@@ -1247,18 +1408,50 @@ typedef struct build {
   size_t nstreams;
   comm_op *cops; /* per comms[] entry */
   int32_t world_group; /* index in k->groups of the synthetic world group, -1 until needed */
+  hstream *hosts;  /* host timeline: one stream per captured host thread that launched GPU work */
+  size_t nhosts;
 } build;
 
-/* Decides op, size, group and peer of every NCCL kernel (FORMATS.md vintage 1). */
+/* Bus bandwidth assumed to turn a captured NCCL kernel duration into a size when the capture records none
+ * (vintage 3, tensor-list ops of vintage 2): bytes/s. An upper-bound estimate, since the duration includes
+ * waiting for peers; every op sized this way is named in the notes. */
+#define EST_BUSBW 100e9
+/* Estimated ops named one by one in the notes; the rest are counted. */
+#define EST_NOTES 16
+
+/* nccl-tests bus-bandwidth factor of a kind on n ranks (DESIGN.md §7), for sizing from a duration. */
+static double busbw_factor(dt_op_kind kind, int64_t n)
+{
+  if (n <= 1)
+    return 1.0;
+  switch (kind) {
+  case DT_OP_ALLREDUCE:
+  case DT_OP_OTHER:
+    return 2.0 * (double)(n - 1) / (double)n;
+  case DT_OP_ALLGATHER:
+  case DT_OP_REDUCESCATTER:
+  case DT_OP_ALLTOALL:
+    return (double)(n - 1) / (double)n;
+  default:
+    return 1.0;
+  }
+}
+
+/* Decides op, size, group and peer of every NCCL kernel: the kernel's own args (vintage 1), else the op of
+ * the enclosing `nccl:*` annotation and the size of the innermost enclosing span with `Input Dims` (vintage
+ * 2), else a size estimated from the kernel's captured duration (vintage 3; said per op). Kernels whose launch
+ * is not in the capture (or that no annotation names) are kept as unsized `other` with a warning. */
 static int resolve_comms(build *b, dt_error *err)
 {
   kin *k = b->k;
   dt_trace *t = b->t;
   b->cops = dt_xcalloc(k->ncomms ? k->ncomms : 1, sizeof *b->cops);
-  size_t nomd = 0, unknown_dtype = 0, nbcast = 0, np2p = 0, nogroup = 0;
+  size_t nomd = 0, unknown_dtype = 0, nbcast = 0, np2p = 0, nogroup = 0, nshape = 0, nest = 0;
+  unsigned char *used = dt_xcalloc(k->nannots ? k->nannots : 1, 1);
   /* unknown names, counted once each */
   int32_t *unk = NULL;
   size_t *unk_n = NULL, nunk = 0, unk_cap = 0, unk_cap2 = 0;
+  int rc = DT_OK;
   for (size_t gi = 0; gi < k->ngpu; gi++) {
     const gpu_ev *g = &k->gpu[gi];
     if (g->comm < 0)
@@ -1266,31 +1459,26 @@ static int resolve_comms(build *b, dt_error *err)
     const comm_ev *c = &k->comms[g->comm];
     comm_op *o = &b->cops[g->comm];
     const char *cname = c->coll >= 0 ? k->names.s[c->coll] : NULL;
-    int32_t annot = -1;
-    if (!cname || !*cname) {
-      annot = enclosing_annotation(k, find_launch(k, g->corr));
+    const span_ev *named = NULL, *sized = NULL;
+    enclosing_spans(k, find_launch(k, g->corr), &named, &sized);
+    int32_t annot = named ? named->name : -1;
+    if (named)
+      used[named - k->annots] = 1;
+    if (!cname || !*cname)
       cname = annot >= 0 ? k->names.s[annot] : NULL;
-    }
     int kind = cname ? coll_kind(cname) : -1;
     o->name = cname ? strtab_intern(&k->names, cname, strlen(cname)) : g->name;
     o->peer = -1;
     o->cgroup = c->group;
-    if (!c->has_in && !c->has_out) {
-      /* capture started mid-run, or a kernel the profiler did not annotate: keep it, unsized */
+    int have_size = c->has_in || c->has_out;
+    if (!have_size && !cname) {
+      /* launched before the capture started, or a kernel the profiler did not annotate: keep it, unsized */
       o->kind = DT_OP_OTHER;
       o->bytes = 0;
       o->cgroup = -1;
       nomd++;
       continue;
     }
-    const dtype_def *dt = c->dtype >= 0 ? find_dtype(k->names.s[c->dtype]) : NULL;
-    unsigned esize = dt ? dt->size : 4;
-    if (!dt)
-      unknown_dtype++;
-    o->dtype = dt ? dt->name : NULL;
-    int64_t nelems = c->has_in ? c->in_nelems : c->out_nelems;
-    if (kind == DT_OP_RECV && c->has_out && c->out_nelems > 0)
-      nelems = c->out_nelems;
     if (kind < 0) {
       o->kind = DT_OP_OTHER;
       size_t u = 0;
@@ -1304,7 +1492,48 @@ static int resolve_comms(build *b, dt_error *err)
       unk_n[u]++;
     } else
       o->kind = (dt_op_kind)kind;
-    o->bytes = o->kind == DT_OP_BARRIER ? 0 : (uint64_t)nelems * esize;
+    int64_t n = o->cgroup >= 0 ? (int64_t)k->groups[o->cgroup].nranks : b->world;
+    const char *dtname = c->dtype >= 0 ? k->names.s[c->dtype] : sized && sized->dtype >= 0 ? k->names.s[sized->dtype] : NULL;
+    const dtype_def *dt = dtname ? find_dtype(dtname) : NULL;
+    o->dtype = dt ? dt->name : NULL;
+    if (o->kind == DT_OP_BARRIER) {
+      o->bytes = 0;
+    } else if (have_size || sized) {
+      unsigned esize = dt ? dt->size : 4;
+      if (!dt)
+        unknown_dtype++;
+      int64_t nelems;
+      if (have_size) {
+        nelems = c->has_in ? c->in_nelems : c->out_nelems;
+        if (o->kind == DT_OP_RECV && c->has_out && c->out_nelems > 0)
+          nelems = c->out_nelems;
+      } else {
+        nelems = sized->nelems;
+        nshape++;
+      }
+      if ((uint64_t)nelems > UINT64_MAX / esize) {
+        rc = dt_error_set(err, k->path, 0, 0, "%s kernel at ts %.3f us: %" PRId64 " elements of %u bytes overflow a "
+                          "64-bit size", cname ? cname : "NCCL", (double)g->ts / 1000.0, nelems, esize);
+        goto done;
+      }
+      o->bytes = (uint64_t)nelems * esize;
+    } else {
+      /* no size anywhere: from the captured duration at an assumed bus bandwidth (an upper bound) */
+      double f = busbw_factor(o->kind, n);
+      double s_nccl = (double)g->dur * 1e-9 * EST_BUSBW / f;
+      if (o->kind == DT_OP_ALLGATHER && n > 0)
+        s_nccl /= (double)n;
+      uint64_t unit = o->kind == DT_OP_ALLTOALL ? 4 * (uint64_t)(n > 0 ? n : 1) : 4;
+      o->bytes = s_nccl >= 1e18 ? (uint64_t)1e18 : (uint64_t)s_nccl / unit * unit;
+      o->estimated = 1;
+      if (nest < EST_NOTES)
+        dt_trace_add_note(t, "kineto estimate: %s kernel at ts %.3f us (stream %d) records no size; bytes=%" PRIu64
+                          " = its captured %.3f us x %.0f GB/s assumed bus bandwidth / busbw factor %.3g (an upper "
+                          "bound: the duration includes waiting for peers)",
+                          cname, (double)g->ts / 1000.0, (int)g->stream, o->bytes, (double)g->dur / 1000.0,
+                          EST_BUSBW / 1e9, f);
+      nest++;
+    }
     if (o->kind == DT_OP_BROADCAST || o->kind == DT_OP_REDUCE)
       nbcast++;
     if (o->kind == DT_OP_SEND || o->kind == DT_OP_RECV) {
@@ -1318,10 +1547,9 @@ static int resolve_comms(build *b, dt_error *err)
       if ((peer < 0 || peer == b->rank) && c->rank >= 0 && c->group >= 0 && (size_t)c->rank < k->groups[c->group].nranks)
         peer = k->groups[c->group].ranks[c->rank];
       if (peer < 0 || peer >= b->world) {
-        free(unk);
-        free(unk_n);
-        return dt_error_set(err, k->path, 0, 0, "%s kernel at ts %.3f us has no usable peer rank", cname,
-                            (double)g->ts / 1000.0);
+        rc = dt_error_set(err, k->path, 0, 0, "%s kernel at ts %.3f us has no usable peer rank", cname,
+                          (double)g->ts / 1000.0);
+        goto done;
       }
       o->peer = (int32_t)peer;
     } else if (o->cgroup < 0)
@@ -1331,8 +1559,26 @@ static int resolve_comms(build *b, dt_error *err)
     dt_trace_add_note(t, "kineto warning: %zu kernel(s) of unknown collective '%s' kept as op 'other' (replayed as an "
                       "all-reduce of their input bytes)", unk_n[u], k->names.s[unk[u]]);
   if (nomd)
-    dt_trace_add_note(t, "kineto warning: %zu NCCL kernel(s) carry no size metadata (launched before the capture "
-                      "started?); kept as op 'other' of 0 bytes on all ranks", nomd);
+    dt_trace_add_note(t, "kineto warning: %zu NCCL kernel(s) have no size metadata and no launch in the capture "
+                      "(launched before the capture started?); kept as op 'other' of 0 bytes on all ranks", nomd);
+  if (nshape)
+    dt_trace_add_note(t, "kineto: %zu NCCL kernel(s) sized from the 'Input Dims'/'Input type' of their enclosing "
+                      "nccl:* annotation or record_param_comms (the first tensor: the per-rank input)", nshape);
+  {
+    /* annotations that launched no NCCL kernel (NCCL launches nothing for an empty buffer) */
+    size_t nempty = 0, nsized0 = 0;
+    for (size_t i = 0; i < k->nannots; i++)
+      if (k->annots[i].name >= 0 && !used[i]) {
+        nempty++;
+        nsized0 += k->annots[i].nelems == 0;
+      }
+    if (nempty)
+      dt_trace_add_note(t, "kineto: %zu nccl:* annotation(s) launched no NCCL kernel in the capture (%zu of them of "
+                        "0 elements: NCCL launches nothing for an empty buffer); not replayed", nempty, nsized0);
+  }
+  if (nest > EST_NOTES)
+    dt_trace_add_note(t, "kineto estimate: %zu more NCCL kernel(s) sized from their captured durations the same way",
+                      nest - EST_NOTES);
   if (nogroup)
     dt_trace_add_note(t, "kineto warning: %zu NCCL kernel(s) name no process group; assumed to span all ranks",
                       nogroup);
@@ -1344,9 +1590,11 @@ static int resolve_comms(build *b, dt_error *err)
   if (np2p)
     dt_trace_add_note(t, "kineto: send/recv peers keep their offset: peer' = r' + (peer - %d) mod %d", (int)b->rank,
                       (int)b->nranks);
+done:
+  free(used);
   free(unk);
   free(unk_n);
-  return DT_OK;
+  return rc;
 }
 
 /* Cross-stream happens-before edges (DESIGN.md §4): op X waits for the latest op of each other stream that
@@ -1503,14 +1751,185 @@ static uint32_t mark_deps(build *b, size_t s, int32_t after, int32_t step, dt_de
   return n;
 }
 
-static void set_deps(dt_op *op, const build *b, const op_info *x)
+/* The op's `after=` edges: its captured cross-stream dependencies, and (host timeline) its launch. */
+static void set_deps(dt_op *op, const build *b, const op_info *x, int with_launch)
 {
-  if (!x->ndeps)
+  uint32_t n = x->ndeps + (with_launch && x->host_s >= 0);
+  if (!n)
     return;
-  op->deps = dt_xmalloc(x->ndeps * sizeof *op->deps);
-  op->ndeps = x->ndeps;
+  op->deps = dt_xmalloc(n * sizeof *op->deps);
+  op->ndeps = n;
   for (uint32_t d = 0; d < x->ndeps; d++)
     op->deps[d] = (dt_dep){x->deps[d].stream, b->streams[x->deps[d].stream].ops[x->deps[d].op].pos};
+  if (n > x->ndeps) /* host streams follow the GPU streams */
+    op->deps[x->ndeps] = (dt_dep){(int32_t)b->nstreams + x->host_s, x->host_i};
+}
+
+static int launch_ptr_cmp(const void *a, const void *b)
+{
+  const launch_ev *x = *(const launch_ev *const *)a, *y = *(const launch_ev *const *)b;
+  if (x->pid != y->pid)
+    return (x->pid > y->pid) - (x->pid < y->pid);
+  if (x->tid != y->tid)
+    return (x->tid > y->tid) - (x->tid < y->tid);
+  if (x->ts != y->ts)
+    return (x->ts > y->ts) - (x->ts < y->ts);
+  return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+static hop *push_hop(hstream *h, int64_t dur, uint32_t line)
+{
+  h->ops = dt_grow(h->ops, &h->cap, h->nops, sizeof *h->ops);
+  hop *o = &h->ops[h->nops++];
+  *o = (hop){dur > 0 ? dur : 0, line, 0, NULL};
+  return o;
+}
+
+/* Index of the last op of stream s launched before host time ts (ops of a stream are launched in stream
+ * order), or -1. */
+static int32_t last_launched_before(const tstream *s, int64_t ts)
+{
+  size_t lo = 0, hi = s->nops;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (s->ops[mid].host_ts < ts)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return (int32_t)lo - 1;
+}
+
+/* What the host timeline found, for the notes. */
+typedef struct host_stats {
+  size_t anchored;     /* GPU ops waiting for their launch */
+  size_t waits;        /* blocking calls replayed as waits on GPU ops */
+  size_t waits_free;   /* blocking calls that waited for nothing in the capture (no GPU op ended inside) */
+} host_stats;
+
+/* The host launch timeline (docs/import-kineto.md): every captured host thread that launched GPU work
+ * becomes a stream of `delay` ops holding its CPU time between launches, starting at t0 (ns). Each launch
+ * ends one delay, and the GPU op it launched (by correlation id) waits for that delay. A blocking call
+ * (cudaDeviceSynchronize: every stream's last op launched before it; cudaStreamSynchronize /
+ * cudaEventSynchronize: the op, launched before the call, whose end falls inside the call and is the latest;
+ * a synchronous or device-to-pageable copy: the copy itself) becomes a delay that waits for the GPU ops it
+ * covered, holding only the part of the call after they ended. Every edge points at work that ended earlier
+ * in the capture, so no cycle is created. */
+static void host_timeline(build *b, int64_t t0, int32_t base_id, host_stats *st)
+{
+  kin *k = b->k;
+  size_t L = k->nlaunches;
+  memset(st, 0, sizeof *st);
+  if (!L)
+    return;
+  int32_t *ls = dt_xmalloc(L * sizeof *ls), *li = dt_xmalloc(L * sizeof *li);
+  for (size_t j = 0; j < L; j++)
+    ls[j] = li[j] = -1;
+  for (size_t s = 0; s < b->nstreams; s++)
+    for (size_t i = 0; i < b->streams[s].nops; i++)
+      if (b->streams[s].ops[i].launch >= 0) {
+        ls[b->streams[s].ops[i].launch] = (int32_t)s;
+        li[b->streams[s].ops[i].launch] = (int32_t)i;
+      }
+  const launch_ev **by_thread = dt_xmalloc(L * sizeof *by_thread);
+  for (size_t j = 0; j < L; j++)
+    by_thread[j] = &k->launches[j];
+  qsort(by_thread, L, sizeof *by_thread, launch_ptr_cmp);
+  size_t S = b->nstreams, hcap = 0;
+  sdep *cover = dt_xmalloc((S ? S : 1) * sizeof *cover);
+  for (size_t a = 0; a < L;) {
+    size_t z = a;
+    int launches = 0;
+    while (z < L && by_thread[z]->pid == by_thread[a]->pid && by_thread[z]->tid == by_thread[a]->tid) {
+      launches |= ls[by_thread[z] - k->launches] >= 0;
+      z++;
+    }
+    if (!launches) { /* a thread that launched nothing we keep only waits: nothing waits for it */
+      a = z;
+      continue;
+    }
+    b->hosts = dt_grow(b->hosts, &hcap, b->nhosts, sizeof *b->hosts);
+    hstream *h = &b->hosts[b->nhosts];
+    *h = (hstream){by_thread[a]->pid, by_thread[a]->tid, base_id + (int32_t)b->nhosts, NULL, 0, 0, 0, 0};
+    int32_t hidx = (int32_t)b->nhosts++;
+    int64_t now = t0;
+    for (; a < z; a++) {
+      const launch_ev *e = by_thread[a];
+      size_t j = (size_t)(e - k->launches);
+      int64_t end = e->ts + e->dur;
+      if (ls[j] >= 0) {
+        op_info *x = &b->streams[ls[j]].ops[li[j]];
+        int64_t at = end < x->ev->ts ? end : x->ev->ts; /* the launch has queued the op by then */
+        if (at < now)
+          at = now;
+        push_hop(h, at - now, 3 * (uint32_t)x->order);
+        h->cpu_ns += at - now;
+        now = at;
+        x->host_s = hidx;
+        x->host_i = (int32_t)h->nops - 1;
+        st->anchored++;
+        h->nlaunch++;
+        if (e->kind == RT_MEMCPY_SYNC || x->ev->pageable_d2h) {
+          int64_t from = ev_end(x->ev) > now ? ev_end(x->ev) : now;
+          hop *w = push_hop(h, end - from, 3 * (uint32_t)x->order + 2);
+          w->deps = dt_xmalloc(sizeof *w->deps);
+          w->deps[0] = (sdep){ls[j], li[j]};
+          w->ndeps = 1;
+          h->cpu_ns += w->dur;
+          st->waits++;
+          if (end > now)
+            now = end;
+        }
+        continue;
+      }
+      if (e->kind != RT_SYNC_STREAM && e->kind != RT_SYNC_EVENT && e->kind != RT_SYNC_DEVICE)
+        continue;
+      size_t nc = 0;
+      int64_t last_end = INT64_MIN;
+      int32_t last_order = -1;
+      for (size_t s = 0; s < S; s++) {
+        int32_t i = last_launched_before(&b->streams[s], e->ts);
+        if (i < 0)
+          continue;
+        const op_info *x = &b->streams[s].ops[i];
+        int64_t xe = ev_end(x->ev);
+        if (e->kind == RT_SYNC_DEVICE) {
+          cover[nc++] = (sdep){(int32_t)s, i};
+        } else if (xe >= e->ts && xe <= end && xe > last_end) {
+          nc = 0; /* the one latest-ending op the call waited for */
+          cover[nc++] = (sdep){(int32_t)s, i};
+        } else
+          continue;
+        if (xe > last_end)
+          last_end = xe;
+        if (x->order > last_order)
+          last_order = x->order;
+      }
+      if (e->kind != RT_SYNC_DEVICE && nc == 0) {
+        st->waits_free++; /* returned at once: its time is CPU time */
+        continue;
+      }
+      if (nc == 0)
+        continue;
+      if (e->ts > now) {
+        push_hop(h, e->ts - now, 3 * (uint32_t)last_order + 2);
+        h->cpu_ns += e->ts - now;
+        now = e->ts;
+      }
+      hop *w = push_hop(h, end - (last_end > now ? last_end : now), 3 * (uint32_t)last_order + 2);
+      w->deps = dt_xmalloc(nc * sizeof *w->deps);
+      memcpy(w->deps, cover, nc * sizeof *w->deps);
+      w->ndeps = (uint32_t)nc;
+      h->cpu_ns += w->dur;
+      st->waits++;
+      if (end > now)
+        now = end;
+    }
+  }
+  free(cover);
+  free(by_thread);
+  free(ls);
+  free(li);
 }
 
 static int32_t peer_of(int32_t rprime, int32_t peer, int32_t rank, int32_t nranks)
@@ -1541,6 +1960,25 @@ static int emit(build *b, dt_error *err)
     size_t m = 0;
     for (size_t s = 0; s < b->nstreams; s++)
       dt_trace_stream(t, r, b->streams[s].id, 1); /* stream positions in order of first op */
+    for (size_t h = 0; h < b->nhosts; h++) /* host streams after the GPU streams (set_deps relies on it) */
+      dt_trace_stream(t, r, b->hosts[h].id, 1);
+    for (size_t h = 0; h < b->nhosts; h++) {
+      const hstream *hs = &b->hosts[h];
+      for (size_t i = 0; i < hs->nops; i++) {
+        const hop *ho = &hs->ops[i];
+        dt_op *d = dt_trace_append(t, r, hs->id);
+        d->kind = DT_OP_DELAY;
+        d->dur = (double)ho->dur / 1e9;
+        d->file = b->file;
+        d->line = ho->line;
+        if (ho->ndeps) {
+          d->deps = dt_xmalloc(ho->ndeps * sizeof *d->deps);
+          d->ndeps = ho->ndeps;
+          for (uint32_t q = 0; q < ho->ndeps; q++)
+            d->deps[q] = (dt_dep){ho->deps[q].stream, b->streams[ho->deps[q].stream].ops[ho->deps[q].op].pos};
+        }
+      }
+    }
     for (size_t s = 0; s < b->nstreams; s++) {
       tstream *ts = &b->streams[s];
       size_t mi = 0;
@@ -1553,13 +1991,13 @@ static int emit(build *b, dt_error *err)
           d->file = b->file;
           d->line = 3 * (uint32_t)x->order + 1;
           if (x->deps_on_delay)
-            set_deps(d, b, x);
+            set_deps(d, b, x, 1);
         }
         dt_op *op = dt_trace_append(t, r, ts->id);
         op->file = b->file;
         op->line = 3 * (uint32_t)x->order + 2;
         if (!x->deps_on_delay)
-          set_deps(op, b, x);
+          set_deps(op, b, x, 1);
         if (x->ev->comm < 0) {
           op->kind = DT_OP_COMPUTE;
           op->dur = (double)x->ev->dur / 1e9;
@@ -1628,19 +2066,13 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   b.world_group = -1;
   dt_trace *t = NULL;
 
-  /* vintage: vintage 1 puts sizes on the NCCL kernels */
-  size_t sized = 0;
+  /* vintage (FORMATS.md): 1 puts sizes on the NCCL kernels, 2 on record_param_comms / nccl:* shapes, 3 nowhere */
+  size_t sized = 0, shaped = 0;
   for (size_t i = 0; i < k->ncomms; i++)
     sized += k->comms[i].has_in || k->comms[i].has_out;
-  if (k->ncomms > 0 && sized == 0) {
-    if (k->seen_input_dims)
-      return dt_error_set(err, k->path, 0, 0,
-                          "kineto vintage 2 (collective sizes on 'record_param_comms' 'Input Dims') is not supported "
-                          "yet (supported: vintage 1, NCCL kernel args with 'In msg nelems')");
-    return dt_error_set(err, k->path, 0, 0,
-                        "kineto vintage 3 (no collective sizes in the capture) is not supported yet (supported: "
-                        "vintage 1, NCCL kernel args with 'In msg nelems')");
-  }
+  for (size_t i = 0; i < k->nannots; i++)
+    shaped += k->annots[i].nelems >= 0;
+  int vintage = k->ncomms == 0 || sized > 0 ? 1 : shaped > 0 || k->seen_input_dims ? 2 : 3;
   if (k->ngpu == 0)
     return dt_error_set(err, k->path, 0, 0, "kineto trace has no GPU events (kernel, gpu_memcpy, gpu_memset)");
 
@@ -1709,6 +2141,22 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   if (rank_from[0] != 'd')
     dt_trace_add_note(t, "kineto: capture rank %d taken from %s", (int)rank, rank_from);
 
+  snprintf(buf, sizeof buf, "%d", vintage);
+  dt_trace_add_meta(t, "kineto_vintage", buf);
+  if (vintage > 1)
+    dt_trace_add_note(t, "kineto: metadata vintage %d: NCCL kernels carry no sizes; %s", vintage,
+                      vintage == 2 ? "sizes come from the 'Input Dims' of the enclosing nccl:* annotation or "
+                                     "record_param_comms, the op from the annotation"
+                                   : "the op comes from the enclosing nccl:* annotation and sizes are estimated");
+
+  /* launches by correlation id, annotations by thread and time, steps by time */
+  if (k->nlaunches) /* qsort with a NULL array is undefined even for 0 elements */
+    qsort(k->launches, k->nlaunches, sizeof *k->launches, launch_cmp);
+  if (k->nannots)
+    qsort(k->annots, k->nannots, sizeof *k->annots, annot_cmp);
+  if (k->nsteps)
+    qsort(k->steps, k->nsteps, sizeof *k->steps, span_cmp);
+
   /* groups */
   for (size_t i = 0; i < k->ngroups; i++)
     if (resolve_group(k, &k->groups[i], rank, world, t, err) != DT_OK)
@@ -1769,10 +2217,6 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   }
 
   /* streams: GPU ops sorted by start time, streams in order of their first op */
-  if (k->nlaunches) /* qsort with a NULL array is undefined even for 0 elements */
-    qsort(k->launches, k->nlaunches, sizeof *k->launches, launch_cmp);
-  if (k->nsteps)
-    qsort(k->steps, k->nsteps, sizeof *k->steps, span_cmp);
   const gpu_ev **sorted = dt_xmalloc(k->ngpu * sizeof *sorted);
   for (size_t i = 0; i < k->ngpu; i++)
     sorted[i] = &k->gpu[i];
@@ -1798,6 +2242,8 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
       o->ev = sorted[i];
       const launch_ev *l = find_launch(k, sorted[i]->corr);
       o->host_ts = l ? l->ts : sorted[i]->ts;
+      o->launch = l ? (int32_t)(l - k->launches) : -1;
+      o->host_s = o->host_i = -1;
     }
   }
   int64_t t0 = sorted[0]->ts;
@@ -1805,6 +2251,25 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
 
   find_deps(&b);
   place_marks(&b);
+
+  /* host launch timeline (the default; --gaps keep|drop replay the GPU streams alone) */
+  host_stats hst = {0};
+  int host = opts->host_timeline;
+  int64_t h0 = t0; /* time origin: the earliest of the first GPU op, the first step and the first launch */
+  if (host) {
+    if (k->nsteps && k->steps[0].ts < h0)
+      h0 = k->steps[0].ts;
+    for (size_t s = 0; s < b.nstreams; s++)
+      for (size_t i = 0; i < b.streams[s].nops; i++)
+        if (b.streams[s].ops[i].launch >= 0 && b.streams[s].ops[i].host_ts < h0)
+          h0 = b.streams[s].ops[i].host_ts;
+    int32_t max_id = 0;
+    for (size_t s = 0; s < b.nstreams; s++)
+      if (b.streams[s].id > max_id)
+        max_id = b.streams[s].id;
+    int32_t base_id = max_id < INT32_MAX - 2000000 ? (max_id / 1000 + 1) * 1000 : 0;
+    host_timeline(&b, h0, base_id, &hst);
+  }
 
   /* gaps (delay ops) and final positions */
   size_t ndelays = 0;
@@ -1822,7 +2287,7 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
       free(pairs);
     }
     int32_t pos = 0;
-    int64_t prev_end = t0;
+    int64_t prev_end = host ? h0 : t0;
     for (size_t i = 0; i < ts->nops; i++) {
       op_info *x = &ts->ops[i];
       int64_t ready = prev_end;
@@ -1836,7 +2301,9 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
         gap_total += gap;
       /* idle time spent waiting for a captured dependency is not CPU/launch time: the delay is what is left
        * after the wait, and the wait is put on the delay op so the simulated wait comes first */
-      if (opts->keep_gaps && x->ev->ts - ready > 0) {
+      /* host timeline: an op waits for its launch instead; one without a captured launch keeps its gap */
+      int keep = host ? x->host_s < 0 : opts->keep_gaps;
+      if (keep && x->ev->ts - ready > 0) {
         x->delay = x->ev->ts - ready;
         x->deps_on_delay = x->ndeps > 0;
         pos++;
@@ -1869,9 +2336,32 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   dt_trace_add_note(t, "kineto: imported %zu compute ops (captured durations) and %zu NCCL kernels (sized from their "
                     "metadata; their captured durations are not used) on %zu streams, %zu profiler steps",
                     ncomp, k->ncomms, b.nstreams, k->nsteps);
-  dt_trace_add_note(t, "kineto: idle gaps %s (%zu delay ops; %.6g s of gaps on the captured rank), cross-stream "
-                    "dependency window %.3g us", opts->keep_gaps ? "kept" : "dropped", ndelays,
-                    (double)gap_total * 1e-9, opts->dep_window_s * 1e6);
+  if (host) {
+    double steps_s = 0;
+    for (size_t i = 0; i < k->nsteps; i++)
+      steps_s += (double)k->steps[i].dur * 1e-9;
+    dt_trace_add_note(t, "kineto: host launch timeline: %zu host thread(s) replayed as streams (%d and up), %zu GPU ops "
+                      "wait for their launch, %zu blocking calls wait for the GPU ops they covered (%zu more returned "
+                      "at once in the capture and stay CPU time); GPU idle gaps are not replayed (%.6g s of them on the "
+                      "captured rank), %zu GPU ops without a captured launch keep theirs (%zu delay ops)",
+                      b.nhosts, b.nhosts ? (int)b.hosts[0].id : 0, hst.anchored, hst.waits, hst.waits_free,
+                      (double)gap_total * 1e-9, ndelays ? ndelays : 0, ndelays);
+    for (size_t h = 0; h < b.nhosts; h++) {
+      const hstream *hs = &b.hosts[h];
+      char share[96] = "";
+      if (steps_s > 0)
+        snprintf(share, sizeof share, ", %.1f%% of the %.6g s of captured profiler steps",
+                 100.0 * (double)hs->cpu_ns * 1e-9 / steps_s, steps_s);
+      dt_trace_add_note(t, "kineto: stream s%d = host thread %" PRId64 " of process %" PRId64 ": %zu launches, %.6g s "
+                        "of captured CPU time between launches and waits%s", (int)hs->id, hs->tid, hs->pid,
+                        hs->nlaunch, (double)hs->cpu_ns * 1e-9, share);
+    }
+    dt_trace_add_note(t, "kineto: cross-stream dependency window %.3g us; CUDA event waits (cudaStreamWaitEvent) are "
+                      "not read, host threads' joins with each other are kept as captured time", opts->dep_window_s * 1e6);
+  } else
+    dt_trace_add_note(t, "kineto: idle gaps %s (%zu delay ops; %.6g s of gaps on the captured rank), cross-stream "
+                      "dependency window %.3g us", opts->keep_gaps ? "kept" : "dropped", ndelays,
+                      (double)gap_total * 1e-9, opts->dep_window_s * 1e6);
   if (nranks > 1)
     dt_trace_add_note(t, "kineto: single-rank capture of rank %d expanded to %d ranks by symmetry: every rank runs "
                       "rank %d's ops", (int)rank, (int)nranks, (int)rank);
@@ -1889,6 +2379,12 @@ cleanup:
     free(b.streams[s].mark_step);
   }
   free(b.streams);
+  for (size_t h = 0; h < b.nhosts; h++) {
+    for (size_t i = 0; i < b.hosts[h].nops; i++)
+      free(b.hosts[h].ops[i].deps);
+    free(b.hosts[h].ops);
+  }
+  free(b.hosts);
   free(b.cops);
   dt_trace_free(t);
   return rc;

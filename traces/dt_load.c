@@ -21,6 +21,7 @@ void dt_import_opts_init(dt_import_opts *o)
   memset(o, 0, sizeof *o);
   o->format = NULL;
   o->dep_window_s = 5e-6;
+  o->host_timeline = 1;
   o->keep_gaps = 1;
   o->expand = 0;
   o->rank = -1;
@@ -67,6 +68,7 @@ static int import_native(const char *const *paths, size_t npaths, const dt_impor
   dt_import_opts d;
   dt_import_opts_init(&d);
   if (opts->expand != d.expand || opts->rank != d.rank || opts->keep_gaps != d.keep_gaps ||
+      opts->host_timeline != d.host_timeline ||
       opts->dep_window_s != d.dep_window_s || opts->compute_gap_s != d.compute_gap_s || opts->world != d.world ||
       opts->ngroup_sizes)
     dt_trace_add_note(*out, "capture options (--expand, --rank, --gaps, --dep-window, --compute-gap, --world, "
@@ -126,8 +128,19 @@ static const dt_importer importers[] = {
      "GPU compute kernels, memcpy and memset keep their captured durations as compute\n"
      "NCCL kernels' captured durations are never used as their cost (they include waiting for peers)\n"
      "the nccl:* annotation or the kernel's Collective name decides the op, never the kernel name\n"
-     "idle gaps on a stream are CPU and launch time, kept as delay ops (--gaps keep) or dropped\n"
+     "each host thread that launched GPU work is replayed as a stream: its CPU time between launches as delay "
+     "ops, each GPU op waiting for its launch (correlation id), each blocking call (cudaStreamSynchronize, "
+     "cudaEventSynchronize, cudaDeviceSynchronize, synchronous or pageable copies) waiting for the GPU ops it "
+     "covered; GPU idle gaps are not replayed (--gaps keep|drop replay the GPU streams alone, their gaps kept "
+     "as delays or dropped)\n"
+     "cudaStreamSynchronize/cudaEventSynchronize cover the latest-ending op launched before the call that ended "
+     "inside it (the capture records no stream); one that waited for nothing stays CPU time\n"
      "an op starting within --dep-window after another stream's op ended depends on it\n"
+     "vintage 2 sizes: the first tensor of Input Dims x Input type of the enclosing nccl:* annotation or "
+     "record_param_comms; no size anywhere: captured kernel duration x 100 GB/s / busbw factor (an upper bound, "
+     "said per op)\n"
+     "NCCL kernels without a launch in the file (before the capture window) are kept as 0-byte 'other'\n"
+     "kernels without a process group span all ranks\n"
      "broadcast and reduce roots are group rank 0 (Kineto records none)\n"
      "a single-rank capture is expanded to every rank by symmetry\n"},
     {"nccl-log", "NCCL debug log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL), one or many files",

@@ -33,7 +33,9 @@ int dt_trace_write_native_file(const dt_trace *t, FILE *f, dt_error *err);
 typedef struct dt_import_opts {
   const char *format;  /* NULL or "auto": sniff; else an importer's name (dt_importer_find) */
   double dep_window_s; /* Kineto: cross-stream happens-before window, default 5e-6 s */
-  int keep_gaps;       /* Kineto: keep idle gaps as `delay` ops (default 1) */
+  int host_timeline;   /* Kineto: replay the host launch timeline (default 1); 0 replays the GPU streams alone,
+                          with keep_gaps deciding their idle gaps (--gaps keep|drop) */
+  int keep_gaps;       /* Kineto without the host timeline: keep idle gaps as `delay` ops (default 1) */
   int32_t expand;      /* single-rank captures: expand to this many ranks; 0 = the capture's world size */
   int32_t rank;        /* capture's rank when the file does not say; -1 = from the file or its name */
   double compute_gap_s; /* NCCL log, DeepSpeed: compute (s) put before every communication call, default 0 (the
