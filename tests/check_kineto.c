@@ -658,6 +658,100 @@ START_TEST(host_timeline_launches_and_sync)
 }
 END_TEST
 
+/* ---- several ranks' captures merged ---- */
+
+#define SEQK(coll, ts, nelems, seq)                                                                            \
+  "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_X(ncclWork*)\",\"pid\":0,\"tid\":20,\"ts\":" #ts         \
+  ",\"dur\":5,\"args\":{\"stream\":20,\"Collective name\":\"" coll "\",\"In msg nelems\":" #nelems               \
+  ",\"Out msg nelems\":" #nelems ",\"Group size\":2,\"dtype\":\"Float\",\"Process Group Name\":\"0\","            \
+  "\"Process Group Ranks\":\"[0, 1]\",\"Seq\":" #seq "}}"
+
+static const char *write_named(const char *text, const char *name)
+{
+  static char paths[4][256];
+  static int slot;
+  char *p = paths[slot++ % 4];
+  char dir[] = "/tmp/check_kineto_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(p, 256, "%s/%s", dir, name);
+  FILE *f = fopen(p, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
+  ck_assert_int_eq(fclose(f), 0);
+  return p;
+}
+
+/* Rank 0 captured Seq 5-7, rank 1 Seq 6-8: 5 and 8 are outside one member's window and dropped; the all-to-all
+ * (Seq 7) has 400 bytes on rank 0 and 800 on rank 1: kept as all-to-allv. */
+START_TEST(merge_by_seq_and_alltoallv)
+{
+  static const char r0[] = "{\"distributedInfo\":{\"rank\":0,\"world_size\":2},\"traceEvents\":["
+      SEQK("allreduce", 10, 8, 5) "," SEQK("allreduce", 20, 8, 6) "," SEQK("all_to_all", 30, 100, 7) "]}";
+  static const char r1[] = "{\"distributedInfo\":{\"rank\":1,\"world_size\":2},\"traceEvents\":["
+      SEQK("allreduce", 12, 8, 6) "," SEQK("all_to_all", 31, 200, 7) "," SEQK("allreduce", 40, 8, 8) "]}";
+  const char *paths[2] = {write_named(r0, "a.json"), write_named(r1, "b.json")};
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = NULL;
+  dt_error err;
+  dt_error_clear(&err);
+  char msg[1024];
+  ck_assert_msg(dt_kineto_import_many(paths, 2, &o, &t, &err) == DT_OK, "%s", dt_error_format(&err, msg, sizeof msg));
+  ck_assert_int_eq(t->nranks, 2);
+  ck_assert_int_eq(t->ranks[1].template_rank, -1); /* each rank runs its own capture */
+  uint64_t b;
+  ck_assert_uint_eq(count_kind(t, 0, DT_OP_ALLREDUCE, &b), 1);
+  ck_assert_uint_eq(count_kind(t, 1, DT_OP_ALLREDUCE, &b), 1);
+  const dt_op *a0 = find_op(t, 0, DT_OP_ALLTOALL, NULL), *a1 = find_op(t, 1, DT_OP_ALLTOALL, NULL);
+  ck_assert_uint_eq(a0->nsplits, 2);
+  ck_assert_uint_eq(a0->splits[0] + a0->splits[1], 400);
+  ck_assert_uint_eq(a1->splits[0], 400);
+  ck_assert_uint_eq(a1->splits[1], 400);
+  ck_assert(has_note(t, "2 collective(s) whose Seq number not every member"));
+  ck_assert(has_note(t, "1 all-to-all instance(s) have different sizes on different ranks"));
+  ck_assert_int_eq(dt_trace_validate(t, &err), DT_OK);
+  ck_assert_int_eq(t->ninstances, 2);
+  dt_trace_free(t);
+
+  /* one capture per rank: a repeated rank, and a rank without a capture, are errors naming them */
+  const char *twice[2] = {paths[0], paths[0]};
+  ck_assert_int_eq(dt_kineto_import_many(twice, 2, &o, &t, &err), DT_ERR);
+  ck_assert_ptr_nonnull(strstr(err.msg, "is a capture of rank 0, as is"));
+  static const char r2[] = "{\"distributedInfo\":{\"rank\":0,\"world_size\":3},\"traceEvents\":["
+      EV("kernel", "k", 5, 1, 7) "]}";
+  static const char r3[] = "{\"distributedInfo\":{\"rank\":2,\"world_size\":3},\"traceEvents\":["
+      EV("kernel", "k", 5, 1, 7) "]}";
+  const char *gap[2] = {write_named(r2, "c.json"), write_named(r3, "d.json")};
+  ck_assert_int_eq(dt_kineto_import_many(gap, 2, &o, &t, &err), DT_ERR);
+  ck_assert_msg(strstr(err.msg, "1 of the 3 ranks have no capture (1)"), "%s", err.msg);
+  remove_tmp(paths[0]);
+  remove_tmp(paths[1]);
+  remove_tmp(gap[0]);
+  remove_tmp(gap[1]);
+}
+END_TEST
+
+/* Without distributedInfo, each capture's rank comes from its rank-N file name. */
+START_TEST(merge_ranks_from_file_names)
+{
+  static const char r[] = "{\"traceEvents\":[" SEQK("allreduce", 10, 8, -1) "]}";
+  const char *paths[2] = {write_named(r, "trace_rank-1.json"), write_named(r, "trace_rank-0.json")};
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = NULL;
+  dt_error err;
+  dt_error_clear(&err);
+  char msg[1024];
+  ck_assert_msg(dt_kineto_import_many(paths, 2, &o, &t, &err) == DT_OK, "%s", dt_error_format(&err, msg, sizeof msg));
+  ck_assert(has_note(t, "rank 1: kineto: rank 1 taken from its file name"));
+  ck_assert_int_eq(dt_trace_validate(t, &err), DT_OK);
+  ck_assert_int_eq(t->ninstances, 1);
+  dt_trace_free(t);
+  remove_tmp(paths[0]);
+  remove_tmp(paths[1]);
+}
+END_TEST
+
 /* The shipped capture under the host timeline: two host threads, every GPU op waits for its launch. */
 START_TEST(sample_host_timeline)
 {
@@ -735,6 +829,8 @@ int main(void)
       {"vintage3_estimates_sizes", vintage3_estimates_sizes, 1},
       {"host_timeline_launches_and_sync", host_timeline_launches_and_sync, 1},
       {"sample_host_timeline", sample_host_timeline, 1},
+      {"merge_by_seq_and_alltoallv", merge_by_seq_and_alltoallv, 1},
+      {"merge_ranks_from_file_names", merge_ranks_from_file_names, 1},
       {"truncated_json_reports_offset", truncated_json_reports_offset, 1},
   };
   return dt_test_run(dt_test_suite("kineto", cases, sizeof cases / sizeof cases[0], 120));

@@ -60,6 +60,14 @@ check "no rank anywhere: exit 2 asking for --rank" '[ $rc -eq 2 ] && grep -q -- 
 "$DTSIM" run --json platforms/dgx-a100.yaml "$tmp/capture.json" --rank 1 --expand 2 >"$tmp/r.json" 2>"$tmp/err"; rc=$?
 check "--rank gives the rank" '[ $rc -eq 0 ] && grep -q "capture rank 1 taken from the --rank option" "$tmp/err"'
 
+# --- several ranks' captures of one run merge into one trace: rank 0's capture and a copy saying rank 1
+# (distributedInfo.rank edited) is the same run as the expansion of rank 0's capture, so the same iterations
+zcat $AR2 | sed 's/"rank": 0, "world_size": 2/"rank": 1, "world_size": 2/' >"$tmp/r1.json"
+"$DTSIM" run --json platforms/dgx-a100.yaml $AR2 "$tmp/r1.json" >"$tmp/merged.json" 2>"$tmp/err"; rc=$?
+check "two captures of one run merge" '[ $rc -eq 0 ] && grep -q "2 captures merged into one trace of 2 ranks" "$tmp/err"'
+check "  the merged run replays as the expanded capture" \
+  '[ "$(jq -c "[.iterations_s, .by_kind]" "$tmp/merged.json")" = "$(jq -c "[.iterations_s, .by_kind]" "$tmp/a100.json")" ]'
+
 # --- the two other shipped captures: every collective counted (hand sums in traces/samples/README.md)
 "$DTSIM" run --json platforms/dgx-a100.yaml $S/alltoall_allreduce_8ranks_rank3.json.gz >"$tmp/a2a.json" 2>"$tmp/err"; rc=$?
 check "8-rank all-to-all capture runs on dgx-a100" '[ $rc -eq 0 ]'

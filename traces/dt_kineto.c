@@ -100,6 +100,7 @@ typedef struct comm_ev {
   int32_t dtype;    /* interned, -1 when absent */
   int32_t group;    /* index in groups[], -1 when the kernel has no process-group metadata */
   int64_t rank, src, dst; /* p2p `Rank` (group-local peer), `Src Rank`, `Dst Rank`; -1 when absent */
+  int64_t seq;      /* `Seq`: the process group's collective sequence number (newer PyTorch), -1 when absent */
 } comm_ev;
 
 /* What a kept cuda_runtime call does to the host timeline. */
@@ -115,6 +116,7 @@ typedef struct span_ev { /* CPU user_annotation (ProfilerStep#N, nccl:*) or a re
   int32_t name;     /* interned name without `nccl:`; -1 for record_param_comms */
   int64_t nelems;   /* vintage 2: elements of the first tensor in `Input Dims`, -1 when none */
   int32_t dtype;    /* interned `Input type` of that tensor, -1 when none */
+  int64_t seq;      /* record_param_comms `Seq`, -1 when none */
 } span_ev;
 
 typedef struct cgroup { /* a captured process group */
@@ -155,7 +157,7 @@ enum {
   K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_PID, K_TID, K_ARGS,
   /* args */
   K_STREAM, K_CORR, K_COLL, K_IN_NELEMS, K_OUT_NELEMS, K_GROUP_SIZE, K_DTYPE, K_PGA_NAME, K_PGA_DESC, K_PGA_RANKS,
-  K_P2P_RANK, K_SRC_RANK, K_DST_RANK, K_INPUT_DIMS, K_INPUT_TYPE,
+  K_P2P_RANK, K_SRC_RANK, K_DST_RANK, K_INPUT_DIMS, K_INPUT_TYPE, K_SEQ,
 };
 
 typedef struct keydef {
@@ -196,6 +198,7 @@ static const keydef keys[] = {
     {ROLE_ARGS, "Rank", K_P2P_RANK},
     {ROLE_ARGS, "Src Rank", K_SRC_RANK},
     {ROLE_ARGS, "Dst Rank", K_DST_RANK},
+    {ROLE_ARGS, "Seq", K_SEQ},
     {ROLE_ARGS, "Input Dims", K_INPUT_DIMS},
     {ROLE_ARGS, "Input type", K_INPUT_TYPE},
 };
@@ -215,7 +218,7 @@ typedef struct evacc {
   char *pg_ranks;
   size_t pg_ranks_len, pg_ranks_cap;
   int has_in, has_out;
-  int64_t in_nelems, out_nelems, group_size, p2p_rank, src, dst;
+  int64_t in_nelems, out_nelems, group_size, p2p_rank, src, dst, seq;
   int has_input_dims;
   /* `Input Dims` / `Input type` (vintage 2): the first shape that lists any dimension gives the size */
   int dims_cur;       /* index of the shape being read, -1 before the first */
@@ -524,6 +527,10 @@ static int on_scalar(kin *k, const char *s, size_t len, int is_string)
       if (parse_int(s, len, &v) == 0)
         e->group_size = v;
       break;
+    case K_SEQ:
+      if (parse_int(s, len, &v) == 0 && v >= 0)
+        e->seq = v;
+      break;
     case K_P2P_RANK:
     case K_SRC_RANK:
     case K_DST_RANK:
@@ -592,7 +599,7 @@ static void evacc_reset(evacc *e)
   e->pg_ranks = keep;
   e->pg_ranks_cap = keep_cap;
   e->corr = -1;
-  e->group_size = e->p2p_rank = e->src = e->dst = -1;
+  e->group_size = e->p2p_rank = e->src = e->dst = e->seq = -1;
   e->dims_cur = e->dims_index = -1;
 }
 
@@ -762,12 +769,12 @@ static void finish_event(kin *k)
   evacc *e = &k->ev;
   if (e->ph != 'X' || !e->has_ts)
     return;
-  if (e->cat == CAT_CPU_OP && e->has_input_dims && strcmp(e->name, "record_param_comms") == 0) {
-    k->seen_input_dims = 1;
-    if (e->dims_index >= 0) {
+  if (e->cat == CAT_CPU_OP && (e->has_input_dims || e->seq >= 0) && strcmp(e->name, "record_param_comms") == 0) {
+    k->seen_input_dims |= e->has_input_dims;
+    if (e->dims_index >= 0 || e->seq >= 0) {
       k->annots = dt_grow(k->annots, &k->annots_cap, k->nannots, sizeof *k->annots);
       span_ev *sp = &k->annots[k->nannots++];
-      *sp = (span_ev){e->ts, e->has_dur ? e->dur : 0, e->pid, e->tid, -1, -1, -1};
+      *sp = (span_ev){e->ts, e->has_dur ? e->dur : 0, e->pid, e->tid, -1, -1, -1, e->seq};
       span_sizes(k, e, sp);
     }
     return;
@@ -801,6 +808,7 @@ static void finish_event(kin *k)
       c->rank = e->p2p_rank;
       c->src = e->src;
       c->dst = e->dst;
+      c->seq = e->seq;
     }
     break;
   }
@@ -816,11 +824,12 @@ static void finish_event(kin *k)
     if (starts_with(e->name, "ProfilerStep#")) {
       k->steps = dt_grow(k->steps, &k->steps_cap, k->nsteps, sizeof *k->steps);
       k->steps[k->nsteps++] =
-          (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name, e->name_len), -1, -1};
+          (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name, e->name_len), -1, -1, -1};
     } else if (starts_with(e->name, "nccl:")) {
       k->annots = dt_grow(k->annots, &k->annots_cap, k->nannots, sizeof *k->annots);
       span_ev *sp = &k->annots[k->nannots++];
-      *sp = (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name + 5, e->name_len - 5), -1, -1};
+      *sp = (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name + 5, e->name_len - 5), -1, -1,
+                      e->seq};
       span_sizes(k, e, sp);
     }
     break;
@@ -1306,10 +1315,12 @@ static int annot_cmp(const void *a, const void *b)
 /* The spans enclosing a kernel's launch on its thread (k->annots sorted by annot_cmp): *named gets the
  * innermost `nccl:*` annotation (NULL when none), *sized the innermost span with a size from `Input Dims`
  * (NULL when none). O(log annotations). */
-static void enclosing_spans(const kin *k, const launch_ev *l, const span_ev **named, const span_ev **sized)
+static void enclosing_spans(const kin *k, const launch_ev *l, const span_ev **named, const span_ev **sized,
+                            int64_t *seq)
 {
   *named = NULL;
   *sized = NULL;
+  *seq = -1;
   if (!l)
     return;
   size_t lo = 0, hi = k->nannots; /* first span after (pid, tid, l->ts) */
@@ -1332,7 +1343,9 @@ static void enclosing_spans(const kin *k, const launch_ev *l, const span_ev **na
       *named = a;
     if (!*sized && a->nelems >= 0)
       *sized = a;
-    if (*named && *sized)
+    if (*seq < 0 && a->seq >= 0)
+      *seq = a->seq;
+    if (*named && *sized && *seq >= 0)
       break;
   }
 }
@@ -1396,6 +1409,7 @@ typedef struct comm_op {
   int32_t name;    /* interned op name */
   const char *dtype;
   int estimated;   /* bytes estimated from the captured duration */
+  int64_t seq;     /* the group's collective sequence number (`Seq`), -1 when the capture has none */
 } comm_op;
 
 typedef struct build {
@@ -1410,7 +1424,19 @@ typedef struct build {
   int32_t world_group; /* index in k->groups of the synthetic world group, -1 until needed */
   hstream *hosts;  /* host timeline: one stream per captured host thread that launched GPU work */
   size_t nhosts;
+  struct mergectx *merge; /* several ranks' captures into one trace (NULL: one capture, expanded) */
 } build;
+
+/* A collective of a merged capture and its `Seq`, for matching across ranks after every rank is built. */
+typedef struct seqref {
+  int32_t stream, index; /* stream position and op index in the rank's streams */
+  int64_t seq;
+} seqref;
+
+typedef struct mergectx {
+  seqref **refs;   /* per rank */
+  size_t *nrefs, *caps;
+} mergectx;
 
 /* Bus bandwidth assumed to turn a captured NCCL kernel duration into a size when the capture records none
  * (vintage 3, tensor-list ops of vintage 2): bytes/s. An upper-bound estimate, since the duration includes
@@ -1460,7 +1486,9 @@ static int resolve_comms(build *b, dt_error *err)
     comm_op *o = &b->cops[g->comm];
     const char *cname = c->coll >= 0 ? k->names.s[c->coll] : NULL;
     const span_ev *named = NULL, *sized = NULL;
-    enclosing_spans(k, find_launch(k, g->corr), &named, &sized);
+    int64_t span_seq;
+    enclosing_spans(k, find_launch(k, g->corr), &named, &sized, &span_seq);
+    o->seq = c->seq >= 0 ? c->seq : span_seq;
     int32_t annot = named ? named->name : -1;
     if (named)
       used[named - k->annots] = 1;
@@ -2004,6 +2032,12 @@ static int emit(build *b, dt_error *err)
           op->name = dt_xstrdup(k->names.s[x->ev->name]);
         } else {
           const comm_op *c = &b->cops[x->ev->comm];
+          if (b->merge && dt_op_is_collective(c->kind)) {
+            mergectx *mc = b->merge;
+            mc->refs[r] = dt_grow(mc->refs[r], &mc->caps[r], mc->nrefs[r], sizeof *mc->refs[r]);
+            mc->refs[r][mc->nrefs[r]++] =
+                (seqref){(int32_t)s, (int32_t)t->ranks[r].streams[s].nops - 1, c->seq};
+          }
           op->kind = c->kind;
           op->bytes = c->bytes;
           op->name = dt_xstrdup(k->names.s[c->name]);
@@ -2032,6 +2066,8 @@ static int emit(build *b, dt_error *err)
   free(mdeps);
   free(mnd);
 
+  if (b->merge) /* every rank has a capture of its own */
+    return DT_OK;
   /* the other ranks: the captured rank's tile of each group -> their own tile */
   int32_t *map = dt_xmalloc((t->ngroups ? t->ngroups : 1) * sizeof *map);
   int rc = DT_OK;
@@ -2057,13 +2093,51 @@ static int mark_cmp(const void *a, const void *b)
   return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_error *err)
+/* Finds or adds the trace group of captured group g in a merged trace: the group with the same ranks in the
+ * same order, else a new one named base (made unique). Sets g->tile_of[rank] (the only rank that uses it from
+ * this capture) and g->first_tile. */
+static int merge_group(cgroup *g, const char *base, int32_t rank, int32_t nranks, dt_trace *t, uint32_t file,
+                       dt_error *err)
+{
+  int gi = -1;
+  for (size_t i = 0; i < t->ngroups && gi < 0; i++)
+    if (t->groups[i].nranks == g->nranks && memcmp(t->groups[i].ranks, g->ranks, g->nranks * sizeof *g->ranks) == 0)
+      gi = (int)i;
+  if (gi < 0) {
+    char name[300];
+    snprintf(name, sizeof name, "%s", base);
+    for (int n = 2; dt_trace_find_group(t, name) >= 0; n++)
+      snprintf(name, sizeof name, "%s_%d", base, n);
+    gi = dt_trace_add_group(t, name, g->ranks, g->nranks, file, 0, err);
+    if (gi < 0)
+      return DT_ERR;
+    char list[200];
+    format_ranks(g->ranks, g->nranks, list, sizeof list);
+    dt_trace_add_note(t, "kineto: group '%s' = process group '%s'%s%s%s, ranks %s", name,
+                      g->pg_name ? g->pg_name : g->used_as_world ? "(none: all ranks)" : "?", g->pg_desc ? " (" : "",
+                      g->pg_desc ? g->pg_desc : "", g->pg_desc ? ")" : "", list);
+  }
+  g->tile_of = dt_xmalloc((size_t)nranks * sizeof *g->tile_of);
+  for (int32_t r = 0; r < nranks; r++)
+    g->tile_of[r] = -1;
+  g->tile_of[rank] = gi;
+  g->first_tile = gi;
+  return DT_OK;
+}
+
+/* Builds the program of capture k. With shared == NULL: a new trace of the capture's rank, expanded to every
+ * rank by symmetry (*out). With shared: the capture is rank mrank of a merged world of mworld ranks; its ops go
+ * into shared as that rank's own (no expansion), its groups are shared with the other ranks' captures by rank
+ * list, and its collectives' sequence numbers are recorded in mc for matching. */
+static int build_trace(kin *k, const dt_import_opts *opts, dt_trace *shared, int32_t mrank, int32_t mworld,
+                       mergectx *mc, dt_trace **out, dt_error *err)
 {
   int rc = DT_ERR;
   build b = {0};
   b.k = k;
   b.opts = opts;
   b.world_group = -1;
+  b.merge = shared ? mc : NULL;
   dt_trace *t = NULL;
 
   /* vintage (FORMATS.md): 1 puts sizes on the NCCL kernels, 2 on record_param_comms / nccl:* shapes, 3 nowhere */
@@ -2079,7 +2153,9 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   /* rank and world */
   int32_t rank = -1;
   const char *rank_from = "distributedInfo.rank";
-  if (k->dist_rank >= 0)
+  if (shared)
+    rank = mrank;
+  else if (k->dist_rank >= 0)
     rank = (int32_t)k->dist_rank;
   else if (opts->rank >= 0) {
     rank = opts->rank;
@@ -2095,7 +2171,7 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   if (opts->expand > DT_TRACE_MAX_RANKS)
     return dt_error_set(err, k->path, 0, 0, "--expand %d is more than dtsim supports (at most %d ranks)",
                         (int)opts->expand, DT_TRACE_MAX_RANKS);
-  int32_t world = (int32_t)(k->dist_world > 0 ? k->dist_world : 0);
+  int32_t world = (int32_t)(shared ? mworld : k->dist_world > 0 ? k->dist_world : 0);
   int world_guessed = world <= 0;
   if (world_guessed) {
     world = rank + 1;
@@ -2117,7 +2193,7 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   }
   if (rank >= world)
     return dt_error_set(err, k->path, 0, 0, "kineto trace is rank %d of a world of %d ranks", (int)rank, (int)world);
-  int32_t nranks = opts->expand > 0 ? opts->expand : world;
+  int32_t nranks = opts->expand > 0 && !shared ? opts->expand : world;
   if (rank >= nranks)
     return dt_error_set(err, k->path, 0, 0, "cannot expand the capture of rank %d to %d ranks", (int)rank,
                         (int)nranks);
@@ -2125,24 +2201,32 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   b.world = world;
   b.nranks = nranks;
 
-  t = dt_trace_new(nranks);
-  b.t = t;
-  b.file = dt_trace_add_file(t, k->path);
   char buf[512];
-  dt_trace_add_meta(t, "source", k->path);
-  dt_trace_add_meta(t, "format", "kineto");
-  snprintf(buf, sizeof buf, "%d", (int)rank);
-  dt_trace_add_meta(t, "capture_rank", buf);
-  snprintf(buf, sizeof buf, "%d", (int)world);
-  dt_trace_add_meta(t, "world_size", buf);
-  if (world_guessed)
-    dt_trace_add_note(t, "kineto warning: no distributedInfo.world_size; world assumed to be %d ranks (the largest "
-                      "rank seen in the process groups)", (int)world);
-  if (rank_from[0] != 'd')
-    dt_trace_add_note(t, "kineto: capture rank %d taken from %s", (int)rank, rank_from);
-
-  snprintf(buf, sizeof buf, "%d", vintage);
-  dt_trace_add_meta(t, "kineto_vintage", buf);
+  if (shared) {
+    t = shared;
+    b.t = t;
+    b.file = dt_trace_add_file(t, k->path);
+    dt_trace_add_meta(t, "source", k->path);
+    snprintf(buf, sizeof buf, "rank %d: metadata vintage %d", (int)rank, vintage);
+    dt_trace_add_meta(t, "kineto_vintage", buf);
+  } else {
+    t = dt_trace_new(nranks);
+    b.t = t;
+    b.file = dt_trace_add_file(t, k->path);
+    dt_trace_add_meta(t, "source", k->path);
+    dt_trace_add_meta(t, "format", "kineto");
+    snprintf(buf, sizeof buf, "%d", (int)rank);
+    dt_trace_add_meta(t, "capture_rank", buf);
+    snprintf(buf, sizeof buf, "%d", (int)world);
+    dt_trace_add_meta(t, "world_size", buf);
+    if (world_guessed)
+      dt_trace_add_note(t, "kineto warning: no distributedInfo.world_size; world assumed to be %d ranks (the largest "
+                        "rank seen in the process groups)", (int)world);
+    if (rank_from[0] != 'd')
+      dt_trace_add_note(t, "kineto: capture rank %d taken from %s", (int)rank, rank_from);
+    snprintf(buf, sizeof buf, "%d", vintage);
+    dt_trace_add_meta(t, "kineto_vintage", buf);
+  }
   if (vintage > 1)
     dt_trace_add_note(t, "kineto: metadata vintage %d: NCCL kernels carry no sizes; %s", vintage,
                       vintage == 2 ? "sizes come from the 'Input Dims' of the enclosing nccl:* annotation or "
@@ -2179,6 +2263,11 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
       snprintf(base, sizeof base, "pg%s", clean);
     else
       snprintf(base, sizeof base, "pg_anon%zu", i);
+    if (shared) {
+      if (merge_group(g, base, rank, nranks, t, b.file, err) != DT_OK)
+        goto cleanup;
+      continue;
+    }
     char list[200];
     format_ranks(g->ranks, g->nranks, list, sizeof list);
     if ((int32_t)g->nranks == world && nranks > world) {
@@ -2212,7 +2301,8 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
       g->ranks[r] = r;
     g->used_as_world = 1;
     b.world_group = (int32_t)k->ngroups++;
-    if (tile_group(k, g, "world", nranks, t, b.file, err) != DT_OK)
+    if (shared ? merge_group(g, "world", rank, nranks, t, b.file, err) != DT_OK
+               : tile_group(k, g, "world", nranks, t, b.file, err) != DT_OK)
       goto cleanup;
   }
 
@@ -2319,15 +2409,15 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
   if (emit(&b, err) != DT_OK)
     goto cleanup;
 
-  /* captured step time */
-  if (k->nsteps > 0) {
+  /* captured step time (merged: rank 0's, whose marks give the report's iterations) */
+  if (k->nsteps > 0 && (!shared || rank == 0)) {
     double sum = 0;
     for (size_t i = 0; i < k->nsteps; i++)
       sum += (double)k->steps[i].dur / 1e9;
     t->captured_step_s = sum / (double)k->nsteps;
     snprintf(buf, sizeof buf, "%.9gs", t->captured_step_s);
     dt_trace_add_meta(t, "captured_step_time", buf);
-  } else
+  } else if (k->nsteps == 0)
     dt_trace_add_note(t, "kineto warning: no ProfilerStep#N annotation: no marks and no captured step time");
 
   size_t ncomp = 0;
@@ -2362,10 +2452,13 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace **out, dt_er
     dt_trace_add_note(t, "kineto: idle gaps %s (%zu delay ops; %.6g s of gaps on the captured rank), cross-stream "
                       "dependency window %.3g us", opts->keep_gaps ? "kept" : "dropped", ndelays,
                       (double)gap_total * 1e-9, opts->dep_window_s * 1e6);
-  if (nranks > 1)
+  if (nranks > 1 && !shared)
     dt_trace_add_note(t, "kineto: single-rank capture of rank %d expanded to %d ranks by symmetry: every rank runs "
                       "rank %d's ops", (int)rank, (int)nranks, (int)rank);
-  *out = t;
+  if (shared)
+    t = NULL; /* the caller's */
+  else
+    *out = t;
   t = NULL;
   rc = DT_OK;
 cleanup:
@@ -2386,24 +2479,303 @@ cleanup:
   }
   free(b.hosts);
   free(b.cops);
-  dt_trace_free(t);
+  if (!shared)
+    dt_trace_free(t);
   return rc;
 }
 
 int dt_kineto_import(const char *path, const dt_import_opts *opts, dt_trace **out, dt_error *err)
+{
+  return dt_kineto_import_many(&path, 1, opts, out, err);
+}
+
+static int ref_pos_cmp(const void *a, const void *b)
+{
+  const seqref *x = a, *y = b;
+  if (x->stream != y->stream)
+    return (x->stream > y->stream) - (x->stream < y->stream);
+  return (x->index > y->index) - (x->index < y->index);
+}
+
+static int ref_seq_cmp(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Turns a collective op of a merged trace into nothing (a zero delay keeps the positions after= uses). */
+static void neutralize(dt_op *op)
+{
+  op->kind = DT_OP_DELAY;
+  op->dur = 0;
+  op->group = -1;
+  op->bytes = 0;
+  free(op->splits);
+  op->splits = NULL;
+  op->nsplits = 0;
+}
+
+/* After every rank of a merged capture is built: per group, the collectives' `Seq` numbers (when every
+ * member's capture has them) decide which instances all members captured — one a member's window missed is
+ * dropped on the others, with a note — and all-to-alls whose sizes differ across members become all-to-allv
+ * (splits=, each member's own bytes spread evenly over the group, Kineto's split sizes being in rows). */
+static int merge_fixups(dt_trace *t, mergectx *mc, dt_error *err)
+{
+  size_t G = t->ngroups;
+  /* per group, per member position: the member's collectives on it, in issue order */
+  size_t **cnt = dt_xcalloc(G ? G : 1, sizeof *cnt);
+  seqref ***lists = dt_xcalloc(G ? G : 1, sizeof *lists);
+  for (size_t g = 0; g < G; g++) {
+    cnt[g] = dt_xcalloc(t->groups[g].nranks, sizeof *cnt[g]);
+    lists[g] = dt_xcalloc(t->groups[g].nranks, sizeof *lists[g]);
+  }
+  int rc = DT_OK;
+  size_t dropped = 0, avs = 0;
+  for (int32_t r = 0; r < t->nranks; r++) {
+    size_t nops = dt_trace_rank_op_count(t, r);
+    dt_dep *order = dt_xmalloc((nops ? nops : 1) * sizeof *order);
+    dt_trace_rank_order(t, r, order);
+    /* seq of each collective, found by (stream, index) */
+    if (mc->nrefs[r])
+      qsort(mc->refs[r], mc->nrefs[r], sizeof *mc->refs[r], ref_pos_cmp);
+    for (size_t i = 0; i < nops; i++) {
+      dt_op *op = &t->ranks[r].streams[order[i].stream].ops[order[i].index];
+      if (!dt_op_is_collective(op->kind) || op->group < 0)
+        continue;
+      const dt_group *gr = &t->groups[op->group];
+      size_t m = 0;
+      while (m < gr->nranks && gr->ranks[m] != r)
+        m++;
+      if (m == gr->nranks)
+        continue; /* the validator names it */
+      seqref key = {order[i].stream, order[i].index, -1};
+      const seqref *hit = mc->nrefs[r] ? bsearch(&key, mc->refs[r], mc->nrefs[r], sizeof key, ref_pos_cmp) : NULL;
+      int64_t seq = hit ? hit->seq : -1;
+      size_t cap = cnt[op->group][m];
+      lists[op->group][m] = dt_grow(lists[op->group][m], &cap, cnt[op->group][m], sizeof **lists[op->group]);
+      lists[op->group][m][cnt[op->group][m]++] = (seqref){order[i].stream, order[i].index, seq};
+    }
+    free(order);
+  }
+  for (size_t g = 0; g < G && rc == DT_OK; g++) {
+    const dt_group *gr = &t->groups[g];
+    size_t n = gr->nranks, total = 0;
+    int all_seq = 1;
+    for (size_t m = 0; m < n; m++)
+      for (size_t i = 0; i < cnt[g][m]; i++) {
+        all_seq &= lists[g][m][i].seq >= 0;
+        total++;
+      }
+    if (all_seq && total > 0) {
+      int64_t *seqs = dt_xmalloc(total * sizeof *seqs);
+      size_t ns = 0;
+      for (size_t m = 0; m < n; m++)
+        for (size_t i = 0; i < cnt[g][m]; i++)
+          seqs[ns++] = lists[g][m][i].seq;
+      qsort(seqs, ns, sizeof *seqs, ref_seq_cmp);
+      for (size_t m = 0; m < n; m++) {
+        size_t w = 0;
+        int64_t prev = -1;
+        for (size_t i = 0; i < cnt[g][m]; i++) {
+          seqref *x = &lists[g][m][i];
+          if (x->seq <= prev) {
+            rc = dt_error_set(err, t->files[t->ranks[gr->ranks[m]].streams[x->stream].ops[x->index].file], 0, 0,
+                              "rank %d issues collective Seq %" PRId64 " on group '%s' after Seq %" PRId64
+                              ": sequence numbers must grow in issue order", (int)gr->ranks[m], x->seq, gr->name,
+                              prev);
+            break;
+          }
+          prev = x->seq;
+          /* members holding this seq: count its run in the sorted list */
+          size_t lo = 0, hi = ns;
+          while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (seqs[mid] < x->seq)
+              lo = mid + 1;
+            else
+              hi = mid;
+          }
+          size_t run = 0;
+          while (lo + run < ns && seqs[lo + run] == x->seq)
+            run++;
+          if (run == n)
+            lists[g][m][w++] = *x;
+          else {
+            neutralize(&t->ranks[gr->ranks[m]].streams[x->stream].ops[x->index]);
+            dropped++;
+          }
+        }
+        cnt[g][m] = w;
+        if (rc != DT_OK)
+          break;
+      }
+      free(seqs);
+    }
+    if (rc != DT_OK)
+      break;
+    /* all-to-all whose sizes differ across members: all-to-allv as captured */
+    size_t k = cnt[g][0];
+    for (size_t m = 1; m < n; m++)
+      if (cnt[g][m] < k)
+        k = cnt[g][m];
+    for (size_t i = 0; i < k; i++) {
+      int alltoall = 1, differ = 0;
+      uint64_t b0 = 0;
+      for (size_t m = 0; m < n; m++) {
+        const dt_op *op = &t->ranks[gr->ranks[m]].streams[lists[g][m][i].stream].ops[lists[g][m][i].index];
+        alltoall &= op->kind == DT_OP_ALLTOALL;
+        if (m == 0)
+          b0 = op->bytes;
+        differ |= op->bytes != b0 || op->splits != NULL;
+      }
+      if (!alltoall || !differ)
+        continue;
+      avs++;
+      for (size_t m = 0; m < n; m++) {
+        dt_op *op = &t->ranks[gr->ranks[m]].streams[lists[g][m][i].stream].ops[lists[g][m][i].index];
+        if (op->splits)
+          continue;
+        op->splits = dt_xmalloc(n * sizeof *op->splits);
+        op->nsplits = (uint32_t)n;
+        for (size_t q = 0; q < n; q++)
+          op->splits[q] = op->bytes / n + (q < op->bytes % n);
+      }
+    }
+  }
+  if (dropped)
+    dt_trace_add_note(t, "kineto: %zu collective(s) whose Seq number not every member of their group captured (the "
+                      "capture windows differ) were dropped", dropped);
+  if (avs)
+    dt_trace_add_note(t, "kineto: %zu all-to-all instance(s) have different sizes on different ranks: kept as captured, "
+                      "as all-to-allv with each rank's bytes split evenly over its group (Kineto's split sizes are "
+                      "in rows, not bytes)", avs);
+  for (size_t g = 0; g < G; g++) {
+    for (size_t m = 0; m < t->groups[g].nranks; m++)
+      free(lists[g][m]);
+    free(lists[g]);
+    free(cnt[g]);
+  }
+  free(lists);
+  free(cnt);
+  return rc;
+}
+
+/* Prefixes the notes added since `from` with the rank they belong to. */
+static void prefix_notes(dt_trace *t, size_t from, int32_t rank)
+{
+  for (size_t i = from; i < t->nnotes; i++) {
+    size_t len = strlen(t->notes[i]) + 32;
+    char *n = dt_xmalloc(len);
+    snprintf(n, len, "rank %d: %s", (int)rank, t->notes[i]);
+    free(t->notes[i]);
+    t->notes[i] = n;
+  }
+}
+
+int dt_kineto_import_many(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
+                          dt_error *err)
 {
   dt_import_opts defaults;
   dt_import_opts_init(&defaults);
   if (!opts)
     opts = &defaults;
   *out = NULL;
-  kin *k = dt_xcalloc(1, sizeof *k);
-  k->path = path;
-  k->dist_rank = k->dist_world = -1;
-  int rc = parse_file(k, err);
+  if (npaths == 0)
+    return dt_error_set(err, "", 0, 0, "no Kineto capture given");
+  if (npaths == 1) {
+    kin *k = dt_xcalloc(1, sizeof *k);
+    k->path = paths[0];
+    k->dist_rank = k->dist_world = -1;
+    int rc = parse_file(k, err);
+    if (rc == DT_OK)
+      rc = build_trace(k, opts, NULL, -1, 0, NULL, out, err);
+    free_kin(k);
+    free(k);
+    return rc;
+  }
+  if (npaths > (size_t)DT_TRACE_MAX_RANKS)
+    return dt_error_set(err, paths[0], 0, 0, "%zu captures: more than dtsim supports (at most %d ranks)", npaths,
+                        DT_TRACE_MAX_RANKS);
+  /* one capture at a time: parsed, built into the shared trace, freed (memory of one capture's events) */
+  dt_trace *t = NULL;
+  int32_t world = 0;
+  const char **by_rank = NULL;
+  mergectx mc = {0};
+  int rc = DT_OK;
+  for (size_t f = 0; f < npaths && rc == DT_OK; f++) {
+    kin *k = dt_xcalloc(1, sizeof *k);
+    k->path = paths[f];
+    k->dist_rank = k->dist_world = -1;
+    rc = parse_file(k, err);
+    int32_t rank = -1;
+    const char *from = "distributedInfo.rank";
+    if (rc == DT_OK) {
+      if (k->dist_rank >= 0 && k->dist_rank < DT_TRACE_MAX_RANKS)
+        rank = (int32_t)k->dist_rank;
+      else if (file_rank(k->path, &rank) == DT_OK)
+        from = "its file name";
+      else
+        rc = dt_error_set(err, k->path, 0, 0, "kineto capture does not say its rank (no distributedInfo.rank): with "
+                          "several captures name each file '...rank-N...' (--rank applies to one capture)");
+    }
+    if (rc == DT_OK && f == 0) {
+      world = k->dist_world > 0 && k->dist_world <= DT_TRACE_MAX_RANKS ? (int32_t)k->dist_world : (int32_t)npaths;
+      t = dt_trace_new(world);
+      by_rank = dt_xcalloc((size_t)world, sizeof *by_rank);
+      mc.refs = dt_xcalloc((size_t)world, sizeof *mc.refs);
+      mc.nrefs = dt_xcalloc((size_t)world, sizeof *mc.nrefs);
+      mc.caps = dt_xcalloc((size_t)world, sizeof *mc.caps);
+      char buf[32];
+      dt_trace_add_meta(t, "format", "kineto");
+      snprintf(buf, sizeof buf, "%d", (int)world);
+      dt_trace_add_meta(t, "world_size", buf);
+      dt_trace_add_note(t, "kineto: %zu captures merged into one trace of %d ranks (one capture per rank; "
+                        "collectives matched by Seq where every member has it, else by issue order per group)",
+                        npaths, (int)world);
+    }
+    if (rc == DT_OK && k->dist_world > 0 && k->dist_world != world)
+      rc = dt_error_set(err, k->path, 0, 0, "distributedInfo.world_size is %lld but '%s' says %d: captures of one "
+                        "run must agree", (long long)k->dist_world, paths[0], (int)world);
+    if (rc == DT_OK && (rank < 0 || rank >= world))
+      rc = dt_error_set(err, k->path, 0, 0, "capture of rank %d is outside the world of %d ranks", (int)rank,
+                        (int)world);
+    if (rc == DT_OK && by_rank[rank])
+      rc = dt_error_set(err, k->path, 0, 0, "is a capture of rank %d, as is '%s': one capture per rank", (int)rank,
+                        by_rank[rank]);
+    if (rc == DT_OK) {
+      by_rank[rank] = paths[f];
+      size_t from_note = t->nnotes;
+      if (from[0] != 'd')
+        dt_trace_add_note(t, "kineto: rank %d taken from %s", (int)rank, from);
+      rc = build_trace(k, opts, t, rank, world, &mc, NULL, err);
+      prefix_notes(t, from_note, rank);
+    }
+    free_kin(k);
+    free(k);
+  }
+  if (rc == DT_OK) {
+    char missing[256] = "";
+    size_t nmiss = 0, len = 0;
+    for (int32_t r = 0; r < world; r++)
+      if (!by_rank[r] && nmiss++ < 16 && len + 16 < sizeof missing)
+        len += (size_t)snprintf(missing + len, sizeof missing - len, "%s%d", len ? ", " : "", (int)r);
+    if (nmiss)
+      rc = dt_error_set(err, paths[0], 0, 0, "%zu of the %d ranks have no capture (%s%s): give one file per rank",
+                        nmiss, (int)world, missing, nmiss > 16 ? ", ..." : "");
+  }
   if (rc == DT_OK)
-    rc = build_trace(k, opts, out, err);
-  free_kin(k);
-  free(k);
-  return rc;
+    rc = merge_fixups(t, &mc, err);
+  if (mc.refs)
+    for (int32_t r = 0; r < world; r++)
+      free(mc.refs[r]);
+  free(mc.refs);
+  free(mc.nrefs);
+  free(mc.caps);
+  free(by_rank);
+  if (rc != DT_OK) {
+    dt_trace_free(t);
+    return DT_ERR;
+  }
+  *out = t;
+  return DT_OK;
 }

@@ -94,10 +94,7 @@ static int sniff_kineto(const char *head, size_t len, const char *path)
 static int import_kineto(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
                          dt_error *err)
 {
-  if (npaths != 1)
-    return dt_error_set(err, paths[1], 0, 0, "the Kineto importer reads one capture at a time, got %zu files",
-                        npaths);
-  return dt_kineto_import(paths[0], opts, out, err);
+  return dt_kineto_import_many(paths, npaths, opts, out, err);
 }
 
 /* NCCL INFO lines: "<host>:<pid>:<tid> [<dev>] NCCL INFO ", anywhere in a line (launchers add prefixes). */
@@ -142,7 +139,10 @@ static const dt_importer importers[] = {
      "NCCL kernels without a launch in the file (before the capture window) are kept as 0-byte 'other'\n"
      "kernels without a process group span all ranks\n"
      "broadcast and reduce roots are group rank 0 (Kineto records none)\n"
-     "a single-rank capture is expanded to every rank by symmetry\n"},
+     "a single-rank capture is expanded to every rank by symmetry\n"
+     "several files are one capture per rank of one run (rank from distributedInfo or a rank-N name), merged "
+     "without expansion; collectives match by Seq where every member has it, else by issue order per group; "
+     "an all-to-all whose sizes differ across ranks becomes all-to-allv, split evenly per rank\n"},
     {"nccl-log", "NCCL debug log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL), one or many files",
      sniff_nccl_log, dt_nccl_log_import,
      "every rank's lines are in the files given (one per process, or interleaved with launcher prefixes)\n"

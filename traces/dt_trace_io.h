@@ -90,6 +90,14 @@ int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts 
  * and expands a single-rank capture to all ranks by symmetry (assumptions added as notes). Does not
  * validate. */
 int dt_kineto_import(const char *path, const dt_import_opts *opts, dt_trace **out, dt_error *err);
+/* Several ranks' captures of one run, one file per rank (rank from distributedInfo.rank, else a rank-N file
+ * name): merged into one trace of the world's ranks, each rank running its own captured ops; groups shared by
+ * rank list; collectives matched across ranks by their `Seq` number where every member's capture has it
+ * (instances a member's window missed are dropped, with a note), else by issue order per group; all-to-alls
+ * whose sizes differ across ranks kept as all-to-allv. One file: dt_kineto_import. Memory: one capture's
+ * events at a time plus the trace. Does not validate. */
+int dt_kineto_import_many(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
+                          dt_error *err);
 
 /* NCCL debug log importer (traces/dt_nccl_log.c, docs/import-nccl-log.md): one or many log files of one run
  * (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,COLL); every process must be in them. Does not validate. */
