@@ -67,4 +67,21 @@ check "deepspeed: the summary table gives count calls per row" '[ $rc -eq 0 ] &&
 "$DTSIM" import $D/verbose.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/nw.err"; rc=$?
 check "deepspeed: without --world it is an error saying so" '[ $rc -eq 2 ] && grep -q -- "--world N" "$tmp/nw.err"'
 
+# --- Chakra execution traces (tests/data/chakra/, written by tests/data/chakra/make_et.py in the public schema)
+D=tests/data/chakra
+"$DTSIM" run --json tests/data/node8.yaml $D/sub8.* >"$tmp/c8.json" 2>/dev/null; rc=$?
+want=$(awk 'BEGIN { a = 2e-6; B = 100e9; ar = 2*3*a + 2*3/4*4194304/B; ag = 7*a + 7*1048576/B; printf "%.12g", ar + ag }')
+check "chakra: ranks 4-7 all-reduce on their pg, then all eight all-gather, in order (plain and gzipped files)" '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/c8.json")" "$want" 1e-6'
+# the same run described by NCCL's per-rank all-gather count and by Chakra's total comm_size
+check "all-gather by total size (chakra) and per-rank size (nccl-log): the same bytes and time" '[ "$(jq -r .by_kind.allgather.bytes "$tmp/c8.json")" = "$(jq -r .by_kind.allgather.bytes "$tmp/n8.json")" ] && close "$(jq -r .by_kind.allgather.time_s "$tmp/c8.json")" "$(jq -r .by_kind.allgather.time_s "$tmp/n8.json")" 1e-9'
+"$DTSIM" run --json tests/data/node8.yaml $D/u64.0.et $D/u64.1.et >"$tmp/u64.json" 2>/dev/null; rc=$?
+want=$(awk 'BEGIN { printf "%.12g", 20e-6 + 100e-6 + 2*1*2e-6 + 2*1/2*67108864/100e9 }')
+check "chakra: comm_size as an unsigned 64-bit field is communication (64 MiB all-reduce)" '[ $rc -eq 0 ] && [ "$(jq -r .by_kind.allreduce.bytes "$tmp/u64.json")" = 67108864 ]'
+check "chakra: host op, kernel, then the all-reduce that depends on it" 'close "$(jq -r .makespan_s "$tmp/u64.json")" "$want" 1e-6'
+"$DTSIM" import $D/cycle.0.et -o "$tmp/cy.dtt" >/dev/null 2>"$tmp/cy.err"; rc=$?
+check "chakra: a dependency cycle is an error naming its nodes" '[ $rc -eq 2 ] && grep -q "cycle through nodes 5 <- 7 <- 6 <- 5" "$tmp/cy.err"'
+"$DTSIM" import $D/missing.0.et -o "$tmp/mi.dtt" >/dev/null 2>"$tmp/mi.err"; rc=$?
+check "chakra: a missing parent is a warning naming it" '[ $rc -eq 0 ] && grep -q "warning: 1 dependencies on nodes that are not in the file were dropped (rank 0 node 2 -> 99)" "$tmp/mi.err"'
+check "chakra: an unknown schema version is parsed with a warning naming it" 'grep -q "schema version .0.0.5. is not the 0.0.4" "$tmp/mi.err"'
+
 finish

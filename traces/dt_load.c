@@ -115,6 +115,25 @@ static int sniff_deepspeed(const char *head, size_t len, const char *path)
   return strstr(head, "Comm. Op") && strstr(head, "Message Size") && strstr(head, "Avg Latency(ms)") ? 2 : 0;
 }
 
+/* Chakra: binary, a varint length, then a GlobalMetadata whose first field is the version string (field 1,
+ * wire type 2: byte 0x0A) or its attributes (field 2: 0x12). Certain with an .et / .et.gz name. */
+static int sniff_chakra(const char *head, size_t len, const char *path)
+{
+  const unsigned char *p = (const unsigned char *)head;
+  size_t i = 0;
+  uint64_t n = 0;
+  for (int shift = 0; i < len && i < 5; shift += 7) {
+    n |= (uint64_t)(p[i] & 0x7f) << shift;
+    if (!(p[i++] & 0x80))
+      break;
+  }
+  if (i == 0 || i >= len || (p[i - 1] & 0x80) || n == 0 || (p[i] != 0x0A && p[i] != 0x12))
+    return 0;
+  size_t pl = strlen(path);
+  int named = (pl > 3 && strcmp(path + pl - 3, ".et") == 0) || (pl > 6 && strcmp(path + pl - 6, ".et.gz") == 0);
+  return named ? 2 : 1;
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* The table */
 
@@ -165,6 +184,16 @@ static const dt_importer importers[] = {
      "send/recv name no peer: kept as opaque 'other' collectives on groups of 2 ranks\n"
      "logged times are measured (and include waiting): reported beside the simulated ones, never used as cost\n"
      "the log has no compute: zero compute between calls unless --compute-gap is given\n"},
+    {"chakra", "MLCommons Chakra execution traces (<prefix>.<rank>.et, plain or gzipped), one per rank",
+     sniff_chakra, dt_chakra_import,
+     "a node runs after its ctrl_deps and data_deps; nodes without an order between them run in start-time order\n"
+     "GPU compute (and memory) nodes run in order on one compute stream with their duration_micros\n"
+     "host nodes (is_cpu_op) and other node types are host time on one host stream\n"
+     "collectives and sends/recvs of one pg_name run in order on one stream per process group\n"
+     "a pg_name's group is the ranks whose files use it; a collective without one runs on every rank\n"
+     "comm_size is the whole buffer: all-reduce, broadcast, reduce-scatter and all-to-all input, all-gather "
+     "output (divided by the group size for our per-rank shard)\n"
+     "comm_src / comm_dst of sends and recvs are global ranks; broadcast and reduce roots are group rank 0\n"},
 };
 #define NIMPORTERS (sizeof importers / sizeof importers[0])
 

@@ -109,4 +109,9 @@ int dt_nccl_log_import(const char *const *paths, size_t npaths, const dt_import_
 int dt_deepspeed_import(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
                         dt_error *err);
 
+/* Chakra execution trace importer (traces/dt_chakra.c, docs/import-chakra.md): one `<prefix>.<rank>.et[.gz]`
+ * file per rank (a single file: that rank alone). Does not validate. */
+int dt_chakra_import(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
+                     dt_error *err);
+
 #endif
