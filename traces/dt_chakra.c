@@ -239,7 +239,7 @@ static int read_rank(chk *c, crank *k, dt_error *err)
     x->start_us = n->start_time_micros;
     x->dur_us = n->duration_micros;
     x->offset = at;
-    x->name = dt_xstrndup(n->name ? n->name : "", 120);
+    x->name = dt_xstrndup(n->name ? n->name : "", n->name ? strnlen(n->name, 120) : 0);
     x->deps_at = k->ndeps;
     size_t nd = n->n_ctrl_deps + n->n_data_deps;
     if (k->ndeps + nd + 1 > k->dcap) {
