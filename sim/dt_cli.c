@@ -457,6 +457,17 @@ static void explain(FILE *f, const dt_trace *t, const dt_import_opts *io, size_t
           dt_trace_op_count(t), (long long)t->ninstances, (long long)t->npairs);
   fprintf(f, "assumptions of the %s importer:\n", imp->name);
   print_assumptions(f, imp);
+  int measured = 0;
+  for (int k = 0; k < DT_OP_COUNT; k++)
+    measured |= t->measured_n[k] > 0;
+  if (measured) {
+    fprintf(f, "measured in the capture (%s; reported beside the simulated times by 'dtsim run', never used as "
+               "cost):\n", t->measured_what ? t->measured_what : "its own times");
+    for (int k = 0; k < DT_OP_COUNT; k++)
+      if (t->measured_n[k])
+        fprintf(f, "  %-14s %8llu calls, mean %.6g s\n", dt_op_kind_name((dt_op_kind)k),
+                (unsigned long long)t->measured_n[k], t->measured_s[k] / (double)t->measured_n[k]);
+  }
   fprintf(f, "notes for this capture:\n");
   for (size_t i = 0; i < t->nmeta; i++)
     fprintf(f, "  - meta %s=%s\n", t->meta_keys[i], t->meta_values[i]);

@@ -84,4 +84,20 @@ check "chakra: a dependency cycle is an error naming its nodes" '[ $rc -eq 2 ] &
 check "chakra: a missing parent is a warning naming it" '[ $rc -eq 0 ] && grep -q "warning: 1 dependencies on nodes that are not in the file were dropped (rank 0 node 2 -> 99)" "$tmp/mi.err"'
 check "chakra: an unknown schema version is parsed with a warning naming it" 'grep -q "schema version .0.0.5. is not the 0.0.4" "$tmp/mi.err"'
 
+# --- NCCL Inspector (tests/data/inspector/*/, written by tests/data/inspector/make_logs.py in the plugin's layout)
+D=tests/data/inspector
+"$DTSIM" run --json tests/data/node8.yaml $D/world4/*.log >"$tmp/in4.json" 2>/dev/null; rc=$?
+want=$(awk 'BEGIN { a = 2e-6; B = 100e9; printf "%.12g", 2*3*a + 2*3/4*67108864/B + 3*a + 3*1048576/B }')
+check "nccl-inspector: all-reduce then all-gather (per-rank shard) on 4 ranks = closed form" '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/in4.json")" "$want" 1e-6'
+check "nccl-inspector: a collective missing from one member's log is left out, with a warning" '[ "$(jq -r .by_kind.allreduce.count "$tmp/in4.json")" = 1 ] && jq -r ".notes[]" "$tmp/in4.json" | grep -q "warning: 3 collective records left out"'
+# measured mean of the all-reduce: (1100 + 1107 + 1114 + 1121) us / 4
+check "nccl-inspector: measured mean beside the simulated one" 'close "$(jq -r .by_kind.allreduce.measured_mean_s "$tmp/in4.json")" 0.0011105 1e-9 && close "$(jq -r .by_kind.allreduce.simulated_mean_s "$tmp/in4.json")" "$(jq -r .by_kind.allreduce.time_s "$tmp/in4.json")" 1e-12'
+"$DTSIM" import --explain $D/world4/*.log >"$tmp/in4.txt" 2>&1
+check "nccl-inspector: import --explain shows the measured times" 'grep -q "^format: nccl-inspector" "$tmp/in4.txt" && grep -q "measured allreduce: 4 records, mean 1110.5 us" "$tmp/in4.txt"'
+"$DTSIM" import $D/tp/*.log -o "$tmp/tp.dtt" 2>/dev/null; rc=$?
+check "nccl-inspector: reduce-scatter bytes = per-rank size x ranks, on two 2-rank communicators" '[ $rc -eq 0 ] && [ "$(grep -c "reducescatter group=comm[13] bytes=4194304" "$tmp/tp.dtt")" = 4 ]'
+check "nccl-inspector: p2p peer mapped from the communicator rank" 'grep -q "send peer=1 bytes=1048576" "$tmp/tp.dtt" && grep -q "recv peer=0 bytes=1048576" "$tmp/tp.dtt"'
+"$DTSIM" import $D/world4/node1-pid7100.log $D/world4/node1-pid7101.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/inm.err"; rc=$?
+check "nccl-inspector: a missing process is an error naming the rank" '[ $rc -eq 2 ] && grep -q "rank 2 has no records" "$tmp/inm.err"'
+
 finish

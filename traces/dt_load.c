@@ -85,6 +85,8 @@ static int sniff_kineto(const char *head, size_t len, const char *path)
   const char *p = first_content_line(head);
   if (!p || *p != '{')
     return 0;
+  if (strstr(p, "\"coll_perf\"") || strstr(p, "\"p2p_perf\"") || strstr(p, "\"inspector_output_format_version\""))
+    return 0; /* an NCCL Inspector record */
   if (strstr(p, "\"traceEvents\"") || strstr(p, "\"schemaVersion\"") || strstr(p, "\"deviceProperties\"") ||
       strstr(p, "\"distributedInfo\""))
     return 2;
@@ -134,6 +136,18 @@ static int sniff_chakra(const char *head, size_t len, const char *path)
   return named ? 2 : 1;
 }
 
+/* NCCL Inspector: JSON records with coll_perf / p2p_perf sections. */
+static int sniff_inspector(const char *head, size_t len, const char *path)
+{
+  (void)len;
+  (void)path;
+  const char *p = first_content_line(head);
+  if (!p || *p != '{')
+    return 0;
+  return strstr(p, "\"coll_perf\"") || strstr(p, "\"p2p_perf\"") || strstr(p, "\"inspector_output_format_version\"")
+             ? 2 : 0;
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* The table */
 
@@ -175,6 +189,18 @@ static const dt_importer importers[] = {
      "batch\n"
      "calls on one CUDA stream run in log order; each stream pointer is a stream\n"
      "the log has no durations: zero compute between calls unless --compute-gap is given\n"},
+    {"nccl-inspector", "NCCL Inspector logs (NCCL's profiler plugin, NCCL 2.28+), one per process",
+     sniff_inspector, dt_nccl_inspector_import,
+     "every process's log is given; records of one communicator share its header id\n"
+     "a process is hostname:pid; its global rank is its rank in its largest communicator\n"
+     "message sizes follow NCCL's count: all-gather per-rank send, reduce-scatter per-rank receive (x ranks), "
+     "others the whole buffer\n"
+     "a communicator's collectives run in sequence-number order on one stream per communicator (the records "
+     "give no order between communicators)\n"
+     "a collective whose sequence number is not in every member's log is left out (sampling, size filter)\n"
+     "point-to-point records of one communicator are posted together as one batch\n"
+     "measured execution times are reported beside the simulated ones, never used as cost\n"
+     "the records hold no compute: zero compute between operations unless --compute-gap is given\n"},
     {"deepspeed", "DeepSpeed comms logger output (verbose 'comm op:' lines or the log_summary table)",
      sniff_deepspeed, dt_deepspeed_import,
      "the log is rank 0's: the world size comes from --world, and every rank runs rank 0's ops\n"

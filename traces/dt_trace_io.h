@@ -114,4 +114,9 @@ int dt_deepspeed_import(const char *const *paths, size_t npaths, const dt_import
 int dt_chakra_import(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
                      dt_error *err);
 
+/* NCCL Inspector importer (traces/dt_nccl_inspector.c, docs/import-nccl-inspector.md): every process's log of
+ * one run. Measured times go to t->measured_*. Does not validate. */
+int dt_nccl_inspector_import(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
+                             dt_error *err);
+
 #endif
