@@ -49,6 +49,8 @@ typedef struct rp_inst {
   double eff;           /* bandwidth efficiency: protocol x algorithm (1 without the NCCL model) */
   double hop, net_hop;  /* per-step latency added inside a node / across the network (0 without the model) */
   double fixed;         /* latency paid once: protocol + algorithm (0 without the model) */
+  double lead;          /* of it, what the algorithm still has to wait before its first exchange: 0, or `fixed`
+                           when the ring's closed form merges it into its single wait */
   double S;             /* per-rank bytes the algorithm moves: op->bytes (0 for a barrier) */
   dt_fidelity fid;
 } rp_inst;
@@ -70,8 +72,10 @@ int rp_closed_uniform(const rp_ctx *c, int32_t g, size_t nflows, const int32_t *
                       double *rate);
 /* Waits in closed form for this member's part of an exchange whose flows all carry the same bytes (before the
  * efficiency) and share latency lat (s) and fair share rate (bytes/s): lat + whole(bytes / eff) / rate, as
- * SimGrid would take, and records this member's sends with the per-link accounting. */
-void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, double lat, double rate);
+ * SimGrid would take, and records this member's sends with the per-link accounting. `before` and `after` (s) are
+ * latencies to wait before and after the exchange, merged into the same single wait (one SimGrid activity). */
+void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, double lat, double rate, double before,
+                    double after);
 
 /* The group's shape (cached). */
 const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g);

@@ -89,7 +89,7 @@ void rp_alltoall_run(const rp_inst *x)
     rounds = (mme - 1) * (s->alpha_intra + x->hop) + (n - mme) * (s->alpha_net + x->net_hop);
   }
   if (s->a2a_cf && !x->op->splits) { /* exact shortcut: every flow S/n, the same latency and share */
-    rp_closed_wait(x, sends, ns, s->a2a_cf_lat, s->a2a_cf_rate);
+    rp_closed_wait(x, sends, ns, s->a2a_cf_lat, s->a2a_cf_rate, 0, 0);
     if (i == 0)
       x->c->closed_instances[x->op->kind]++;
   } else {

@@ -179,10 +179,11 @@ static long whole_bytes(double bytes)
   return bytes > 0 ? (long)llround(bytes) : 0;
 }
 
-void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, double lat, double rate)
+void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, double lat, double rate, double before,
+                    double after)
 {
   double eff = x->eff > 0 ? x->eff : 1.0;
-  double start = simgrid_get_clock();
+  double start = simgrid_get_clock() + (before > 0 ? before : 0);
   double wait = nsends > 0 ? lat + (double)whole_bytes(sends[0].bytes / eff) / rate : 0;
   if (x->c->linkload) { /* per-link accounting: the transfers are the same, only not simulated */
     int32_t from = rp_gpu_of_member(x->c, x->g, x->i);
@@ -190,7 +191,7 @@ void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, doubl
       dt_linkload_add(x->c->linkload, from, rp_gpu_of_member(x->c, x->g, sends[s].to), sends[s].bytes, start,
                       start + wait, x->op->kind, x->g);
   }
-  rp_sleep(wait);
+  rp_sleep((before > 0 ? before : 0) + wait + (after > 0 ? after : 0));
 }
 
 void rp_xfer(const rp_inst *x, const rp_send *sends, size_t nsends, const int32_t *recv_tags, size_t nrecvs)

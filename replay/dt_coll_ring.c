@@ -17,8 +17,8 @@ static double ring_hop(const rp_inst *x)
 
 /* One exchange of `bytes` per channel: this member's sends (to its successor, or to the relay of its hop), the
  * sends it relays, and the receives (from its predecessor and of the hops it relays). closed: wait for it in
- * closed form (the group's ring_cf) instead. */
-static void ring_exchange(const rp_inst *x, double bytes, int closed)
+ * closed form (the group's ring_cf) instead, together with x->lead before it and `rest` after it. */
+static void ring_exchange(const rp_inst *x, double bytes, int closed, double rest)
 {
   const rp_gshape *s = x->gs;
   int32_t n = s->n, C = s->nchannels;
@@ -42,7 +42,7 @@ static void ring_exchange(const rp_inst *x, double bytes, int closed)
     }
   }
   if (closed)
-    rp_closed_wait(x, sends, ns, s->ring_cf_lat, s->ring_cf_rate);
+    rp_closed_wait(x, sends, ns, s->ring_cf_lat, s->ring_cf_rate, x->lead, rest);
   else
     rp_xfer(x, sends, ns, tags, nr);
   free(sends);
@@ -63,7 +63,7 @@ void rp_ring_run(const rp_inst *x, size_t steps, size_t inter, double chunk)
     /* the teaching model: every step waits for its slowest hop, and pays the largest per-step latency */
     double h = ring_hop(x);
     for (size_t s = 0; s < steps; s++) {
-      ring_exchange(x, per_channel, 0);
+      ring_exchange(x, per_channel, 0, 0);
       rp_sleep(h);
     }
     return;
@@ -73,18 +73,24 @@ void rp_ring_run(const rp_inst *x, size_t steps, size_t inter, double chunk)
    * NCCL model: NCCL pipelines a ring, a chunk's latency is the sum of the hops it crosses, so each step costs
    * the mean hop latency; the protocol's per-step costs split as NCCL's tuner splits them, `inter` network
    * steps and the rest NVLink (src/graph/tuning.cc). Both are exact when all hops are alike. */
-  /* exact shortcut: nothing else shares the ring's links and every flow has the same share */
-  ring_exchange(x, per_channel * (double)steps, x->gs->ring_cf);
-  if (x->gs->ring_cf && x->i == 0)
-    x->c->closed_instances[x->op->kind]++;
+  double rest;
   if (!x->c->p->nccl) {
-    rp_sleep((double)(steps - 1) * x->gs->ring_alpha);
+    rest = (double)(steps - 1) * x->gs->ring_alpha;
+  } else {
+    if (inter > steps)
+      inter = steps;
+    rest = (double)(steps - 1) * x->gs->ring_alpha_mean + (double)(steps - inter) * x->hop + (double)inter * x->net_hop;
+  }
+  if (x->gs->ring_cf) {
+    /* exact shortcut: nothing else shares the ring's links and every flow has the same share. The latency paid
+     * once (x->lead, not slept by rp_collective_run), the exchange and the other steps' latency are one wait. */
+    ring_exchange(x, per_channel * (double)steps, 1, rest);
+    if (x->i == 0)
+      x->c->closed_instances[x->op->kind]++;
     return;
   }
-  if (inter > steps)
-    inter = steps;
-  rp_sleep((double)(steps - 1) * x->gs->ring_alpha_mean + (double)(steps - inter) * x->hop +
-           (double)inter * x->net_hop);
+  ring_exchange(x, per_channel * (double)steps, 0, 0);
+  rp_sleep(rest);
 }
 
 void rp_subring_run(const rp_inst *x, const int32_t *members, int32_t m, int32_t self, size_t steps, double chunk,

@@ -171,8 +171,13 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
   in->algo = dt_algo_name(x.algo);
   in->proto = p->nccl ? proto_labels[x.proto] : NULL;
 
-  rp_sleep(x.fixed);
   dt_op_kind k = rp_algo_kind(op->kind);
+  /* a ring waited in closed form pays the fixed latency in its single wait (dt_coll_ring.c) */
+  int merged = x.algo == DT_ALGO_RING && x.fid == DT_FIDELITY_FLOW && x.gs->ring_cf &&
+               (k == DT_OP_ALLREDUCE || k == DT_OP_REDUCESCATTER || k == DT_OP_ALLGATHER);
+  x.lead = merged ? x.fixed : 0;
+  if (!merged)
+    rp_sleep(x.fixed);
   for (size_t r = 0; r < sizeof algo_table / sizeof algo_table[0]; r++)
     if (algo_table[r].kind == k && algo_table[r].algo == x.algo) {
       algo_table[r].run(&x);
