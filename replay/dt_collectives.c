@@ -7,7 +7,7 @@
 #include "../common/dt_util.h"
 
 #include <simgrid/engine.h>
-#include <simgrid/semaphore.h>
+#include <simgrid/barrier.h>
 
 #include <stdlib.h>
 
@@ -126,18 +126,17 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
     return;
   c->comm_active[rank]++;
   if (in->arrived == 1)
-    in->sem = sg_sem_init(0);
-  if (in->arrived < n) {
-    sg_sem_acquire(in->sem);
-  } else {
+    in->bar = sg_barrier_init((unsigned)n);
+  if (in->arrived == n) { /* the last to arrive chooses, before anybody goes on */
     dt_algo a;
     dt_proto pr;
     rp_select(c, op, rp_gshape_of(c, g), &a, &pr);
     in->sel_algo = (int)a;
     in->sel_proto = (int)pr;
-    for (int32_t k = 0; k < n - 1; k++)
-      sg_sem_release(in->sem);
   }
+  /* one simcall per member: the barrier lets everybody go when the last member reaches it (a semaphore the last
+   * member released n - 1 times took twice as many) */
+  (void)sg_barrier_wait(in->bar);
 
   const dt_platform *p = c->p;
   rp_inst x;

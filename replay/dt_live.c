@@ -6,7 +6,7 @@
 
 #include "../common/dt_util.h"
 
-#include <simgrid/semaphore.h>
+#include <simgrid/barrier.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -87,8 +87,8 @@ void rp_live_remove(rp_table *tb, rp_live *l)
   tb->n--;
   tb->free_ids = dt_grow(tb->free_ids, &tb->free_cap, tb->nfree, sizeof *tb->free_ids);
   tb->free_ids[tb->nfree++] = l->id;
-  if (l->sem)
-    sg_sem_destroy(l->sem);
+  if (l->bar)
+    sg_barrier_destroy(l->bar);
   free(l);
 }
 
@@ -96,8 +96,8 @@ void rp_table_free(rp_table *tb)
 {
   for (size_t i = 0; i < tb->cap; i++)
     if (tb->slots[i]) {
-      if (tb->slots[i]->sem)
-        sg_sem_destroy(tb->slots[i]->sem);
+      if (tb->slots[i]->bar)
+        sg_barrier_destroy(tb->slots[i]->bar);
       free(tb->slots[i]);
     }
   free(tb->slots);

@@ -21,7 +21,7 @@ typedef struct rp_live {
   int32_t n;           /* members: the group's size, 2 for a pair */
   int32_t arrived;     /* members that issued it */
   int32_t ndone;       /* members whose op (or batch) completed */
-  sg_sem_t sem;        /* early members of a collective block on it until the last one arrives */
+  sg_bar_t bar;        /* the members of a collective wait on it until the last one arrives */
   double last_issue;   /* latest member issue time */
   double last_end;     /* latest member completion time */
   const dt_op *op;     /* the op of the lowest-ranked member that completed (the send's for a pair) */
@@ -44,7 +44,7 @@ typedef struct rp_table {
 
 /* The record of key (a, b, c), created with n members when absent. Never NULL. */
 rp_live *rp_live_get(rp_table *tb, uint64_t a, uint64_t b, uint64_t c, int32_t n);
-/* Removes and frees a record (destroying its semaphore); its id is reused by a later record. */
+/* Removes and frees a record (destroying its barrier); its id is reused by a later record. */
 void rp_live_remove(rp_table *tb, rp_live *l);
 /* Frees every record left (a deadlocked run) and the table. */
 void rp_table_free(rp_table *tb);
