@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dtsim needs to build, test and import captures. Idempotent; uses sudo when
-# not root. Usage: scripts/deps.sh
+# not root. Usage: scripts/deps.sh [--slurm]
+# --slurm also installs Slurm and munge, for CI's Slurm stage (tests/ci_slurm.sh); users of `dtsim sweep
+# --emit slurm` submit to the cluster they already have.
 set -euo pipefail
 packages=(cmake make gcc g++ pkg-config libsimgrid-dev libyaml-dev check zlib1g-dev libyajl-dev
-          libprotobuf-c-dev protobuf-c-compiler jq time)
+          libprotobuf-c-dev protobuf-c-compiler jq time libssl-dev gnuplot-nox parallel)
+[ "${1:-}" = "--slurm" ] && packages+=(slurm-wlm munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

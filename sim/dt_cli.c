@@ -9,6 +9,7 @@
 #include "../traces/dt_trace_io.h"
 #include "cmd_bench.h"
 #include "cmd_platform.h"
+#include "cmd_sweep.h"
 #include "cmd_validate.h"
 #include "dt_cmd_gen.h"
 #include "dt_report.h"
@@ -89,6 +90,8 @@ static const cmd commands[] = {
     {"platform", dt_cmd_platform, "check a platform file or show its links and routes", dt_cmd_platform_usage},
     {"bench", dt_cmd_bench, "simulate an nccl-tests benchmark (all_reduce, all_gather, ...) on a platform",
      dt_cmd_bench_usage},
+    {"sweep", dt_cmd_sweep, "sweep platform, workload and run parameters: cached points, shards, Slurm, plots",
+     dt_cmd_sweep_usage},
     {"validate", dt_cmd_validate, "compare simulated nccl-tests numbers with the measured references",
      dt_cmd_validate_usage},
     {"help", cmd_help, "show help for dtsim or a subcommand", "usage: dtsim help [COMMAND]\n"},

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# End-to-end tests of `dtsim sweep`: a 3 x 2 grid equals separate `dtsim run` invocations byte for byte (on
+# platform files written here with sed, not by the sweep); the cache reruns exactly what was deleted and what a
+# changed platform byte touches; shards + collect and GNU parallel / xargs equal the local run; impossible
+# points are reported with their reason while the others run; the sensitivity ranking puts an axis that changes
+# nothing last with spread 0; seeded random and Latin-hypercube samples; Ctrl-C keeps finished points; plots.
+# The Slurm path runs in CI's own stage (tests/ci_slurm.sh), it needs a Slurm cluster.
+# usage: tests/e2e_sweep.sh path/to/dtsim   (run from the repository root)
+set -u
+DTSIM=${1:?usage: e2e_sweep.sh DTSIM}
+DTSIM=$(cd "$(dirname "$DTSIM")" && pwd)/$(basename "$DTSIM")
+source "$(dirname "$0")/e2e-lib.sh"
+D=tests/data/sweep
+GEN=(--gen neox-19m --set dp=8 --set global_batch=32 --set dp_overlap=false)
+
+check "help lists sweep" '"$DTSIM" help | grep -q "^  sweep "'
+check "help sweep lists --shard" '"$DTSIM" help sweep | grep -q -- "--shard I/N"'
+
+# --- 3 x 2 grid: 6 rows, each JSON equal to a separate dtsim run on a platform written by sed
+"$DTSIM" sweep $D/grid.yaml --dir "$tmp/g" -j 2 -o "$tmp/g.csv" -o "$tmp/g.jsonl" >"$tmp/g.out" 2>"$tmp/g.err"; rc=$?
+check "grid sweep exits 0" '[ $rc -eq 0 ]'
+check "grid CSV has a header and 6 rows" '[ "$(wc -l <"$tmp/g.csv")" -eq 7 ]'
+check "grid JSON lines has 6 ok points" '[ "$(grep -c "\"status\":\"ok\"" "$tmp/g.jsonl")" -eq 6 ]'
+check "manifest has 6 points" '[ "$(wc -l <"$tmp/g/manifest.jsonl")" -eq 6 ]'
+same=0
+i=0
+for o in 1 3 7; do
+  for b in 50Gb/s 200Gb/s; do
+    sed "s/oversubscription: 1/oversubscription: $o/; s|bandwidth: 100Gb/s, latency: 1us|bandwidth: $b, latency: 1us|" \
+      $D/base.yaml >"$tmp/p$i.yaml"
+    "$DTSIM" run --json "$tmp/p$i.yaml" "${GEN[@]}" >"$tmp/r$i.json" 2>/dev/null
+    h=$(sed -n "$((i + 1))p" "$tmp/g/manifest.jsonl" | jq -r .hash)
+    p=$(sed -n "$((i + 1))p" "$tmp/g/manifest.jsonl" | jq -r '.params["network.oversubscription"] + " " + .params["nics.bandwidth"]')
+    if [ "$p" = "$o $b" ] && cmp -s "$tmp/r$i.json" "$tmp/g/results/$h.json"; then same=$((same + 1)); fi
+    m=$(grep -o "\"makespan_s\":[^,]*" "$tmp/r$i.json" | cut -d: -f2)
+    csvm=$(awk -F, -v n=$((i + 2)) 'NR == n { print $5 }' "$tmp/g.csv")
+    check "point $i ($o, $b): CSV makespan $csvm equals dtsim run's $m" '[ -n "$m" ] && [ "$csvm" = "$m" ]'
+    i=$((i + 1))
+  done
+done
+check "all 6 results equal separate dtsim run invocations byte for byte" '[ $same -eq 6 ]'
+check "the 6 results differ from each other (every axis reached the platform)" \
+  '[ "$(cat "$tmp"/r?.json | sort -u | wc -l)" -eq 6 ]'
+check "ranking printed on stdout" 'grep -q "^   1  nics.bandwidth" "$tmp/g.out"'
+
+# --- cache: a rerun runs nothing; deleting two results runs exactly those two
+"$DTSIM" sweep $D/grid.yaml --dir "$tmp/g" >/dev/null 2>"$tmp/re.err"
+check "rerun finds 6 cached, 0 to run" 'grep -q "6 points: 6 cached, 0 to run" "$tmp/re.err"'
+ls -i "$tmp/g/results/"*.json | sort >"$tmp/inodes.before"
+h1=$(sed -n 2p "$tmp/g/manifest.jsonl" | jq -r .hash); h2=$(sed -n 5p "$tmp/g/manifest.jsonl" | jq -r .hash)
+rm "$tmp/g/results/$h1.json" "$tmp/g/results/$h2.json"
+"$DTSIM" sweep $D/grid.yaml --dir "$tmp/g" -o "$tmp/g2.csv" >/dev/null 2>"$tmp/re2.err"; rc=$?
+check "rerun after deleting two results exits 0" '[ $rc -eq 0 ]'
+check "rerun after deleting two results runs exactly two" 'grep -q "6 points: 4 cached, 2 to run" "$tmp/re2.err"'
+ls -i "$tmp/g/results/"*.json | sort >"$tmp/inodes.after"
+check "the other four result files were not rewritten" \
+  '[ "$(comm -12 "$tmp/inodes.before" "$tmp/inodes.after" | wc -l)" -eq 4 ]'
+check "the CSV after the rerun equals the first" 'cmp -s "$tmp/g.csv" "$tmp/g2.csv"'
+
+# --- a changed platform byte invalidates its points (one not swept), an overridden value does not
+mkdir -p "$tmp/edit"
+cp $D/grid.yaml "$tmp/edit/grid.yaml"
+sed 's/link_latency: 500ns/link_latency: 501ns/' $D/base.yaml >"$tmp/edit/base.yaml"
+"$DTSIM" sweep plan "$tmp/edit/grid.yaml" --dir "$tmp/g" >"$tmp/plan1.txt" 2>/dev/null
+check "a changed link_latency byte: all 6 points to run again" '[ "$(grep -c "to run" "$tmp/plan1.txt")" -eq 6 ]'
+sed 's|bandwidth: 100Gb/s, latency: 1us|bandwidth: 800Gb/s, latency: 1us|' $D/base.yaml >"$tmp/edit/base.yaml"
+"$DTSIM" sweep plan "$tmp/edit/grid.yaml" --dir "$tmp/g" >"$tmp/plan2.txt" 2>/dev/null
+check "a changed nics.bandwidth (every point overrides it): all 6 cached" \
+  '[ "$(grep -c "cached" "$tmp/plan2.txt")" -eq 6 ]'
+
+# --- shards 0/3, 1/3, 2/3 then collect equal the local run
+for s in 0 1 2; do "$DTSIM" sweep run --shard $s/3 -q $D/grid.yaml --dir "$tmp/sh" 2>>"$tmp/sh.err"; done
+check "a shard writes 2 of the 6 results" '[ "$(ls "$tmp/sh/results/"*.json | wc -l)" -eq 6 ]'
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/sh" -o "$tmp/sh.csv" >/dev/null 2>&1; rc=$?
+check "collect after the shards exits 0" '[ $rc -eq 0 ]'
+check "shards + collect CSV equals the local run's" 'cmp -s "$tmp/g.csv" "$tmp/sh.csv"'
+"$DTSIM" sweep run --shard 1/3 -q $D/grid.yaml --dir "$tmp/sh1" 2>/dev/null
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/sh1" -o "$tmp/sh1.csv" >/dev/null 2>"$tmp/sh1.err"; rc=$?
+check "collect with shards missing exits 1 and lists them" '[ $rc -eq 1 ] && grep -q "4 points are not run yet: 0 2 3 5" "$tmp/sh1.err"'
+check "missing points are rows with status missing" '[ "$(grep -c ",missing," "$tmp/sh1.csv")" -eq 4 ]'
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/sh1" --from "$tmp/sh" -o "$tmp/sh2.csv" >/dev/null 2>&1; rc=$?
+check "collect --from another folder fills the missing points" '[ $rc -eq 0 ] && cmp -s "$tmp/g.csv" "$tmp/sh2.csv"'
+
+# --- GNU parallel and xargs -P run the emitted commands; collect equals the local run
+"$DTSIM" sweep run --emit-commands $D/grid.yaml --dir "$tmp/par" >"$tmp/cmds.txt" 2>/dev/null
+check "--emit-commands prints 6 commands" '[ "$(wc -l <"$tmp/cmds.txt")" -eq 6 ]'
+parallel --will-cite -j 2 <"$tmp/cmds.txt"; rc=$?
+check "GNU parallel runs the commands" '[ $rc -eq 0 ]'
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/par" -o "$tmp/par.csv" >/dev/null 2>&1
+check "GNU parallel CSV equals the local run's" 'cmp -s "$tmp/g.csv" "$tmp/par.csv"'
+"$DTSIM" sweep run --emit-commands $D/grid.yaml --dir "$tmp/xa" 2>/dev/null | xargs -d '\n' -P 2 -I CMD sh -c CMD
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/xa" -o "$tmp/xa.csv" >/dev/null 2>&1
+check "xargs -P CSV equals the local run's" 'cmp -s "$tmp/g.csv" "$tmp/xa.csv"'
+check "--emit-commands prints nothing once all are cached" \
+  '[ -z "$("$DTSIM" sweep run --emit-commands $D/grid.yaml --dir "$tmp/xa" 2>/dev/null)" ]'
+
+# --- Slurm script: what it submits (run for real by tests/ci_slurm.sh in CI)
+"$DTSIM" sweep run --emit slurm --shards 3 $D/grid.yaml --dir "$tmp/sl" >"$tmp/submit.sh" 2>/dev/null
+check "--emit slurm writes a valid sh script" 'sh -n "$tmp/submit.sh"'
+check "it submits an array of 3 shards and a dependent collect" \
+  'grep -q -- "--array=0-2" "$tmp/submit.sh" && grep -q -- "--dependency=afterany:\$array" "$tmp/submit.sh" && grep -q "SLURM_ARRAY_TASK_ID/3" "$tmp/submit.sh"'
+
+# --- impossible points: a fat-tree that does not fit, tp*pp*dp != GPUs; the other point runs
+"$DTSIM" sweep --set platform=$D/base.yaml --set workload.gen=neox-19m --set workload.global_batch=32 \
+  --set workload.dp=4 --axis network.radix=2,8 --axis tp=1,2 --dir "$tmp/imp" -o "$tmp/imp.csv" -q \
+  >/dev/null 2>"$tmp/imp.err"; rc=$?
+check "a sweep with impossible points exits 0" '[ $rc -eq 0 ]'
+check "the fat-tree that does not fit is reported with its reason" \
+  'grep -q "point 0 (network.radix=2 tp=1) cannot run: platform: a 2-level fat-tree of radix 2 .* holds at most 2 NICs, the platform has 8" "$tmp/imp.err"'
+check "tp*pp*dp != GPUs is reported with its reason" \
+  'grep -q "point 2 (network.radix=8 tp=1) cannot run: workload: tp\*pp\*dp = 1\*1\*4 = 4 ranks, the platform has 8 GPUs" "$tmp/imp.err"'
+check "the possible point ran" 'grep -q "^3,ok,8,2," "$tmp/imp.csv"'
+check "impossible points are CSV rows with their reason" '[ "$(grep -c ",impossible," "$tmp/imp.csv")" -eq 3 ]'
+"$DTSIM" sweep --set platform=$D/base.yaml --set workload.gen=neox-19m --axis tp=3,5 --dir "$tmp/none" -q \
+  >/dev/null 2>"$tmp/none.err"; rc=$?
+check "a sweep where no point can run exits 2" '[ $rc -eq 2 ] && grep -q "none of the 2 points can run" "$tmp/none.err"'
+
+# --- sensitivity ranking: an axis that changes nothing (the GPU's name) is last with spread 0; the spread of
+# nics.bandwidth equals the difference of the mean iteration times, computed here from the CSV
+"$DTSIM" sweep --set platform=$D/base.yaml --set workload.gen=neox-19m --set workload.dp=8 \
+  --set workload.global_batch=32 --set workload.dp_overlap=false \
+  --axis gpu.model=A,B --axis nics.bandwidth=25Gb/s,100Gb/s,400Gb/s --dir "$tmp/rk" -o "$tmp/rk.csv" -q \
+  >"$tmp/rk.out" 2>"$tmp/rk.err"; rc=$?
+check "ranking sweep exits 0" '[ $rc -eq 0 ]'
+check "the axis that changes nothing ranks last with spread 0" 'tail -1 "$tmp/rk.out" | grep -Eq "^   2  gpu.model +0 "'
+want=$(awk -F, 'NR > 1 { s[$4] += $6; n[$4]++ } END { hi = -1; lo = 1e300; for (k in s) { m = s[k] / n[k]; if (m > hi) hi = m; if (m < lo) lo = m }; printf "%.6g", hi - lo }' "$tmp/rk.csv")
+got=$(awk '$2 == "nics.bandwidth" { print $3 }' "$tmp/rk.out")
+check "nics.bandwidth ranks first, spread $got = max - min of the means from the CSV ($want)" \
+  'grep -Eq "^   1  nics.bandwidth" "$tmp/rk.out" && close "$got" "$want" 1e-5'
+
+# --- plots (gnuplot)
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/g.svg" >/dev/null 2>&1; rc=$?
+check "--plot out.svg draws an SVG" '[ $rc -eq 0 ] && grep -q "<svg" "$tmp/g.svg" && grep -q "nics.bandwidth=50Gb/s" "$tmp/g.svg"'
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/g.png" --heatmap >/dev/null 2>&1; rc=$?
+check "--plot out.png --heatmap draws a PNG" '[ $rc -eq 0 ] && [ "$(head -c 4 "$tmp/g.png" | tail -c 3)" = PNG ]'
+check "--plot with a bad extension exits 2" \
+  '"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/g.gif" >/dev/null 2>&1; [ $? -eq 2 ]'
+
+# --- sampling: seeded random (distinct points, reproducible) and Latin hypercube (each value equally often)
+S=(--set platform=$D/base.yaml --set workload.gen=neox-19m --set workload.dp=8 --set workload.global_batch=32
+   --axis nics.bandwidth=25Gb/s,50Gb/s,100Gb/s --axis network.link_latency=100ns,200ns,300ns --dir "$tmp/smp")
+"$DTSIM" sweep plan "${S[@]}" --set sample.method=random --set sample.points=4 --set sample.seed=7 | cut -f3 >"$tmp/r7a"
+"$DTSIM" sweep plan "${S[@]}" --set sample.method=random --set sample.points=4 --set sample.seed=7 | cut -f3 >"$tmp/r7b"
+check "random sample: 4 distinct points" '[ "$(sort -u "$tmp/r7a" | wc -l)" -eq 4 ]'
+check "random sample: the same seed draws the same points" 'cmp -s "$tmp/r7a" "$tmp/r7b"'
+"$DTSIM" sweep plan "${S[@]}" --set sample.method=lhs --set sample.points=6 --set sample.seed=3 >"$tmp/lhs"
+check "Latin hypercube of 6 points: each of 3 bandwidths twice" \
+  '[ "$(grep -o "nics.bandwidth=[^ ]*" "$tmp/lhs" | sort | uniq -c | awk "{print \$1}" | sort -u)" = 2 ]'
+check "Latin hypercube of 6 points: each of 3 latencies twice" \
+  '[ "$(grep -o "link_latency=[^ 	]*" "$tmp/lhs" | sort | uniq -c | awk "{print \$1}" | sort -u)" = 2 ]'
+
+# --- spec errors carry their position
+printf 'dtsim_sweep: 1\nplatform: base.yaml\nworkload: {gen: neox-19m}\naxs:\n  nodes: [1, 2]\n' >"$tmp/bad.yaml"
+"$DTSIM" sweep plan "$tmp/bad.yaml" >/dev/null 2>"$tmp/bad.err"; rc=$?
+check "unknown spec key: exit 2 at file:line:col with the nearest key" \
+  '[ $rc -eq 2 ] && grep -q "bad.yaml:4:1: unknown key .axs. (did you mean .axes.?)" "$tmp/bad.err"'
+printf 'dtsim_sweep: 1\nplatform: base.yaml\nworkload: {gen: neox-19m}\naxes:\n  algo: [ring, trie]\n' >"$tmp/bad2.yaml"
+"$DTSIM" sweep plan "$tmp/bad2.yaml" >/dev/null 2>"$tmp/bad2.err"; rc=$?
+check "bad algorithm in an axis: exit 2 at its line" '[ $rc -eq 2 ] && grep -q "bad2.yaml:5:9: unknown algorithm .trie." "$tmp/bad2.err"'
+
+# --- Ctrl-C: finished points stay cached, nothing half-written, the rerun runs the rest
+"$DTSIM" sweep --set platform=$D/base.yaml --set workload.gen=neox-1.3b --set workload.tp=2 --set workload.dp=4 \
+  --set workload.global_batch=2048 --axis nics.bandwidth=25Gb/s,50Gb/s,100Gb/s,200Gb/s -j 1 --dir "$tmp/int" -q \
+  >/dev/null 2>"$tmp/int.err" &
+pid=$!
+for _ in $(seq 1 600); do
+  [ "$(ls "$tmp/int/results/" 2>/dev/null | grep -c '\.json$')" -ge 1 ] && break
+  sleep 0.05
+done
+kill -INT $pid
+wait $pid; rc=$?
+n=$(ls "$tmp/int/results/" | grep -c '\.json$')
+check "Ctrl-C exits 130" '[ $rc -eq 130 ]'
+check "Ctrl-C leaves the finished points ($n) cached and not all" '[ "$n" -ge 1 ] && [ "$n" -lt 4 ]'
+check "Ctrl-C leaves no temporary files" '[ -z "$(ls "$tmp/int/results/" | grep tmp)" ]'
+"$DTSIM" sweep --set platform=$D/base.yaml --set workload.gen=neox-1.3b --set workload.tp=2 --set workload.dp=4 \
+  --set workload.global_batch=2048 --axis nics.bandwidth=25Gb/s,50Gb/s,100Gb/s,200Gb/s -j 2 --dir "$tmp/int" \
+  >/dev/null 2>"$tmp/int2.err"
+check "the rerun runs only the $((4 - n)) missing points" 'grep -q "4 points: $n cached, $((4 - n)) to run" "$tmp/int2.err"'
+
+finish
