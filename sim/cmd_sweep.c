@@ -52,7 +52,8 @@ const char dt_cmd_sweep_usage[] =
     "  -o FILE                FILE.csv (one row per point), FILE.jsonl (JSON lines), '-' CSV on stdout;\n"
     "                         repeatable\n"
     "  --plot FILE.svg|png    iteration time against the first axis, a line per value of the second\n"
-    "                         (gnuplot); --plot-x AXIS, --plot-by AXIS, --heatmap\n"
+    "                         (gnuplot); --plot-x AXIS, --plot-by AXIS, --heatmap, --plot-where AXIS=VALUE\n"
+    "                         (only those points; repeatable; other axes are averaged)\n"
     "  --from DIR             collect: first take results another sweep folder holds (shards that ran\n"
     "                         elsewhere); repeatable\n";
 
@@ -73,6 +74,8 @@ typedef struct opts {
   size_t nouts;
   const char **outs;
   const char *plot, *plot_x, *plot_by;
+  size_t nwhere;
+  const char **where;
   size_t nfrom;
   const char **from;
 } opts;
@@ -94,6 +97,7 @@ static void opts_free(opts *o)
   free(o->points_only);
   free(o->outs);
   free(o->from);
+  free(o->where);
 }
 
 static int usage(const char *fmt, const char *arg)
@@ -127,7 +131,7 @@ static long usable_cpus(void)
 static int parse_opts(int argc, char **argv, opts *o)
 {
   enum { O_SET = 1000, O_AXIS, O_DIR, O_SHARD, O_POINT, O_EMITC, O_EMIT, O_SHARDS, O_CPUS, O_SBATCH, O_PLOT,
-         O_PLOTX, O_PLOTBY, O_HEAT, O_FROM };
+         O_PLOTX, O_PLOTBY, O_HEAT, O_FROM, O_WHERE };
   static const struct option longopts[] = {
       {"set", required_argument, NULL, O_SET},          {"axis", required_argument, NULL, O_AXIS},
       {"dir", required_argument, NULL, O_DIR},          {"jobs", required_argument, NULL, 'j'},
@@ -138,6 +142,7 @@ static int parse_opts(int argc, char **argv, opts *o)
       {"output", required_argument, NULL, 'o'},         {"plot", required_argument, NULL, O_PLOT},
       {"plot-x", required_argument, NULL, O_PLOTX},     {"plot-by", required_argument, NULL, O_PLOTBY},
       {"heatmap", no_argument, NULL, O_HEAT},           {"from", required_argument, NULL, O_FROM},
+      {"plot-where", required_argument, NULL, O_WHERE},
       {"help", no_argument, NULL, 'h'},                 {NULL, 0, NULL, 0}};
   int first = 1;
   if (argc > 1 && strcmp(argv[1], "run") == 0)
@@ -227,6 +232,10 @@ static int parse_opts(int argc, char **argv, opts *o)
     case O_HEAT:
       o->heatmap = 1;
       break;
+    case O_WHERE:
+      o->where = dt_xrealloc(o->where, sizeof *o->where * (o->nwhere + 1));
+      o->where[o->nwhere++] = optarg;
+      break;
     case O_FROM:
       o->from = dt_xrealloc(o->from, sizeof *o->from * (o->nfrom + 1));
       o->from[o->nfrom++] = optarg;
@@ -263,8 +272,8 @@ static int parse_opts(int argc, char **argv, opts *o)
     return usage("%s", "--emit, --shard and --point belong to 'dtsim sweep run'");
   if (o->nfrom && o->verb != 1)
     return usage("%s", "--from belongs to 'dtsim sweep collect'");
-  if ((o->plot_x || o->plot_by || o->heatmap) && !o->plot)
-    return usage("%s", "--plot-x, --plot-by and --heatmap need --plot FILE");
+  if ((o->plot_x || o->plot_by || o->heatmap || o->nwhere) && !o->plot)
+    return usage("%s", "--plot-x, --plot-by, --plot-where and --heatmap need --plot FILE");
   if (o->shard_n && o->npoints_only)
     return usage("%s", "give one of --shard and --point");
   return 0;
@@ -576,7 +585,7 @@ static int write_outputs(const opts *o, const dt_sweep_plan *P, const dt_sweep_r
       return EXIT_USAGE;
     }
   }
-  if (o->plot && dt_sweep_plot(o->plot, o->plot_x, o->plot_by, o->heatmap, P, r, &err) != DT_OK) {
+  if (o->plot && dt_sweep_plot(o->plot, o->plot_x, o->plot_by, o->heatmap, o->where, o->nwhere, P, r, &err) != DT_OK) {
     fprintf(stderr, "dtsim: error: %s\n", err.msg);
     return EXIT_USAGE;
   }
@@ -668,6 +677,20 @@ static int emit_slurm(const opts *o, const dt_sweep_plan *P, size_t ntodo)
   if (o->plot) {
     add_word(&w, &nw, "--plot");
     add_word(&w, &nw, o->plot);
+  }
+  if (o->plot_x) {
+    add_word(&w, &nw, "--plot-x");
+    add_word(&w, &nw, o->plot_x);
+  }
+  if (o->plot_by) {
+    add_word(&w, &nw, "--plot-by");
+    add_word(&w, &nw, o->plot_by);
+  }
+  if (o->heatmap)
+    add_word(&w, &nw, "--heatmap");
+  for (size_t i = 0; i < o->nwhere; i++) {
+    add_word(&w, &nw, "--plot-where");
+    add_word(&w, &nw, o->where[i]);
   }
   char *collect = sh_join((const char *const *)w, nw);
   for (size_t i = 0; i < nw; i++)

@@ -134,7 +134,8 @@ int dt_sweep_write_jsonl(FILE *f, const dt_sweep_plan *p, const dt_sweep_result 
  * first (ties in axis order). Prints a table to f. */
 void dt_sweep_print_ranking(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r);
 /* Draws the mean iteration time against axis x (lines per value of axis by, or a heatmap of x by `by`) with
- * gnuplot into out (.svg or .png); x and by NULL pick the first axes with two or more values. The data and
- * script are written beside out (out.dat, out.gp). Returns DT_OK or DT_ERR (bad axis, gnuplot failed). */
-int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, const dt_sweep_plan *p,
-                  const dt_sweep_result *r, dt_error *err);
+ * gnuplot into out (.svg or .png); x and by NULL pick the first axes with two or more values. Only points whose
+ * axes have the values where[0..nwhere) ("AXIS=VALUE") are drawn; other axes are averaged. The data and script
+ * are written beside out (out.dat, out.gp). Returns DT_OK or DT_ERR (bad axis or value, gnuplot failed). */
+int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, const char *const *where,
+                  size_t nwhere, const dt_sweep_plan *p, const dt_sweep_result *r, dt_error *err);

@@ -522,8 +522,8 @@ static void gp_tics(FILE *f, const char *which, const dt_sweep_axis *ax)
   fputs(")\n", f);
 }
 
-int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, const dt_sweep_plan *p,
-                  const dt_sweep_result *r, dt_error *err)
+int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, const char *const *where,
+                  size_t nwhere, const dt_sweep_plan *p, const dt_sweep_result *r, dt_error *err)
 {
   const dt_sweep_spec *s = p->spec;
   const char *ext = strrchr(out, '.');
@@ -535,34 +535,69 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
     return dt_error_set(err, NULL, 0, 0, "--plot-x '%s' is not an axis of the sweep", x);
   if (by && find_axis(s, by, &ay) < 0)
     return dt_error_set(err, NULL, 0, 0, "--plot-by '%s' is not an axis of the sweep", by);
+  size_t *wa = dt_xcalloc(nwhere + 1, sizeof *wa), *wv = dt_xcalloc(nwhere + 1, sizeof *wv);
+  char fixed[1024] = "";
+  for (size_t k = 0; k < nwhere; k++) {
+    const char *eq = strchr(where[k], '=');
+    char key[512];
+    snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - where[k]) : 0, where[k]);
+    int found = eq && find_axis(s, key, &wa[k]) == 0;
+    for (wv[k] = 0; found && wv[k] < s->axes[wa[k]].nvalues; wv[k]++)
+      if (strcmp(s->axes[wa[k]].labels[wv[k]], eq + 1) == 0)
+        break;
+    if (!found || wv[k] == s->axes[wa[k]].nvalues || (x && wa[k] == ax) || (by && wa[k] == ay)) {
+      free(wa);
+      free(wv);
+      return dt_error_set(err, NULL, 0, 0, "--plot-where '%s': expected AXIS=VALUE with a value of an axis that "
+                                           "is not plotted", where[k]);
+    }
+    size_t used = strlen(fixed);
+    snprintf(fixed + used, sizeof fixed - used, "%s%s", used ? ", " : "", where[k]);
+  }
   for (size_t a = 0; a < s->naxes; a++) {
-    if (s->axes[a].nvalues < 2 || a == ax || a == ay)
+    int pinned = 0;
+    for (size_t k = 0; k < nwhere; k++)
+      pinned |= wa[k] == a;
+    if (s->axes[a].nvalues < 2 || a == ax || a == ay || pinned)
       continue;
     if (ax == SIZE_MAX)
       ax = a;
     else if (ay == SIZE_MAX && !by)
       ay = a;
   }
-  if (ax == SIZE_MAX)
-    return dt_error_set(err, NULL, 0, 0, "--plot needs an axis with two or more values");
-  if (ax == ay)
-    return dt_error_set(err, NULL, 0, 0, "--plot-x and --plot-by name the same axis '%s'", s->axes[ax].key);
-  if (heatmap && ay == SIZE_MAX)
-    return dt_error_set(err, NULL, 0, 0, "--heatmap needs a second axis with two or more values (--plot-by)");
+  const char *why = ax == SIZE_MAX            ? "--plot needs an axis with two or more values that is not pinned"
+                    : ax == ay                  ? "--plot-x and --plot-by name the same axis"
+                    : heatmap && ay == SIZE_MAX ? "--heatmap needs a second axis with two or more values (--plot-by)"
+                                                : NULL;
+  if (why) {
+    free(wa);
+    free(wv);
+    return dt_error_set(err, NULL, 0, 0, "%s", why);
+  }
   table *t = table_make(p, r);
   size_t nx = s->axes[ax].nvalues, ny = ay == SIZE_MAX ? 1 : s->axes[ay].nvalues;
   double *sum = dt_xcalloc(nx * ny, sizeof *sum);
   size_t *cnt = dt_xcalloc(nx * ny, sizeof *cnt);
   int averaged = 0;
-  for (size_t a = 0; a < s->naxes; a++)
-    averaged |= a != ax && a != ay && s->axes[a].nvalues > 1;
-  for (size_t i = 0; i < p->npoints; i++)
-    if (r[i].status == DT_POINT_OK && t->rows[i].has_iter) {
+  for (size_t a = 0; a < s->naxes; a++) {
+    int pinned = 0;
+    for (size_t k = 0; k < nwhere; k++)
+      pinned |= wa[k] == a;
+    averaged |= a != ax && a != ay && s->axes[a].nvalues > 1 && !pinned;
+  }
+  for (size_t i = 0; i < p->npoints; i++) {
+    int keep = 1;
+    for (size_t k = 0; k < nwhere; k++)
+      keep &= p->points[i].choice[wa[k]] == wv[k];
+    if (keep && r[i].status == DT_POINT_OK && t->rows[i].has_iter) {
       size_t cx = p->points[i].choice[ax], cy = ay == SIZE_MAX ? 0 : p->points[i].choice[ay];
       sum[cx * ny + cy] += t->rows[i].iter;
       cnt[cx * ny + cy]++;
     }
+  }
   table_free(t);
+  free(wa);
+  free(wv);
   size_t n = strlen(out) + 8;
   char *dat = dt_xmalloc(n), *gp = dt_xmalloc(n);
   snprintf(dat, n, "%s.dat", out);
@@ -599,7 +634,12 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
   gp_str(g, s->axes[ax].key);
   fputc('\n', g);
   gp_tics(g, "xtics", &s->axes[ax]);
-  fprintf(g, "set title \"iteration time%s\"\n", averaged ? " (mean over the other axes)" : "");
+  fputs("set title ", g);
+  char title[1200];
+  snprintf(title, sizeof title, "iteration time%s%s%s%s", *fixed ? ", " : "", fixed,
+           averaged ? (*fixed ? "; " : " ") : "", averaged ? "(mean over the other axes)" : "");
+  gp_str(g, title);
+  fputc('\n', g);
   if (heatmap) {
     fputs("set ylabel ", g);
     gp_str(g, s->axes[ay].key);

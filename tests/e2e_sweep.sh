@@ -133,6 +133,11 @@ check "nics.bandwidth ranks first, spread $got = max - min of the means from the
 check "--plot out.svg draws an SVG" '[ $rc -eq 0 ] && grep -q "<svg" "$tmp/g.svg" && grep -q "nics.bandwidth=50Gb/s" "$tmp/g.svg"'
 "$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/g.png" --heatmap >/dev/null 2>&1; rc=$?
 check "--plot out.png --heatmap draws a PNG" '[ $rc -eq 0 ] && [ "$(head -c 4 "$tmp/g.png" | tail -c 3)" = PNG ]'
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/w.svg" --plot-where nics.bandwidth=200Gb/s >/dev/null 2>&1
+check "--plot-where keeps one value: a single line, named in the title" \
+  'grep -q "^set title \"iteration time, nics.bandwidth=200Gb/s\"" "$tmp/w.svg.gp" && [ "$(grep -c "^#" "$tmp/w.svg.dat")" -eq 1 ]'
+check "--plot-where with a value the axis does not have exits 2" \
+  '"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/w.svg" --plot-where nics.bandwidth=1Gb/s >/dev/null 2>&1; [ $? -eq 2 ]'
 check "--plot with a bad extension exits 2" \
   '"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/g.gif" >/dev/null 2>&1; [ $? -eq 2 ]'
 
