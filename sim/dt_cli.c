@@ -6,6 +6,7 @@
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
 #include "../replay/dt_replay.h"
+#include "../traces/dt_scale.h"
 #include "../traces/dt_trace_io.h"
 #include "cmd_bench.h"
 #include "cmd_platform.h"
@@ -30,6 +31,7 @@ typedef struct cmd {
 
 static int cmd_run(int argc, char **argv);
 static int cmd_import(int argc, char **argv);
+static int cmd_scale(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 static int cmd_gen(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -83,9 +85,25 @@ static const char import_usage[] =
     "  --format F, --expand N, --rank R, --dep-window TIME, --gaps host|keep|drop, --compute-gap TIME,\n"
     "  --world N, --group-size KIND=N   as for 'dtsim run'\n";
 
+static const char scale_usage[] =
+    "usage: dtsim scale [options] TRACE... --dp D --grad GROUP[,GROUP...] -o OUT\n"
+    "\n"
+    "Writes the trace of D data-parallel replicas from a trace or capture of fewer (one replica, or one rank\n"
+    "of a data-parallel run). Ranks follow Megatron-LM's order, TP innermost, then DP, then PP: rank =\n"
+    "t + TP*(j + DP*k). The gradient groups named by --grad become the new DP groups; all-gathers on them\n"
+    "(ZeRO parameter shards) scale by the old/new DP degree. The mapping is checked and printed.\n"
+    "\n"
+    "  --dp D                 data-parallel degree wanted\n"
+    "  --tp T, --pp P         the input's tensor- and pipeline-parallel degrees (default 1); its DP degree is\n"
+    "                         ranks / (T*P)\n"
+    "  --grad GROUPS          the input's gradient (data-parallel) groups, by name, comma-separated\n"
+    "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout\n"
+    "  --format F, --expand N, --rank R, --dep-window TIME, --gaps host|keep|drop, ...   as for 'dtsim run'\n";
+
 static const cmd commands[] = {
     {"run", cmd_run, "replay a trace on a platform and report iteration time and communication", run_usage},
     {"import", cmd_import, "convert captures (Kineto, NCCL logs, NCCL Inspector, DeepSpeed, Chakra) to the native format", import_usage},
+    {"scale", cmd_scale, "write the trace of more data-parallel replicas from a trace or capture of fewer", scale_usage},
     {"gen", cmd_gen, "generate the trace of a GPT training iteration (Megatron-LM / DeepSpeed)", dt_gen_usage},
     {"platform", dt_cmd_platform, "check a platform file or show its links and routes", dt_cmd_platform_usage},
     {"bench", dt_cmd_bench, "simulate an nccl-tests benchmark (all_reduce, all_gather, ...) on a platform",
@@ -545,6 +563,103 @@ static int cmd_import(int argc, char **argv)
               (int)t->nranks, dt_trace_op_count(t), (long long)t->ninstances, (long long)t->npairs);
   }
   dt_trace_free(t);
+  return rc;
+}
+
+static int parse_degree(const char *cmdname, const char *what, const char *arg, int32_t *out)
+{
+  char *end;
+  long v = strtol(arg, &end, 10);
+  if (*end || end == arg || v < 1 || v > DT_TRACE_MAX_RANKS) {
+    fprintf(stderr, "dtsim %s: %s expects a positive count, found '%s'\nrun 'dtsim help %s' for usage\n", cmdname,
+            what, arg, cmdname);
+    return -1;
+  }
+  *out = (int32_t)v;
+  return 0;
+}
+
+static int cmd_scale(int argc, char **argv)
+{
+  static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {"dp", required_argument, NULL, 'D'},
+                                           {"tp", required_argument, NULL, 'T'},
+                                           {"pp", required_argument, NULL, 'P'},
+                                           {"grad", required_argument, NULL, 'g'},
+                                           IMPORT_LONG_OPTIONS,
+                                           {NULL, 0, NULL, 0}};
+  const char *out = NULL, *grad = NULL;
+  dt_scale_opts so = {1, 1, 0, NULL, 0};
+  dt_import_opts io;
+  dt_import_opts_init(&io);
+  int opt;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    int handled = import_option(opt, "scale", &io);
+    if (handled < 0)
+      return EXIT_USAGE;
+    if (handled)
+      continue;
+    switch (opt) {
+    case 'o':
+      out = optarg;
+      break;
+    case 'D':
+      if (parse_degree("scale", "--dp", optarg, &so.dp) != 0)
+        return EXIT_USAGE;
+      break;
+    case 'T':
+      if (parse_degree("scale", "--tp", optarg, &so.tp) != 0)
+        return EXIT_USAGE;
+      break;
+    case 'P':
+      if (parse_degree("scale", "--pp", optarg, &so.pp) != 0)
+        return EXIT_USAGE;
+      break;
+    case 'g':
+      grad = optarg;
+      break;
+    case 'h':
+      fputs(scale_usage, stdout);
+      return EXIT_OK;
+    default:
+      return bad_option("scale", opt, argv);
+    }
+  }
+  if (!out)
+    return usage_error("scale", "%s", "expected -o OUT");
+  if (so.dp < 1)
+    return usage_error("scale", "%s", "expected --dp D, the data-parallel degree wanted");
+  if (!grad || !*grad)
+    return usage_error("scale", "%s", "expected --grad GROUP[,GROUP...]: the gradient groups of the input");
+  if (argc - optind < 1)
+    return usage_error("scale", "%s", "expected at least one input file");
+  char *list = dt_xstrdup(grad);
+  const char **names = NULL;
+  size_t cap = 0;
+  for (char *p = strtok(list, ","); p; p = strtok(NULL, ",")) {
+    names = dt_grow(names, &cap, so.ngrad, sizeof *names);
+    names[so.ngrad++] = p;
+  }
+  so.grad = names;
+  dt_error err;
+  dt_error_clear(&err);
+  dt_trace *t = NULL, *scaled = NULL;
+  int rc = EXIT_OK;
+  if (dt_trace_load((const char *const *)&argv[optind], (size_t)(argc - optind), &io, &t, &err) != DT_OK ||
+      dt_trace_scale(t, &so, &scaled, strcmp(out, "-") == 0 ? stderr : stdout, &err) != DT_OK ||
+      dt_trace_validate(scaled, &err) != DT_OK || dt_trace_write_native(scaled, out, &err) != DT_OK) {
+    print_error(&err);
+    rc = EXIT_USAGE;
+  } else if (strcmp(out, "-") != 0)
+    fprintf(stderr, "dtsim: wrote %s: %d ranks, %zu ops, %lld collective instances, %lld send/recv pairs\n", out,
+            (int)scaled->nranks, dt_trace_op_count(scaled), (long long)scaled->ninstances,
+            (long long)scaled->npairs);
+  dt_trace_free(scaled);
+  dt_trace_free(t);
+  free(names);
+  free(list);
   return rc;
 }
 
