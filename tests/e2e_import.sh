@@ -15,6 +15,8 @@ check "import --explain FILE names the sniffed format" '[ $rc -eq 0 ] && grep -q
 check "import --explain FILE gives the trace size" 'grep -q "^trace: 8 ranks" "$tmp/ex.txt"'
 "$DTSIM" import --format nosuch tests/data/allreduce8.dtt -o "$tmp/x.dtt" >/dev/null 2>"$tmp/bf.err"; rc=$?
 check "an unknown --format lists the formats" '[ $rc -eq 2 ] && grep -q "kineto" "$tmp/bf.err"'
+"$DTSIM" import --world 8 tests/data/allreduce8.dtt -o "$tmp/w.dtt" >/dev/null 2>"$tmp/w.err"
+check "an option the importer does not use is named in a note" 'grep -q "native: --world given but not used by this importer" "$tmp/w.err"'
 "$DTSIM" import tests/data/allreduce8.dtt tests/data/node8.yaml -o "$tmp/x.dtt" >/dev/null 2>"$tmp/mx.err"; rc=$?
 check "files of different formats are refused" '[ $rc -eq 2 ] && grep -q "node8.yaml" "$tmp/mx.err"'
 

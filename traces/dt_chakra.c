@@ -31,7 +31,7 @@ typedef struct cnode {
   uint64_t deps_at;     /* parents: ids deps[deps_at … deps_at + ndeps) */
   uint32_t ndeps;
   uint64_t offset;      /* byte offset of the message in the uncompressed file */
-  char *name;
+  int32_t name;         /* index in the importer's interned names, -1 none */
 } cnode;
 
 typedef struct crank {
@@ -57,7 +57,51 @@ typedef struct chk {
   char unknown_list[256];
   uint64_t odd_versions;
   char version_list[256];
+  size_t nodes_total;   /* nodes of the ranks built so far */
+  char **names;         /* interned node names (kernel names repeat) */
+  size_t nnames, ncap;
+  int32_t *slots;
+  size_t nslots;
 } chk;
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Index of name (its first n bytes) in the interned names, added when new. */
+static int32_t intern_name(chk *c, const char *s, size_t n)
+{
+  if (c->nnames * 2 >= c->nslots) {
+    size_t ns = c->nslots ? c->nslots * 2 : 256;
+    int32_t *sl = dt_xmalloc(ns * sizeof *sl);
+    for (size_t i = 0; i < ns; i++)
+      sl[i] = -1;
+    for (size_t i = 0; i < c->nnames; i++) {
+      size_t k = hash_str(c->names[i], strlen(c->names[i])) & (ns - 1);
+      while (sl[k] >= 0)
+        k = (k + 1) & (ns - 1);
+      sl[k] = (int32_t)i;
+    }
+    free(c->slots);
+    c->slots = sl;
+    c->nslots = ns;
+  }
+  size_t k = hash_str(s, n) & (c->nslots - 1);
+  while (c->slots[k] >= 0) {
+    const char *x = c->names[c->slots[k]];
+    if (strncmp(x, s, n) == 0 && x[n] == '\0')
+      return c->slots[k];
+    k = (k + 1) & (c->nslots - 1);
+  }
+  c->names = dt_grow(c->names, &c->ncap, c->nnames, sizeof *c->names);
+  c->names[c->nnames] = dt_xstrndup(s, n);
+  c->slots[k] = (int32_t)c->nnames;
+  return (int32_t)c->nnames++;
+}
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* Reading the length-delimited stream */
@@ -117,6 +161,42 @@ static int read_msg(rd *r, uint64_t *len, dt_error *err)
                         " bytes (%d read)", at, *len, n < 0 ? 0 : n);
   r->offset += *len;
   return 1;
+}
+
+/* A bump allocator for protobuf-c: a message's unpacked fields live until the next message, then the arena is
+ * reset, instead of a malloc and a free per field. */
+typedef struct arena {
+  uint8_t *p;
+  size_t used, cap;
+  void **big; /* blocks that did not fit, freed at reset */
+  size_t nbig, bigcap;
+} arena;
+
+static void *arena_alloc(void *data, size_t size)
+{
+  arena *a = data;
+  size = (size + 15) & ~(size_t)15;
+  if (a->used + size > a->cap) {
+    a->big = dt_grow(a->big, &a->bigcap, a->nbig, sizeof *a->big);
+    return a->big[a->nbig++] = dt_xmalloc(size);
+  }
+  void *r = a->p + a->used;
+  a->used += size;
+  return r;
+}
+
+static void arena_free(void *data, void *ptr)
+{
+  (void)data;
+  (void)ptr;
+}
+
+static void arena_reset(arena *a)
+{
+  for (size_t i = 0; i < a->nbig; i++)
+    free(a->big[i]);
+  a->nbig = 0;
+  a->used = 0;
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -190,6 +270,8 @@ static int read_rank(chk *c, crank *k, dt_error *err)
   int rc = DT_OK;
   uint64_t len;
   uint64_t at = 0;
+  arena ar = {dt_xmalloc(1 << 16), 0, 1 << 16, NULL, 0, 0};
+  ProtobufCAllocator alloc = {arena_alloc, arena_free, &ar};
   int got = read_msg(&r, &len, err);
   if (got < 0)
     rc = DT_ERR;
@@ -225,7 +307,8 @@ static int read_rank(chk *c, crank *k, dt_error *err)
     }
     if (got == 0)
       break;
-    Dtchakra__Node *n = dtchakra__node__unpack(NULL, (size_t)len, r.buf);
+    arena_reset(&ar);
+    Dtchakra__Node *n = dtchakra__node__unpack(&alloc, (size_t)len, r.buf);
     if (!n) {
       rc = dt_error_set(err, k->path, 0, 0, "at byte %" PRIu64 ": a message of %" PRIu64 " bytes that is not a "
                         "Chakra Node (protobuf decoding failed)", at, len);
@@ -239,7 +322,7 @@ static int read_rank(chk *c, crank *k, dt_error *err)
     x->start_us = n->start_time_micros;
     x->dur_us = n->duration_micros;
     x->offset = at;
-    x->name = dt_xstrndup(n->name ? n->name : "", n->name ? strnlen(n->name, 120) : 0);
+    x->name = n->name && n->name[0] ? intern_name(c, n->name, strnlen(n->name, 120)) : -1;
     x->deps_at = k->ndeps;
     size_t nd = n->n_ctrl_deps + n->n_data_deps;
     if (k->ndeps + nd + 1 > k->dcap) {
@@ -289,8 +372,10 @@ static int read_rank(chk *c, crank *k, dt_error *err)
         x->cpu = v != 0;
       }
     }
-    dtchakra__node__free_unpacked(n, NULL);
   }
+  arena_reset(&ar);
+  free(ar.p);
+  free(ar.big);
   gzclose(r.f);
   free(r.buf);
   return rc;
@@ -549,8 +634,8 @@ static int build_rank(chk *c, crank *k, dt_trace *t, const int32_t *groups, dt_e
     op->kind = kind;
     op->file = k->file;
     op->line = (uint32_t)done + 1; /* issue order: the topological order */
-    if (x->name[0])
-      op->name = dt_xstrdup(x->name);
+    if (x->name >= 0)
+      op->name = dt_xstrdup(c->names[x->name]);
     if (kind == DT_OP_COMPUTE || kind == DT_OP_DELAY) {
       op->dur = (double)x->dur_us * 1e-6;
     } else if (kind == DT_OP_SEND || kind == DT_OP_RECV) {
@@ -672,8 +757,6 @@ static void free_chk(chk *c)
 {
   for (int32_t r = 0; r < c->nranks; r++) {
     crank *k = &c->ranks[r];
-    for (size_t i = 0; i < k->nnodes; i++)
-      free(k->nodes[i].name);
     free(k->nodes);
     free(k->deps);
     free(k->version);
@@ -682,6 +765,10 @@ static void free_chk(chk *c)
   for (size_t i = 0; i < c->npgs; i++)
     free(c->pgs[i]);
   free(c->pgs);
+  for (size_t i = 0; i < c->nnames; i++)
+    free(c->names[i]);
+  free(c->names);
+  free(c->slots);
 }
 
 int dt_chakra_import(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
@@ -772,16 +859,20 @@ int dt_chakra_import(const char *const *paths, size_t npaths, const dt_import_op
     free(ranks);
     free(uses);
     for (int32_t r = 0; r < c.nranks && rc == DT_OK; r++)
-      if (c.ranks[r].path)
+      if (c.ranks[r].path) {
         rc = build_rank(&c, &c.ranks[r], t, groups, err);
+        c.nodes_total += c.ranks[r].nnodes;
+        free(c.ranks[r].nodes); /* the rank's ops are built: its graph is no longer needed */
+        free(c.ranks[r].deps);
+        c.ranks[r].nodes = NULL;
+        c.ranks[r].deps = NULL;
+      }
   }
   free(groups);
   if (rc == DT_OK) {
     dt_trace_add_meta(t, "source", paths[0]);
     dt_trace_add_meta(t, "format", "chakra");
-    size_t nodes = 0;
-    for (int32_t r = 0; r < c.nranks; r++)
-      nodes += c.ranks[r].nnodes;
+    size_t nodes = c.nodes_total;
     dt_trace_add_note(t, "chakra: %zu nodes of %zu rank file%s ordered by their dependencies (ctrl_deps and "
                       "data_deps; ties by start time, then file order)", nodes, npaths, npaths == 1 ? "" : "s");
     if (npaths == 1 && c.nranks > 1)

@@ -63,17 +63,8 @@ static int sniff_native(const char *head, size_t len, const char *path)
 static int import_native(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
                          dt_error *err)
 {
-  if (dt_trace_read_native(paths, npaths, out, err) != DT_OK)
-    return DT_ERR;
-  dt_import_opts d;
-  dt_import_opts_init(&d);
-  if (opts->expand != d.expand || opts->rank != d.rank || opts->keep_gaps != d.keep_gaps ||
-      opts->host_timeline != d.host_timeline ||
-      opts->dep_window_s != d.dep_window_s || opts->compute_gap_s != d.compute_gap_s || opts->world != d.world ||
-      opts->ngroup_sizes)
-    dt_trace_add_note(*out, "capture options (--expand, --rank, --gaps, --dep-window, --compute-gap, --world, "
-                            "--group-size) apply to captures; ignored for the native trace");
-  return DT_OK;
+  (void)opts;
+  return dt_trace_read_native(paths, npaths, out, err);
 }
 
 /* A JSON object that is not an NCCL Inspector record: Kineto's Chrome trace. Certain when one of its
@@ -329,6 +320,46 @@ int dt_trace_sniff(const char *path, const dt_importer **imp, dt_error *err)
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
+/* Capture options an importer does not use are named in a note, never ignored silently. */
+
+enum { O_EXPAND = 1, O_RANK = 2, O_GAPS = 4, O_DEPWIN = 8, O_GAP = 16, O_WORLD = 32, O_GSIZE = 64 };
+
+static const struct {
+  const char *importer;
+  unsigned uses;
+} option_use[] = {{"native", 0},
+                  {"kineto", O_EXPAND | O_RANK | O_GAPS | O_DEPWIN},
+                  {"nccl-log", O_GAP},
+                  {"nccl-inspector", O_GAP},
+                  {"deepspeed", O_GAP | O_WORLD | O_GSIZE},
+                  {"chakra", 0}};
+
+static void note_unused_options(dt_trace *t, const char *importer, const dt_import_opts *o)
+{
+  dt_import_opts d;
+  dt_import_opts_init(&d);
+  unsigned given = (o->expand != d.expand ? O_EXPAND : 0) | (o->rank != d.rank ? O_RANK : 0) |
+                   (o->keep_gaps != d.keep_gaps || o->host_timeline != d.host_timeline ? O_GAPS : 0) |
+                   (o->dep_window_s != d.dep_window_s ? O_DEPWIN : 0) |
+                   (o->compute_gap_s != d.compute_gap_s ? O_GAP : 0) | (o->world != d.world ? O_WORLD : 0) |
+                   (o->ngroup_sizes ? O_GSIZE : 0);
+  unsigned uses = 0;
+  for (size_t i = 0; i < sizeof option_use / sizeof option_use[0]; i++)
+    if (strcmp(option_use[i].importer, importer) == 0)
+      uses = option_use[i].uses;
+  unsigned unused = given & ~uses;
+  if (!unused)
+    return;
+  static const char *const names[] = {"--expand", "--rank", "--gaps", "--dep-window", "--compute-gap", "--world",
+                                      "--group-size"};
+  char list[160] = "";
+  for (int b = 0; b < 7; b++)
+    if (unused & (1u << b))
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "", names[b]);
+  dt_trace_add_note(t, "%s: %s given but not used by this importer (ignored)", importer, list);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
 
 int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
                   dt_error *err)
@@ -364,6 +395,7 @@ int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts 
   if (imp->import(paths, npaths, opts, &t, err) != DT_OK)
     return DT_ERR;
   t->format = imp->name;
+  note_unused_options(t, imp->name, opts);
   if (dt_trace_validate(t, err) != DT_OK) {
     dt_trace_free(t);
     return DT_ERR;

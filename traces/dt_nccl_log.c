@@ -27,7 +27,7 @@ typedef struct comm {
 /* A call line, kept until the ranks are known. */
 typedef struct call {
   dt_op_kind kind;
-  char name[64];      /* NCCL's spelling */
+  int32_t name;       /* NCCL's spelling: index in nl.names */
   int32_t comm;
   uint64_t count;
   int dtype;
@@ -67,6 +67,8 @@ typedef struct nl {
   char **paths;
   size_t npaths;
   uint32_t *tfile;    /* trace file index of each path */
+  char **names;       /* op names seen (few) */
+  size_t nnames, names_cap;
   uint64_t unknown_ops; /* call lines of ops dtsim has no kind for */
   char unknown_names[256];
   uint64_t nodes_line;  /* nNodes seen (0 none) */
@@ -352,7 +354,15 @@ static int on_call(nl *x, int32_t pi, const char *msg, uint32_t file, long line,
   p->calls = dt_grow(p->calls, &p->kcap, p->ncalls, sizeof *p->calls);
   call *c = &p->calls[p->ncalls++];
   c->kind = kind;
-  snprintf(c->name, sizeof c->name, "%s", name); /* unknown ops keep their own name */
+  c->name = -1; /* ops keep NCCL's name (for 'other' ones, their only name) */
+  for (size_t i = 0; i < x->nnames && c->name < 0; i++)
+    if (strcmp(x->names[i], name) == 0)
+      c->name = (int32_t)i;
+  if (c->name < 0) {
+    x->names = dt_grow(x->names, &x->names_cap, x->nnames, sizeof *x->names);
+    x->names[x->nnames] = dt_xstrdup(name);
+    c->name = (int32_t)x->nnames++;
+  }
   c->comm = ci;
   c->count = count;
   c->dtype = (int)dtype;
@@ -417,6 +427,9 @@ static void free_nl(nl *x)
   }
   free(x->procs);
   free(x->tfile);
+  for (size_t i = 0; i < x->nnames; i++)
+    free(x->names[i]);
+  free(x->names);
 }
 
 /* Global ranks from the world communicators; groups from the communicators. */
@@ -594,7 +607,7 @@ static int emit(nl *x, const dt_import_opts *opts, dt_trace *t, dt_error *err)
           op->root = c->root;
       }
       if (c->kind == DT_OP_OTHER)
-        op->name = dt_xstrdup(c->name);
+        op->name = dt_xstrdup(x->names[c->name]);
       kinds[c->kind]++;
       ncalls++;
       prev = c;
