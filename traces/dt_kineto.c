@@ -1653,6 +1653,7 @@ static void find_deps(build *b)
     order_index[n] = (int32_t)head[best]++;
   }
   int64_t window = (int64_t)(b->opts->dep_window_s * 1e9 + 0.5);
+  int host = b->opts->host_timeline;
   int32_t *ptr = dt_xmalloc((S ? S * S : 1) * sizeof *ptr); /* [a*S+b]: latest op of b ended before a's op */
   for (size_t i = 0; i < S * S; i++)
     ptr[i] = -1;
@@ -1677,6 +1678,20 @@ static void find_deps(build *b)
         (*p)++;
       if (*p < 0 || x->ev->ts - ev_end(sb->ops[*p].ev) > window || *p <= x->clock[s])
         continue;
+      if (host) {
+        /* with the host timeline, a start right after another stream's op is evidence of a wait only when
+         * nothing else explains it: not when the op was launched after that op ended, nor when its own
+         * stream predecessor ended after it */
+        int64_t yend = ev_end(sb->ops[*p].ev);
+        if (x->launch >= 0) {
+          const launch_ev *l = &b->k->launches[x->launch];
+          int64_t queued = l->ts + l->dur < x->ev->ts ? l->ts + l->dur : x->ev->ts;
+          if (queued >= yend)
+            continue;
+        }
+        if (i > 0 && ev_end(sa->ops[i - 1].ev) >= yend)
+          continue;
+      }
       cand[nc++] = (sdep){(int32_t)s, *p};
     }
     /* drop candidates implied by another candidate */
@@ -1853,12 +1868,16 @@ static void host_timeline(build *b, int64_t t0, int32_t base_id, host_stats *st)
   int32_t *ls = dt_xmalloc(L * sizeof *ls), *li = dt_xmalloc(L * sizeof *li);
   for (size_t j = 0; j < L; j++)
     ls[j] = li[j] = -1;
+  /* the op each launch call anchors: its earliest (a cudaGraphLaunch launches many kernels under one
+   * correlation id; all of them wait for the same launch) */
   for (size_t s = 0; s < b->nstreams; s++)
-    for (size_t i = 0; i < b->streams[s].nops; i++)
-      if (b->streams[s].ops[i].launch >= 0) {
-        ls[b->streams[s].ops[i].launch] = (int32_t)s;
-        li[b->streams[s].ops[i].launch] = (int32_t)i;
+    for (size_t i = 0; i < b->streams[s].nops; i++) {
+      int32_t l = b->streams[s].ops[i].launch;
+      if (l >= 0 && (ls[l] < 0 || b->streams[s].ops[i].ev->ts < b->streams[ls[l]].ops[li[l]].ev->ts)) {
+        ls[l] = (int32_t)s;
+        li[l] = (int32_t)i;
       }
+    }
   const launch_ev **by_thread = dt_xmalloc(L * sizeof *by_thread);
   for (size_t j = 0; j < L; j++)
     by_thread[j] = &k->launches[j];
@@ -1954,6 +1973,20 @@ static void host_timeline(build *b, int64_t t0, int32_t base_id, host_stats *st)
         now = end;
     }
   }
+  /* the other ops of a multi-kernel launch wait for the same delay */
+  for (size_t s = 0; s < b->nstreams; s++)
+    for (size_t i = 0; i < b->streams[s].nops; i++) {
+      op_info *x = &b->streams[s].ops[i];
+      if (x->launch < 0 || x->host_s >= 0 || ls[x->launch] < 0)
+        continue;
+      const op_info *a = &b->streams[ls[x->launch]].ops[li[x->launch]];
+      if (a->host_s < 0)
+        continue;
+      x->host_s = a->host_s;
+      x->host_i = a->host_i;
+      st->anchored++;
+      b->hosts[a->host_s].nlaunch++;
+    }
   free(cover);
   free(by_thread);
   free(ls);
