@@ -8,6 +8,10 @@
  * tree between the nodes over each local index's members carrying S/m, the multicast (alpha + h + S/B). */
 #include "dt_coll.h"
 
+#include "../common/dt_util.h"
+
+#include <stdlib.h>
+
 #define TAG_NVLS 1200
 #define TAG_NVLS_DOWN 1201
 #define TAG_NVLS_TREE 1300
@@ -50,9 +54,12 @@ void rp_nvls_tree_allreduce(const rp_inst *x)
   int32_t m = s->node_first[s->node_of[x->i] + 1] - s->node_first[s->node_of[x->i]];
   switch_pass(x, x->S, 1, TAG_NVLS);
   /* the members with this local index, node by node (the shape is homogeneous: rp_select checks) */
-  int32_t members[N > 0 ? N : 1];
+  int32_t stack_members[64];
+  int32_t *members = N <= 64 ? stack_members : dt_xmalloc(sizeof *members * (size_t)N);
   for (int32_t nd = 0; nd < N; nd++)
     members[nd] = s->by_node[s->node_first[nd] + li];
   rp_subtree_allreduce(x, members, N, s->node_of[x->i], x->S / m, TAG_NVLS_TREE);
+  if (members != stack_members)
+    free(members);
   switch_pass(x, x->S, 1, TAG_NVLS_DOWN);
 }

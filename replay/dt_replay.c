@@ -41,12 +41,6 @@ typedef struct dep_waiter {
 
 #define NO_WAITER ((size_t)-1)
 
-typedef struct stream_arg {
-  struct replay_run *run;
-  int32_t rank;
-  size_t flat; /* flat stream index */
-} stream_arg;
-
 typedef struct helper_arg {
   struct replay_run *run;
   int32_t rank;
@@ -54,6 +48,42 @@ typedef struct helper_arg {
   sg_sem_t done;
   double *end; /* where the op's own completion time goes */
 } helper_arg;
+
+/* Comms of one batch posted by one actor: SimGrid 3.32 keeps an actor's activities in a list it searches
+ * linearly when one completes, so a batch's comms are spread over helper actors of at most this many each. */
+#define BATCH_CHUNK 128
+
+/* A stream's scratch for its batches, grown to its largest batch and freed with the run (not on the actor's
+ * stack: a batch of 150,000 pairs overflowed it; not per batch: a deadlocked, killed actor must leak nothing). */
+typedef struct batch_scratch {
+  sg_comm_t *comms;
+  size_t *comm_op;    /* comms[c] belongs to op i + comm_op[c] */
+  double *comm_cost;  /* the NCCL model's p2p cost of comms[c], waited after its data arrived */
+  double *comm_start, *comm_end; /* when comms[c] started moving data and completed */
+  helper_arg *helpers;
+  void **got;
+  double *end;        /* per op of the batch: its own completion */
+  struct chunk_arg *chunks;
+  size_t cap;
+} batch_scratch;
+
+/* The comms [from, to) of a batch, posted and waited by one actor (post_and_wait). */
+typedef struct chunk_arg {
+  struct replay_run *run;
+  int32_t rank;
+  const dt_stream *st;
+  size_t i; /* the batch's first op */
+  batch_scratch *b;
+  size_t from, to;
+  sg_sem_t done;
+} chunk_arg;
+
+typedef struct stream_arg {
+  struct replay_run *run;
+  int32_t rank;
+  size_t flat; /* flat stream index */
+  batch_scratch b;
+} stream_arg;
 
 /* A union of [start, end] intervals being built: disjoint, sorted, touching ones merged (as
  * dt_interval_union merges them); those that end before the rank's watermark are folded into `done`. */
@@ -238,41 +268,90 @@ static void helper_actor(int argc, char **argv)
   sg_sem_release(h->done);
 }
 
+/* Makes b hold a batch of n ops. */
+static void scratch_reserve(batch_scratch *b, size_t n)
+{
+  if (n <= b->cap)
+    return;
+  b->comms = dt_xrealloc(b->comms, n * sizeof *b->comms);
+  b->comm_op = dt_xrealloc(b->comm_op, n * sizeof *b->comm_op);
+  b->comm_cost = dt_xrealloc(b->comm_cost, n * sizeof *b->comm_cost);
+  b->comm_start = dt_xrealloc(b->comm_start, n * sizeof *b->comm_start);
+  b->comm_end = dt_xrealloc(b->comm_end, n * sizeof *b->comm_end);
+  b->helpers = dt_xrealloc(b->helpers, n * sizeof *b->helpers);
+  b->got = dt_xrealloc(b->got, n * sizeof *b->got);
+  b->end = dt_xrealloc(b->end, n * sizeof *b->end);
+  b->chunks = dt_xrealloc(b->chunks, (n / BATCH_CHUNK + 1) * sizeof *b->chunks);
+  b->cap = n;
+}
+
+static void scratch_free(batch_scratch *b)
+{
+  free(b->comms);
+  free(b->comm_op);
+  free(b->comm_cost);
+  free(b->comm_start);
+  free(b->comm_end);
+  free(b->helpers);
+  free(b->got);
+  free(b->end);
+  free(b->chunks);
+}
+
+/* Posts the sends and receives b->comm_op[from, to) of the batch starting at op i, waits for them, and stores
+ * each one's own completion (data arrived, then its p2p cost) in b->end. */
+static void post_and_wait(replay_run *R, int32_t rank, const dt_stream *st, size_t i, batch_scratch *b, size_t from,
+                          size_t to)
+{
+  for (size_t c = from; c < to; c++) {
+    const dt_op *op = &st->ops[i + b->comm_op[c]];
+    const char *label;
+    double eff;
+    b->comm_cost[c] = p2p_cost(R, rank, op, &eff, &label);
+    if (op->kind == DT_OP_SEND)
+      b->comms[c] = sg_mailbox_put_async(pair_mailbox(R, rank, op, label), &payload_token, p2p_bytes(op, eff));
+    else
+      b->comms[c] = sg_mailbox_get_async(pair_mailbox(R, rank, op, label), &b->got[c]);
+  }
+  dt_sg_comm_wait_all_times(b->comms + from, to - from, b->comm_start + from, b->comm_end + from);
+  for (size_t c = from; c < to; c++) {
+    const dt_op *op = &st->ops[i + b->comm_op[c]];
+    b->end[b->comm_op[c]] = b->comm_end[c] + b->comm_cost[c];
+    if (R->c.linkload && op->kind == DT_OP_SEND) /* per-link accounting: the flow's own start and end */
+      link_send(R, rank, op, b->comm_start[c], b->comm_end[c]);
+  }
+}
+
+static void chunk_actor(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  chunk_arg *h = sg_actor_self_get_data();
+  sg_actor_daemonize(sg_actor_self());
+  post_and_wait(h->run, h->rank, h->st, h->i, h->b, h->from, h->to);
+  sg_sem_release(h->done);
+}
+
 /* Ops [i, j) of a stream form one batch (ncclGroupStart/End): sends and receives are posted together as
  * asynchronous comms, any other op runs in a helper actor on the same host; the batch completes when all
- * have. end[k - i] receives op k's own completion time (a pair's statistics must not include the wait for
- * unrelated peers of the same batch). Arrays live on the actor's stack so that a deadlocked (killed) actor
- * leaks nothing. */
-static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i, size_t j, double *end)
+ * have. b->end[k - i] receives op k's own completion time (a pair's statistics must not include the wait for
+ * unrelated peers of the same batch). b must hold j - i ops (scratch_reserve). Linear in the batch: comms are
+ * waited together, each reporting its own completion date (dt_sg_comm_wait_all_times), and a batch of
+ * more than BATCH_CHUNK comms spreads them over helper actors. */
+static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i, size_t j, batch_scratch *b)
 {
-  size_t n = j - i;
-  sg_comm_t comms[n];
-  size_t comm_op[n]; /* comms[c] belongs to op i + comm_op[c] */
-  double comm_cost[n]; /* the NCCL model's p2p cost of comms[c], waited after its data arrived */
-  helper_arg helpers[n];
-  void *got[n];
-  size_t nc = 0, nh = 0;
+  double *end = b->end;
+  size_t nc = 0, nh = 0, nchunks = 0;
   sg_sem_t hsem = NULL;
   for (size_t k = i; k < j; k++) {
     const dt_op *op = &st->ops[k];
     end[k - i] = simgrid_get_clock(); /* marks complete at once */
-    if (op->kind == DT_OP_SEND) {
-      const char *label;
-      double eff;
-      comm_op[nc] = k - i;
-      comm_cost[nc] = p2p_cost(R, rank, op, &eff, &label);
-      comms[nc++] = sg_mailbox_put_async(pair_mailbox(R, rank, op, label), &payload_token, p2p_bytes(op, eff));
-    } else if (op->kind == DT_OP_RECV) {
-      const char *label;
-      double eff;
-      comm_op[nc] = k - i;
-      comm_cost[nc] = p2p_cost(R, rank, op, &eff, &label);
-      comms[nc] = sg_mailbox_get_async(pair_mailbox(R, rank, op, label), &got[nc]);
-      nc++;
+    if (op->kind == DT_OP_SEND || op->kind == DT_OP_RECV) {
+      b->comm_op[nc++] = k - i;
     } else if (op->kind != DT_OP_MARK) {
       if (!hsem)
         hsem = sg_sem_init(0);
-      helper_arg *h = &helpers[nh++];
+      helper_arg *h = &b->helpers[nh++];
       h->run = R;
       h->rank = rank;
       h->op = op;
@@ -285,37 +364,30 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
       sg_actor_start(a, helper_actor, 0, NULL);
     }
   }
-  /* wait_any releases the comm it returns and keeps the others: drop it from the arrays and go on. A pair
-   * completes its own p2p cost after its data arrived; the batch waits for the last of them below. */
-  double last = 0;
-  if (R->c.linkload && nc > 0) { /* per-link accounting: every comm's own start and completion, read at once */
-    double t0[nc], t1[nc];
-    dt_sg_comm_wait_all_times(comms, nc, t0, t1);
-    for (size_t k = 0; k < nc; k++) {
-      end[comm_op[k]] = t1[k] + comm_cost[k];
-      if (end[comm_op[k]] > last)
-        last = end[comm_op[k]];
-      if (st->ops[i + comm_op[k]].kind == DT_OP_SEND)
-        link_send(R, rank, &st->ops[i + comm_op[k]], t0[k], t1[k]);
+  if (nc <= BATCH_CHUNK) {
+    post_and_wait(R, rank, st, i, b, 0, nc);
+  } else {
+    if (!hsem)
+      hsem = sg_sem_init(0);
+    for (size_t from = 0; from < nc; from += BATCH_CHUNK) {
+      chunk_arg *h = &b->chunks[nchunks++];
+      *h = (chunk_arg){R, rank, st, i, b, from, from + BATCH_CHUNK < nc ? from + BATCH_CHUNK : nc, hsem};
+      char name[64];
+      snprintf(name, sizeof name, "r%d.s%d.op%zu.c%zu", (int)rank, (int)st->id, i, from);
+      sg_actor_t a = sg_actor_init(name, R->c.host_of_rank[rank]);
+      sg_actor_set_data(a, h);
+      sg_actor_start(a, chunk_actor, 0, NULL);
     }
-    nc = 0;
   }
-  while (nc > 0) {
-    ssize_t c = sg_comm_wait_any(comms, nc);
-    if (c < 0)
-      break;
-    end[comm_op[c]] = simgrid_get_clock() + comm_cost[c];
-    if (end[comm_op[c]] > last)
-      last = end[comm_op[c]];
-    comms[c] = comms[nc - 1];
-    comm_op[c] = comm_op[nc - 1];
-    comm_cost[c] = comm_cost[nc - 1];
-    nc--;
-  }
-  for (size_t k = 0; k < nh; k++)
+  for (size_t k = 0; k < nh + nchunks; k++)
     sg_sem_acquire(hsem);
   if (hsem)
     sg_sem_destroy(hsem);
+  /* A pair completes its own p2p cost after its data arrived; the batch ends with the last of them. */
+  double last = 0;
+  for (size_t c = 0; c < nc; c++)
+    if (end[b->comm_op[c]] > last)
+      last = end[b->comm_op[c]];
   if (last > simgrid_get_clock())
     sg_actor_sleep_for(last - simgrid_get_clock());
 }
@@ -545,11 +617,11 @@ static void stream_actor(int argc, char **argv)
       now = simgrid_get_clock();
       op_done(R, rank, &st->ops[i], issue, now);
     } else {
-      double end[j - i];
-      run_batch(R, rank, st, i, j, end);
+      scratch_reserve(&a->b, j - i);
+      run_batch(R, rank, st, i, j, &a->b);
       now = simgrid_get_clock();
       for (size_t k = i; k < j; k++)
-        op_done(R, rank, &st->ops[k], issue, st->ops[k].kind == DT_OP_MARK ? now : end[k - i]);
+        op_done(R, rank, &st->ops[k], issue, st->ops[k].kind == DT_OP_MARK ? now : a->b.end[k - i]);
     }
     R->stream_done[a->flat] = j;
     R->stream_lo[a->flat] = j < st->nops ? now : INFINITY;
@@ -926,7 +998,7 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
       size_t fs = R.rank_stream0[r] + s;
       if (body->streams[s].nops == 0)
         continue;
-      R.args[fs] = (stream_arg){&R, (int32_t)r, fs};
+      R.args[fs] = (stream_arg){.run = &R, .rank = (int32_t)r, .flat = fs};
       char name[48];
       snprintf(name, sizeof name, "r%zu.s%d", r, (int)body->streams[s].id);
       sg_actor_t a = sg_actor_init(name, R.c.host_of_rank[r]);
@@ -976,6 +1048,9 @@ cleanup:
   if (R.c.coll)
     rp_coll_free(&R.c);
   free(R.c.host_of_rank);
+  if (R.args)
+    for (size_t fs = 0; fs < R.nstreams; fs++)
+      scratch_free(&R.args[fs].b);
   free(R.args);
   free(R.waiter);
   free(R.wait_head);
