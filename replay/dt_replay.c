@@ -743,10 +743,9 @@ static void describe_op(const dt_trace *t, int32_t rank, const dt_stream *st, si
   char batch[40] = "";
   if (op->batch >= 0)
     snprintf(batch, sizeof batch, " batch=%lld", (long long)op->batch);
-  char pos[600] = "";
-  const char *file = op->file < t->nfiles ? t->files[op->file] : "";
-  if (op->line > 0)
-    snprintf(pos, sizeof pos, ", %s:%u", file[0] ? file : "line", op->line);
+  char pos[600] = "", where[580];
+  if (dt_trace_op_where(t, op, where, sizeof where)[0])
+    snprintf(pos, sizeof pos, ", %s", where);
   snprintf(buf, size, "rank %d s%d op %zu (%s%s%s%s)", (int)rank, (int)st->id, i, dt_op_kind_name(op->kind), what,
            batch, pos);
 }

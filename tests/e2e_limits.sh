@@ -8,13 +8,17 @@ set -u
 DTSIM=${1:?usage: e2e_limits.sh DTSIM}
 source "$(dirname "$0")/e2e-lib.sh"
 
-# cpu FILE CMD...: runs CMD (output discarded) and writes its user+system CPU seconds to FILE
+# cpu FILE CMD...: runs CMD (output discarded) three times and writes the least user+system CPU seconds of
+# the three to FILE (CPU time, and its minimum, so that other work on the machine does not count)
 cpu() {
   local out=$1
   shift
   local TIMEFORMAT='%U %S'
-  { time "$@" >/dev/null 2>&1; } 2>"$out.t"
-  awk '{ print $1 + $2 }' "$out.t" >"$out"
+  : >"$out.t"
+  for _ in 1 2 3; do
+    { time "$@" >/dev/null 2>&1; } 2>>"$out.t"
+  done
+  awk 'NR == 1 || $1 + $2 < m { m = $1 + $2 } END { print m }' "$out.t" >"$out"
 }
 # ratio_ok SMALL LARGE: the cost at 4n over the cost at n stays below 8 (a floor of 0.05 s keeps noise out)
 ratio_ok() { awk -v a="$(cat "$1")" -v b="$(cat "$2")" 'BEGIN { if (a < 0.05) a = 0.05; exit !(b / a < 8) }'; }
@@ -34,12 +38,12 @@ batch 150000 >"$tmp/b150k.dtt"
 "$DTSIM" run --json tests/data/node8.yaml "$tmp/b150k.dtt" >"$tmp/b150k.json" 2>"$tmp/b150k.err"; rc=$?
 check "a batch of 150,000 pairs runs (exit 0, every op counted)" \
   '[ $rc -eq 0 ] && [ "$(jq -r .by_kind.send.count "$tmp/b150k.json")" = 150000 ]'
-batch 10000 >"$tmp/b10k.dtt"
-batch 40000 >"$tmp/b40k.dtt"
-cpu "$tmp/c10k" "$DTSIM" run tests/data/node8.yaml "$tmp/b10k.dtt"
-cpu "$tmp/c40k" "$DTSIM" run tests/data/node8.yaml "$tmp/b40k.dtt"
-check "a batch's cost is linear in its pairs (10k vs 40k: $(cat "$tmp/c10k") s, $(cat "$tmp/c40k") s)" \
-  'ratio_ok "$tmp/c10k" "$tmp/c40k"'
+batch 20000 >"$tmp/b20k.dtt"
+batch 80000 >"$tmp/b80k.dtt"
+cpu "$tmp/c20k" "$DTSIM" run tests/data/node8.yaml "$tmp/b20k.dtt"
+cpu "$tmp/c80k" "$DTSIM" run tests/data/node8.yaml "$tmp/b80k.dtt"
+check "a batch's cost is linear in its pairs (20k vs 80k: $(cat "$tmp/c20k") s, $(cat "$tmp/c80k") s)" \
+  'ratio_ok "$tmp/c20k" "$tmp/c80k"'
 # 300 pairs 0 -> 1 share rank 0's port (each alpha + 300 S/B) in the batch of a receive from rank 2, which
 # sends 1 ms late (alpha + S/B from its issue): spread over helper actors, each pair keeps its own completion
 {
@@ -58,5 +62,65 @@ check "a batch's cost is linear in its pairs (10k vs 40k: $(cat "$tmp/c10k") s, 
 want=$(awk 'BEGIN { S = 1048576; B = 100e9; printf "%.12g", 300 * (2e-6 + 300 * S / B) + 2e-6 + S / B }')
 check "pairs of a large batch are timed on their own" \
   '[ $rc -eq 0 ] && close "$(jq -r .by_kind.send.time_s "$tmp/bigskew.json")" "$want" 1e-6'
+
+# --- Kineto importer
+# kev NAME TS DUR STREAM [ARGS]: one GPU kernel event (times in us); nccl COLL NELEMS [MORE-ARGS]: NCCL kernel args
+kev() { printf '{"ph":"X","cat":"kernel","name":"%s","pid":0,"tid":1,"ts":%s,"dur":%s,"args":{"stream":%s%s}}' "$1" "$2" "$3" "$4" "${5:-}"; }
+nccl() { printf ',"Collective name":"%s","In msg nelems":%s,"Out msg nelems":%s,"dtype":"Float","Group size":2,"Process Group Name":"0","Process Group Ranks":"%s"' "$1" "$2" "$2" "${3:-[0, 1]}"; }
+kineto() { printf '{"schemaVersion":1,"distributedInfo":{%s},"traceEvents":[%s]}' "$1" "$2"; }
+
+# a group naming rank 2^31-2 without world_size: the guessed world is checked against the rank limit
+kineto '"rank":0' "$(kev ncclKernel_AllReduce 0 5 7 "$(nccl allreduce 10 '[0, 2147483646]')")" >"$tmp/kw.json"
+timeout 20 "$DTSIM" import "$tmp/kw.json" -o "$tmp/kw.dtt" >/dev/null 2>"$tmp/kw.err"; rc=$?
+check "guessed world above the rank limit: exit 2 naming the limit" \
+  '[ $rc -eq 2 ] && grep -q "kw.json" "$tmp/kw.err" && grep -q "world of 2147483647 ranks" "$tmp/kw.err" && grep -q "at most 1048576 ranks" "$tmp/kw.err"'
+# In msg nelems 2^62 floats: 2^64 bytes wrapped to 0; now refused with the event's position
+kineto '"rank":0,"world_size":2' "$(kev x 0 5 7),$(kev ncclKernel_AllReduce 10 5 7 "$(nccl allreduce 4611686018427387904)")" >"$tmp/kn.json"
+"$DTSIM" import "$tmp/kn.json" -o "$tmp/kn.dtt" >/dev/null 2>"$tmp/kn.err"; rc=$?
+check "nelems x dtype above the byte limit: exit 2 at traceEvents[1]" \
+  '[ $rc -eq 2 ] && grep -q "kn.json: traceEvents\[1\]" "$tmp/kn.err" && grep -q "9007199254740992 bytes" "$tmp/kn.err"'
+# a time far outside int64 nanoseconds was undefined behaviour on conversion
+kineto '"rank":0,"world_size":1' "$(kev x 1e300 5 7)" >"$tmp/kt.json"
+"$DTSIM" import "$tmp/kt.json" -o "$tmp/kt.dtt" >/dev/null 2>"$tmp/kt.err"; rc=$?
+check "ts of 1e300 us: exit 2 with the accepted range" '[ $rc -eq 2 ] && grep -q "4.6e15" "$tmp/kt.err"'
+# stream numbers -7, 2^32+7 and 7 are three streams, written as valid sN names that run reads back
+kineto '"rank":0,"world_size":1' "$(kev a 0 5 -7),$(kev b 10 5 4294967303),$(kev c 20 5 7)" >"$tmp/ks.json"
+"$DTSIM" import "$tmp/ks.json" -o "$tmp/ks.dtt" >/dev/null 2>"$tmp/ks.err"; rc=$?
+check "odd stream numbers import (exit 0) as three distinct valid streams" \
+  '[ $rc -eq 0 ] && [ "$(grep -E "^s[0-9]+ " "$tmp/ks.dtt" | cut -d" " -f1 | sort -u | wc -l)" -eq 3 ] && grep -q "^s7 compute" "$tmp/ks.dtt"'
+check "the renumbering is in the notes" 'grep -q "CUDA stream -7 is not a valid stream number" "$tmp/ks.dtt" && grep -q "CUDA stream 4294967303" "$tmp/ks.dtt"'
+"$DTSIM" run --json tests/data/node8.yaml "$tmp/ks.dtt" >"$tmp/ks.json.out" 2>/dev/null; rc=$?
+# 5 us each, 10 us apart, on three streams that wait for each other's last op (dep window 5 us): 25 us
+check "run reads what import wrote (makespan 25 us, 15 us of compute)" \
+  '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/ks.json.out")" 25e-6 && close "$(jq -r .per_rank[0].compute_s "$tmp/ks.json.out")" 15e-6'
+# positions are event indices, not issue order: rank 0 of 2 sends to 1, and by symmetry rank 1 sends to 0
+kineto '"rank":0,"world_size":2' "$(kev x 0 5 7),$(kev y 6 5 7),$(kev ncclKernel_SendRecv 20 5 9 ',"Collective name":"send","In msg nelems":4,"Out msg nelems":4,"dtype":"Float","Src Rank":0,"Dst Rank":1')" >"$tmp/kp.json"
+"$DTSIM" run tests/data/node8.yaml "$tmp/kp.json" >/dev/null 2>"$tmp/kp.err"; rc=$?
+check "an error on an imported op cites its event (traceEvents[2]), not a line" \
+  '[ $rc -eq 2 ] && grep -q "kp.json: traceEvents\[2\]" "$tmp/kp.err" && ! grep -q "kp.json:[0-9]" "$tmp/kp.err"'
+# a GPU stream numbered 2^31-1 and one numbered 0: the host launch thread's stream must collide with neither
+printf '{"schemaVersion":1,"distributedInfo":{"rank":0,"world_size":1},"traceEvents":[%s,%s,%s]}' \
+  '{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":5,"ts":0,"dur":2,"args":{"correlation":1}}' \
+  "$(kev a 3 5 2147483647 ',"correlation":1')" "$(kev b 10 5 0)" >"$tmp/kh.json"
+"$DTSIM" import "$tmp/kh.json" -o "$tmp/kh.dtt" >/dev/null 2>&1; rc=$?
+check "host launch streams get numbers no GPU stream uses (3 streams)" \
+  '[ $rc -eq 0 ] && [ "$(grep -E "^s[0-9]+ " "$tmp/kh.dtt" | cut -d" " -f1 | sort -u | wc -l)" -eq 3 ]'
+# more CUDA streams than the importer's vector clocks allow: refused before allocating
+{
+  printf '{"schemaVersion":1,"distributedInfo":{"rank":0,"world_size":1},"traceEvents":['
+  awk 'BEGIN { for (i = 0; i < 300; i++) printf "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":%d,\"dur\":1,\"args\":{\"stream\":%d}}", (i ? "," : ""), i, i }'
+  printf ']}'
+} >"$tmp/k300.json"
+timeout 20 "$DTSIM" import "$tmp/k300.json" -o "$tmp/k300.dtt" >/dev/null 2>"$tmp/k300.err"; rc=$?
+check "300 CUDA streams: exit 2 naming the limit of 256" '[ $rc -eq 2 ] && grep -q "at most 256 streams" "$tmp/k300.err"'
+# one JSON string of 17 MiB (its 16 MiB + 1st byte is byte 25 + 2^24): yajl re-reads a token spanning its chunks (quadratic); refused at 16 MiB
+{
+  printf '{"traceEvents":[{"name":"'
+  head -c $((17 << 20)) /dev/zero | tr '\0' a
+  printf '"}]}'
+} | gzip -1 >"$tmp/kbig.json.gz"
+timeout 20 "$DTSIM" import "$tmp/kbig.json.gz" -o "$tmp/kbig.dtt" >/dev/null 2>"$tmp/kbig.err"; rc=$?
+check "a 17 MiB JSON string: exit 2 at its byte offset with the 16 MiB limit" \
+  '[ $rc -eq 2 ] && grep -q "JSON string longer than 16 MiB at byte 16777241" "$tmp/kbig.err"'
 
 finish

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,14 @@
 #define SHORT_NAME_CAP 120 /* op names are cut to the function name and this length */
 #define MAX_DEPTH 64
 #define CHUNK (1u << 20)
+/* Limits of a capture, checked before the work they bound (docs/import-kineto.md): yajl re-reads a token that
+ * spans its input chunks, so one huge string or number is quadratic; find_deps keeps a vector clock of every
+ * stream per GPU op and a stream x stream table. */
+#define MAX_TOKEN (16u << 20)           /* bytes of one JSON string or number */
+#define MAX_STREAMS 256                 /* CUDA streams of the captured rank */
+#define MAX_CLOCK_ENTRIES (1u << 26)    /* GPU ops x streams (4 bytes each: 256 MiB) */
+/* Kineto times are microseconds; kept as integer nanoseconds within +-2^62 so that ts + dur cannot overflow. */
+#define MAX_ABS_NS ((int64_t)1 << 62)
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* Interned strings: kernel names repeat thousands of times. */
@@ -85,11 +94,12 @@ static void strtab_free(strtab *tab)
 typedef struct gpu_ev {
   int64_t ts, dur;  /* ns */
   int64_t corr;     /* CUPTI correlation id, -1 when absent */
-  int32_t stream;   /* CUDA stream number */
+  int64_t stream;   /* CUDA stream number as captured (any integer: mapped to a valid sN by build_trace) */
   int32_t name;     /* interned short name */
   int32_t comm;     /* index in comms[] for NCCL kernels, else -1 */
   uint32_t seq;     /* file order, for a stable sort */
   int pageable_d2h; /* a device-to-pageable copy: its cudaMemcpyAsync blocks the host until it is done */
+  uint32_t event;   /* index of the event in traceEvents */
 } gpu_ev;
 
 typedef struct comm_ev {
@@ -117,6 +127,7 @@ typedef struct span_ev { /* CPU user_annotation (ProfilerStep#N, nccl:*) or a re
   int64_t nelems;   /* vintage 2: elements of the first tensor in `Input Dims`, -1 when none */
   int32_t dtype;    /* interned `Input type` of that tensor, -1 when none */
   int64_t seq;      /* record_param_comms `Seq`, -1 when none */
+  uint32_t event;   /* index of the event in traceEvents */
 } span_ev;
 
 typedef struct cgroup { /* a captured process group */
@@ -227,6 +238,7 @@ typedef struct evacc {
   int64_t dims_nelems;
   int ntypes;
   char types[8][48];
+  uint32_t event;   /* index of the event in traceEvents */
 } evacc;
 
 typedef struct frame {
@@ -240,6 +252,7 @@ typedef struct kin {
   int depth;        /* open containers; deeper ones than MAX_DEPTH are counted only */
   evacc ev;
   uint32_t seq;
+  uint32_t nevents; /* traceEvents entries opened so far */
   /* file level */
   int64_t dist_rank, dist_world; /* -1 when absent */
   char schema[64];
@@ -282,7 +295,7 @@ static int parse_us_ns(const char *s, size_t len, int64_t *out)
     char *end;
     errno = 0;
     double v = strtod(buf, &end);
-    if (*end || errno)
+    if (*end || errno || !(fabs(v) * 1000.0 <= (double)MAX_ABS_NS)) /* also refuses NaN */
       return -1;
     *out = (int64_t)(v * 1000.0 + (v >= 0 ? 0.5 : -0.5));
     return 0;
@@ -312,6 +325,8 @@ static int parse_us_ns(const char *s, size_t len, int64_t *out)
   for (int i = nfrac; i < 3; i++)
     frac *= 10;
   int64_t v = whole * 1000 + frac;
+  if (v > MAX_ABS_NS)
+    return -1;
   *out = neg ? -v : v;
   return 0;
 }
@@ -331,7 +346,8 @@ static int parse_int(const char *s, size_t len, int64_t *out)
     return -1;
   if (*end) {
     double d = strtod(buf, &end);
-    if (*end || d != (double)(long long)d)
+    /* the range test first: converting a double outside long long's range is undefined */
+    if (*end || !(d > -9.2e18 && d < 9.2e18) || d != (double)(long long)d)
       return -1;
     v = (long long)d;
   }
@@ -437,7 +453,8 @@ static int on_scalar(kin *k, const char *s, size_t len, int is_string)
     case K_TS:
     case K_DUR:
       if (parse_us_ns(s, len, &v) != 0) {
-        set_bad(k, "'%s' is not a number of microseconds", f->key == K_TS ? "ts" : "dur");
+        set_bad(k, "'%s' is not a number of microseconds within +-4.6e15 (about 146 years)",
+                f->key == K_TS ? "ts" : "dur");
         return 0;
       }
       if (f->key == K_DUR && v < 0) {
@@ -637,7 +654,9 @@ static int open_container(kin *k, int is_map)
       if (is_map) {
         role = ROLE_EVENT;
         evacc_reset(&k->ev);
+        k->ev.event = k->nevents;
       }
+      k->nevents++;
       break;
     case ROLE_EVENT:
       if (p->key == K_ARGS && is_map)
@@ -774,7 +793,7 @@ static void finish_event(kin *k)
     if (e->dims_index >= 0 || e->seq >= 0) {
       k->annots = dt_grow(k->annots, &k->annots_cap, k->nannots, sizeof *k->annots);
       span_ev *sp = &k->annots[k->nannots++];
-      *sp = (span_ev){e->ts, e->has_dur ? e->dur : 0, e->pid, e->tid, -1, -1, -1, e->seq};
+      *sp = (span_ev){e->ts, e->has_dur ? e->dur : 0, e->pid, e->tid, -1, -1, -1, e->seq, e->event};
       span_sizes(k, e, sp);
     }
     return;
@@ -788,7 +807,8 @@ static void finish_event(kin *k)
     g->ts = e->ts;
     g->dur = e->has_dur && e->dur > 0 ? e->dur : 0;
     g->corr = e->corr;
-    g->stream = (int32_t)(e->has_stream ? e->stream : e->has_tid ? e->tid : 0);
+    g->stream = e->has_stream ? e->stream : e->has_tid ? e->tid : 0;
+    g->event = e->event;
     g->name = intern_short_name(k, e->name);
     g->seq = k->seq++;
     g->comm = -1;
@@ -824,12 +844,13 @@ static void finish_event(kin *k)
     if (starts_with(e->name, "ProfilerStep#")) {
       k->steps = dt_grow(k->steps, &k->steps_cap, k->nsteps, sizeof *k->steps);
       k->steps[k->nsteps++] =
-          (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name, e->name_len), -1, -1, -1};
+          (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name, e->name_len), -1, -1, -1,
+                    e->event};
     } else if (starts_with(e->name, "nccl:")) {
       k->annots = dt_grow(k->annots, &k->annots_cap, k->nannots, sizeof *k->annots);
       span_ev *sp = &k->annots[k->nannots++];
       *sp = (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name + 5, e->name_len - 5), -1, -1,
-                      e->seq};
+                      e->seq, e->event};
       span_sizes(k, e, sp);
     }
     break;
@@ -871,6 +892,39 @@ static const yajl_callbacks callbacks = {
 /* ---------------------------------------------------------------------------------------------------- */
 /* Reading. */
 
+/* Length of the JSON string or number being read across chunks, to refuse one longer than MAX_TOKEN before
+ * yajl spends quadratic time on it. A linear scan of the bytes yajl is about to read. */
+typedef struct tokscan {
+  int in_str, esc;
+  uint64_t len;
+} tokscan;
+
+/* Scans n bytes; returns the index of the byte at which a token passes MAX_TOKEN, or n. */
+static size_t tokscan_feed(tokscan *ts, const unsigned char *p, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = p[i];
+    if (ts->in_str) {
+      if (ts->esc)
+        ts->esc = 0;
+      else if (c == '\\')
+        ts->esc = 1;
+      else if (c == '"')
+        ts->in_str = 0;
+      ts->len++;
+    } else if (c == '"') {
+      ts->in_str = 1;
+      ts->len = 0;
+    } else if (isdigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E')
+      ts->len++;
+    else
+      ts->len = 0;
+    if (ts->len > MAX_TOKEN)
+      return i;
+  }
+  return n;
+}
+
 static int parse_file(kin *k, dt_error *err)
 {
   int rc = DT_ERR;
@@ -884,6 +938,7 @@ static int parse_file(kin *k, dt_error *err)
   yajl_config(h, yajl_dont_validate_strings, 1);
   buf = dt_xmalloc(CHUNK);
   uint64_t offset = 0; /* uncompressed bytes fed so far */
+  tokscan scan = {0, 0, 0};
   for (;;) {
     int n = gzread(gz, buf, CHUNK);
     if (n < 0) {
@@ -895,6 +950,13 @@ static int parse_file(kin *k, dt_error *err)
     }
     if (n == 0)
       break;
+    size_t at = tokscan_feed(&scan, buf, (size_t)n);
+    if (at < (size_t)n) {
+      dt_error_set(err, k->path, 0, 0, "a JSON %s longer than %u MiB at byte %" PRIu64 " (uncompressed): dtsim reads "
+                   "strings and numbers of at most %u MiB", scan.in_str ? "string" : "number", MAX_TOKEN >> 20,
+                   offset + at, MAX_TOKEN >> 20);
+      goto cleanup;
+    }
     yajl_status st = yajl_parse(h, buf, (size_t)n);
     if (st != yajl_status_ok) {
       uint64_t at = offset + yajl_get_bytes_consumed(h);
@@ -1250,7 +1312,8 @@ typedef struct hstream {
 } hstream;
 
 typedef struct tstream {
-  int32_t id;
+  int32_t id;          /* the N of sN: the CUDA stream number when it is one (0..INT32_MAX), else a free one */
+  int64_t raw;         /* the CUDA stream number as captured */
   op_info *ops;
   size_t nops;
   int32_t *mark_after; /* steps placed on this stream: op index after which each goes */
@@ -1365,7 +1428,9 @@ static int file_rank(const char *path, int32_t *rank)
     if (*q == '-' || *q == '_')
       q++;
     if (isdigit((unsigned char)*q)) {
-      *rank = (int32_t)strtol(q, NULL, 10);
+      errno = 0;
+      long v = strtol(q, NULL, 10);
+      *rank = errno || v >= DT_TRACE_MAX_RANKS ? DT_TRACE_MAX_RANKS : (int32_t)v; /* refused by the world check */
       found = 1;
     }
   }
@@ -1539,9 +1604,10 @@ static int resolve_comms(build *b, dt_error *err)
         nelems = sized->nelems;
         nshape++;
       }
-      if ((uint64_t)nelems > UINT64_MAX / esize) {
-        rc = dt_error_set(err, k->path, 0, 0, "%s kernel at ts %.3f us: %" PRId64 " elements of %u bytes overflow a "
-                          "64-bit size", cname ? cname : "NCCL", (double)g->ts / 1000.0, nelems, esize);
+      if (nelems < 0 || (uint64_t)nelems > DT_TRACE_MAX_BYTES / esize) {
+        rc = dt_error_set(err, k->path, 0, 0, "traceEvents[%u]: %s kernel at ts %.3f us: %" PRId64 " elements of %u "
+                          "bytes are more than the %" PRIu64 " bytes an op may move", g->event, cname ? cname : "NCCL",
+                          (double)g->ts / 1000.0, nelems, esize, DT_TRACE_MAX_BYTES);
         goto done;
       }
       o->bytes = (uint64_t)nelems * esize;
@@ -1552,13 +1618,13 @@ static int resolve_comms(build *b, dt_error *err)
       if (o->kind == DT_OP_ALLGATHER && n > 0)
         s_nccl /= (double)n;
       uint64_t unit = o->kind == DT_OP_ALLTOALL ? 4 * (uint64_t)(n > 0 ? n : 1) : 4;
-      o->bytes = s_nccl >= 1e18 ? (uint64_t)1e18 : (uint64_t)s_nccl / unit * unit;
+      o->bytes = s_nccl >= (double)DT_TRACE_MAX_BYTES ? DT_TRACE_MAX_BYTES / unit * unit : (uint64_t)s_nccl / unit * unit;
       o->estimated = 1;
       if (nest < EST_NOTES)
-        dt_trace_add_note(t, "kineto estimate: %s kernel at ts %.3f us (stream %d) records no size; bytes=%" PRIu64
+        dt_trace_add_note(t, "kineto estimate: %s kernel at ts %.3f us (stream %" PRId64 ") records no size; bytes=%" PRIu64
                           " = its captured %.3f us x %.0f GB/s assumed bus bandwidth / busbw factor %.3g (an upper "
                           "bound: the duration includes waiting for peers)",
-                          cname, (double)g->ts / 1000.0, (int)g->stream, o->bytes, (double)g->dur / 1000.0,
+                          cname, (double)g->ts / 1000.0, g->stream, o->bytes, (double)g->dur / 1000.0,
                           EST_BUSBW / 1e9, f);
       nest++;
     }
@@ -1575,8 +1641,8 @@ static int resolve_comms(build *b, dt_error *err)
       if ((peer < 0 || peer == b->rank) && c->rank >= 0 && c->group >= 0 && (size_t)c->rank < k->groups[c->group].nranks)
         peer = k->groups[c->group].ranks[c->rank];
       if (peer < 0 || peer >= b->world) {
-        rc = dt_error_set(err, k->path, 0, 0, "%s kernel at ts %.3f us has no usable peer rank", cname,
-                          (double)g->ts / 1000.0);
+        rc = dt_error_set(err, k->path, 0, 0, "traceEvents[%u]: %s kernel at ts %.3f us has no usable peer rank",
+                          g->event, cname, (double)g->ts / 1000.0);
         goto done;
       }
       o->peer = (int32_t)peer;
@@ -2050,13 +2116,15 @@ static int emit(build *b, dt_error *err)
           d->kind = DT_OP_DELAY;
           d->dur = (double)x->delay / 1e9; /* ns: dividing keeps round decimals round */
           d->file = b->file;
-          d->line = 3 * (uint32_t)x->order + 1;
+          d->line = 3 * (uint32_t)x->order + 1; /* issue order; the position is the event */
+          d->event = x->ev->event + 1;
           if (x->deps_on_delay)
             set_deps(d, b, x, 1);
         }
         dt_op *op = dt_trace_append(t, r, ts->id);
         op->file = b->file;
         op->line = 3 * (uint32_t)x->order + 2;
+        op->event = x->ev->event + 1;
         if (!x->deps_on_delay)
           set_deps(op, b, x, 1);
         if (x->ev->comm < 0) {
@@ -2086,6 +2154,7 @@ static int emit(build *b, dt_error *err)
           mk->kind = DT_OP_MARK;
           mk->file = b->file;
           mk->line = 3 * (uint32_t)x->order + 3;
+          mk->event = k->steps[ts->mark_step[mi]].event + 1;
           mk->name = dt_xstrdup(k->names.s[k->steps[ts->mark_step[mi]].name]);
           if (nd) {
             mk->deps = dt_xmalloc(nd * sizeof *mk->deps);
@@ -2116,6 +2185,118 @@ static int emit(build *b, dt_error *err)
   }
   free(map);
   return rc;
+}
+
+typedef struct raw_ref {
+  int64_t raw;
+  size_t i; /* position in the start-time order */
+} raw_ref;
+
+static int raw_cmp(const void *a, const void *b)
+{
+  const raw_ref *x = a, *y = b;
+  if (x->raw != y->raw)
+    return x->raw < y->raw ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+static int first_cmp(const void *a, const void *b)
+{
+  const raw_ref *x = a, *y = b;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The streams of the captured rank, in order of their first op, each holding its GPU ops in start-time order
+ * (sorted: k->ngpu events by start). O(n log n). A CUDA stream number that is not a valid sN (negative, or
+ * above INT32_MAX) gets the smallest number no captured stream uses, said in the notes, so that what import
+ * writes, run reads, and two numbers never merge. Refuses more than MAX_STREAMS streams or MAX_CLOCK_ENTRIES
+ * ops x streams (find_deps' vector clocks) before allocating for them. */
+static int make_streams(build *b, const gpu_ev **sorted, dt_error *err)
+{
+  kin *k = b->k;
+  size_t n = k->ngpu;
+  raw_ref *r = dt_xmalloc(n * sizeof *r);
+  for (size_t i = 0; i < n; i++)
+    r[i] = (raw_ref){sorted[i]->stream, i};
+  qsort(r, n, sizeof *r, raw_cmp);
+  /* one entry per stream: its number and first op */
+  size_t ns = 0;
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || r[i].raw != r[i - 1].raw)
+      r[ns++] = r[i];
+  if (ns > MAX_STREAMS || (uint64_t)ns * n > MAX_CLOCK_ENTRIES) {
+    free(r);
+    return dt_error_set(err, k->path, 0, 0, "the capture has %zu GPU ops on %zu CUDA streams: more than dtsim "
+                        "imports (at most %d streams and %u ops x streams)", n, ns, MAX_STREAMS, MAX_CLOCK_ENTRIES);
+  }
+  /* ids: valid numbers as they are (r is sorted by number), the others the free numbers from 0 up */
+  int32_t *id = dt_xmalloc(ns * sizeof *id);
+  size_t v0 = 0;
+  while (v0 < ns && r[v0].raw < 0)
+    v0++;
+  int64_t next = 0;
+  size_t used = v0, nmapped = 0;
+  for (size_t s = 0; s < ns; s++) {
+    if (r[s].raw >= 0 && r[s].raw <= INT32_MAX) {
+      id[s] = (int32_t)r[s].raw;
+      continue;
+    }
+    for (;; next++) { /* the next number no valid stream has: the valid ones are sorted from v0 */
+      while (used < ns && r[used].raw <= INT32_MAX && r[used].raw < next)
+        used++;
+      if (used >= ns || r[used].raw > INT32_MAX || r[used].raw != next)
+        break;
+    }
+    id[s] = (int32_t)next++;
+    if (nmapped++ < 8)
+      dt_trace_add_note(b->t, "kineto: CUDA stream %lld is not a valid stream number (0-%d): written as s%d",
+                        (long long)r[s].raw, INT32_MAX, (int)id[s]);
+  }
+  if (nmapped > 8)
+    dt_trace_add_note(b->t, "kineto: %zu more CUDA stream numbers outside 0-%d renumbered likewise", nmapped - 8,
+                      INT32_MAX);
+  /* streams in order of first op; the sort of r by first op goes with the ids */
+  raw_ref *byfirst = dt_xmalloc(ns * sizeof *byfirst);
+  for (size_t s = 0; s < ns; s++)
+    byfirst[s] = (raw_ref){(int64_t)id[s], r[s].i};
+  qsort(byfirst, ns, sizeof *byfirst, first_cmp);
+  b->streams = dt_xcalloc(ns ? ns : 1, sizeof *b->streams);
+  b->nstreams = ns;
+  int32_t *slot = dt_xmalloc(n * sizeof *slot); /* per op in start order: its stream position */
+  for (size_t s = 0; s < ns; s++) {
+    b->streams[s].id = (int32_t)byfirst[s].raw;
+    b->streams[s].raw = sorted[byfirst[s].i]->stream;
+  }
+  /* each op's stream: ops of one stream are a run of the re-sorted r; redo the sort to walk them */
+  for (size_t i = 0; i < n; i++)
+    r[i] = (raw_ref){sorted[i]->stream, i};
+  qsort(r, n, sizeof *r, raw_cmp);
+  /* byfirst is in first-op order: map each stream's first op to its position */
+  for (size_t s = 0; s < ns; s++)
+    slot[byfirst[s].i] = (int32_t)s;
+  for (size_t i = 0; i < n; i++)
+    if (i > 0 && r[i].raw == r[i - 1].raw)
+      slot[r[i].i] = slot[r[i - 1].i];
+  for (size_t i = 0; i < n; i++)
+    b->streams[slot[i]].nops++;
+  for (size_t s = 0; s < ns; s++) {
+    b->streams[s].ops = dt_xcalloc(b->streams[s].nops, sizeof *b->streams[s].ops);
+    b->streams[s].nops = 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    tstream *ts = &b->streams[slot[i]];
+    op_info *o = &ts->ops[ts->nops++];
+    o->ev = sorted[i];
+    const launch_ev *l = find_launch(k, sorted[i]->corr);
+    o->host_ts = l ? l->ts : sorted[i]->ts;
+    o->launch = l ? (int32_t)(l - k->launches) : -1;
+    o->host_s = o->host_i = -1;
+  }
+  free(slot);
+  free(byfirst);
+  free(id);
+  free(r);
+  return DT_OK;
 }
 
 static int mark_cmp(const void *a, const void *b)
@@ -2186,6 +2367,9 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace *shared, int
   /* rank and world */
   int32_t rank = -1;
   const char *rank_from = "distributedInfo.rank";
+  if (!shared && k->dist_rank >= DT_TRACE_MAX_RANKS)
+    return dt_error_set(err, k->path, 0, 0, "distributedInfo.rank %lld is more than dtsim supports (ranks 0-%d)",
+                        (long long)k->dist_rank, DT_TRACE_MAX_RANKS - 1);
   if (shared)
     rank = mrank;
   else if (k->dist_rank >= 0)
@@ -2198,6 +2382,9 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace *shared, int
   else
     return dt_error_set(err, k->path, 0, 0, "kineto trace does not say its rank (no distributedInfo.rank): give "
                         "the rank (--rank) or name the file '...rank-N...'");
+  if (rank >= DT_TRACE_MAX_RANKS)
+    return dt_error_set(err, k->path, 0, 0, "capture rank %d (from %s) is more than dtsim supports (ranks 0-%d)",
+                        (int)rank, rank_from, DT_TRACE_MAX_RANKS - 1);
   if (k->dist_world > DT_TRACE_MAX_RANKS)
     return dt_error_set(err, k->path, 0, 0, "distributedInfo.world_size %lld is more than dtsim supports (at most %d "
                         "ranks)", (long long)k->dist_world, DT_TRACE_MAX_RANKS);
@@ -2207,22 +2394,35 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace *shared, int
   int32_t world = (int32_t)(shared ? mworld : k->dist_world > 0 ? k->dist_world : 0);
   int world_guessed = world <= 0;
   if (world_guessed) {
-    world = rank + 1;
+    /* the largest rank any group names, in 64 bits (rank + 1 of INT32_MAX), checked against the limit before
+     * anything is sized by it */
+    int64_t guess = (int64_t)rank + 1;
+    const char *from = "the capture rank";
     for (size_t i = 0; i < k->npgs; i++)
       for (size_t j = 0; j < k->pgs[i].nranks; j++)
-        if (k->pgs[i].ranks[j] + 1 > world)
-          world = k->pgs[i].ranks[j] + 1;
+        if ((int64_t)k->pgs[i].ranks[j] + 1 > guess) {
+          guess = (int64_t)k->pgs[i].ranks[j] + 1;
+          from = "distributedInfo.pg_config";
+        }
     for (size_t i = 0; i < k->ngroups; i++) {
       int tr;
       int32_t *r = NULL;
       size_t n = k->groups[i].ranks_text ? parse_rank_list(k->groups[i].ranks_text, &r, &tr) : 0;
       for (size_t j = 0; j < n; j++)
-        if (r[j] + 1 > world)
-          world = r[j] + 1;
-      if (k->groups[i].size > world)
-        world = (int32_t)k->groups[i].size;
+        if ((int64_t)r[j] + 1 > guess) {
+          guess = (int64_t)r[j] + 1;
+          from = "a kernel's 'Process Group Ranks'";
+        }
+      if (k->groups[i].size > guess) {
+        guess = k->groups[i].size;
+        from = "a kernel's 'Group size'";
+      }
       free(r);
     }
+    if (guess > DT_TRACE_MAX_RANKS)
+      return dt_error_set(err, k->path, 0, 0, "no distributedInfo.world_size, and %s implies a world of %lld ranks: "
+                          "more than dtsim supports (at most %d ranks)", from, (long long)guess, DT_TRACE_MAX_RANKS);
+    world = (int32_t)guess;
   }
   if (rank >= world)
     return dt_error_set(err, k->path, 0, 0, "kineto trace is rank %d of a world of %d ranks", (int)rank, (int)world);
@@ -2344,30 +2544,9 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace *shared, int
   for (size_t i = 0; i < k->ngpu; i++)
     sorted[i] = &k->gpu[i];
   qsort(sorted, k->ngpu, sizeof *sorted, gpu_cmp);
-  size_t scap = 0;
-  for (size_t i = 0; i < k->ngpu; i++) {
-    size_t s = 0;
-    while (s < b.nstreams && b.streams[s].id != sorted[i]->stream)
-      s++;
-    if (s == b.nstreams) {
-      b.streams = dt_grow(b.streams, &scap, b.nstreams, sizeof *b.streams);
-      b.streams[b.nstreams++].id = sorted[i]->stream;
-    }
-  }
-  for (size_t s = 0; s < b.nstreams; s++) {
-    tstream *ts = &b.streams[s];
-    size_t cap = 0;
-    for (size_t i = 0; i < k->ngpu; i++) {
-      if (sorted[i]->stream != ts->id)
-        continue;
-      ts->ops = dt_grow(ts->ops, &cap, ts->nops, sizeof *ts->ops);
-      op_info *o = &ts->ops[ts->nops++];
-      o->ev = sorted[i];
-      const launch_ev *l = find_launch(k, sorted[i]->corr);
-      o->host_ts = l ? l->ts : sorted[i]->ts;
-      o->launch = l ? (int32_t)(l - k->launches) : -1;
-      o->host_s = o->host_i = -1;
-    }
+  if (make_streams(&b, sorted, err) != DT_OK) {
+    free(sorted);
+    goto cleanup;
   }
   int64_t t0 = sorted[0]->ts;
   free(sorted);
@@ -2391,12 +2570,22 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace *shared, int
       if (b.streams[s].id > max_id)
         max_id = b.streams[s].id;
     int32_t base_id = max_id < INT32_MAX - 2000000 ? (max_id / 1000 + 1) * 1000 : 0;
+    if (base_id == 0) /* a GPU stream near INT32_MAX: the first window of a million numbers no GPU stream uses */
+      for (int64_t base = 1000; base < INT32_MAX - 1000000; base += 1000000) {
+        size_t s = 0;
+        while (s < b.nstreams && !(b.streams[s].id >= base && b.streams[s].id < base + 1000000))
+          s++;
+        if (s == b.nstreams) {
+          base_id = (int32_t)base;
+          break;
+        }
+      }
     host_timeline(&b, h0, base_id, &hst);
   }
 
   /* gaps (delay ops) and final positions */
   size_t ndelays = 0;
-  int64_t gap_total = 0;
+  double gap_total = 0; /* ns, summed over streams: may pass int64 */
   for (size_t s = 0; s < b.nstreams; s++) {
     tstream *ts = &b.streams[s];
     /* marks in op order (steps are sorted, but two steps can land after ops in any order) */
@@ -2421,7 +2610,7 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace *shared, int
       }
       int64_t gap = x->ev->ts - prev_end;
       if (gap > 0)
-        gap_total += gap;
+        gap_total += (double)gap;
       /* idle time spent waiting for a captured dependency is not CPU/launch time: the delay is what is left
        * after the wait, and the wait is put on the delay op so the simulated wait comes first */
       /* host timeline: an op waits for its launch instead; one without a captured launch keeps its gap */
@@ -2468,7 +2657,7 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace *shared, int
                       "at once in the capture and stay CPU time); GPU idle gaps are not replayed (%.6g s of them on the "
                       "captured rank), %zu GPU ops without a captured launch keep theirs (%zu delay ops)",
                       b.nhosts, b.nhosts ? (int)b.hosts[0].id : 0, hst.anchored, hst.waits, hst.waits_free,
-                      (double)gap_total * 1e-9, ndelays ? ndelays : 0, ndelays);
+                      gap_total * 1e-9, ndelays ? ndelays : 0, ndelays);
     for (size_t h = 0; h < b.nhosts; h++) {
       const hstream *hs = &b.hosts[h];
       char share[96] = "";
@@ -2484,7 +2673,7 @@ static int build_trace(kin *k, const dt_import_opts *opts, dt_trace *shared, int
   } else
     dt_trace_add_note(t, "kineto: idle gaps %s (%zu delay ops; %.6g s of gaps on the captured rank), cross-stream "
                       "dependency window %.3g us", opts->keep_gaps ? "kept" : "dropped", ndelays,
-                      (double)gap_total * 1e-9, opts->dep_window_s * 1e6);
+                      gap_total * 1e-9, opts->dep_window_s * 1e6);
   if (nranks > 1 && !shared)
     dt_trace_add_note(t, "kineto: single-rank capture of rank %d expanded to %d ranks by symmetry: every rank runs "
                       "rank %d's ops", (int)rank, (int)nranks, (int)rank);

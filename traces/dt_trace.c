@@ -379,3 +379,17 @@ dt_dim dt_trace_p2p_dim(const dt_trace *t)
       return DT_DIM_PP;
   return DT_DIM_NONE;
 }
+
+const char *dt_trace_op_where(const dt_trace *t, const dt_op *op, char *buf, size_t size)
+{
+  const char *file = op->file < t->nfiles ? t->files[op->file] : "";
+  if (op->event > 0)
+    snprintf(buf, size, "%s%straceEvents[%u]", file, file[0] ? ": " : "", op->event - 1);
+  else if (op->line > 0 && file[0])
+    snprintf(buf, size, "%s:%u", file, op->line);
+  else if (op->line > 0)
+    snprintf(buf, size, "line %u", op->line);
+  else if (size > 0)
+    buf[0] = '\0';
+  return buf;
+}

@@ -59,7 +59,11 @@ typedef struct dt_op {
   char *name;        /* `name=`, owned, may be NULL */
   char *dtype;       /* `dtype=`, owned, may be NULL */
   uint32_t file;     /* index in trace->files of the file it came from */
-  uint32_t line;     /* 1-based line in that file (0 when generated) */
+  uint32_t line;     /* 1-based line in that file (0 when generated). Ops imported from a capture that is not
+                        line-based (Kineto JSON) carry an issue-order sequence number here, not a position: their
+                        position is `event` */
+  uint32_t event;    /* imported captures: 1 + the index of the source event in the file's event list (Kineto
+                        traceEvents[event - 1]); 0 for ops read from lines or generated */
   int64_t match;     /* set by dt_trace_validate: a per-rank sequence number, the same for every rank that runs
                         this op (template users share it). Collectives: k when this is the k-th (0-based)
                         collective the rank issues on its group in issue order (dt_trace_rank_order), so the
@@ -139,6 +143,10 @@ typedef struct dt_trace {
  * (pipeline traffic is the point-to-point kind), else DT_DIM_NONE. */
 dt_dim dt_trace_p2p_dim(const dt_trace *t);
 
+/* Most bytes one op may move (readers and importers refuse more with a positioned error): 2^53, so that every
+ * byte count is exact as a double and sums of a few thousand of them stay inside uint64. */
+#define DT_TRACE_MAX_BYTES ((uint64_t)1 << 53)
+
 /* Most ranks a trace may have (readers and importers refuse more with a positioned error, before allocating):
  * 2^20 ranks keep the per-rank tables of an empty trace under ~100 MB. */
 #define DT_TRACE_MAX_RANKS (1 << 20)
@@ -184,6 +192,11 @@ void dt_trace_add_note(dt_trace *t, const char *fmt, ...) DT_PRINTF(2, 3);
  * members + (src, dst, tag) channels). Members are compared by a 64-bit hash of their sequences; on a
  * difference the two ranks are walked again to name the first differing ops. */
 int dt_trace_validate(dt_trace *t, dt_error *err);
+
+/* Where op came from, for messages: "FILE:LINE", "FILE: traceEvents[N]" for an event of an imported capture,
+ * "line N" without a file name, or "" when the op has no source position (generated). Writes into buf (size
+ * bytes) and returns it. */
+const char *dt_trace_op_where(const dt_trace *t, const dt_op *op, char *buf, size_t size);
 
 /* Total ops over all ranks and streams; a template user counts its template's ops (the ops it runs). */
 size_t dt_trace_op_count(const dt_trace *t);

@@ -123,12 +123,7 @@ typedef struct oref {
 static const char *where(const dt_trace *t, const oref *o, char *buf, size_t size)
 {
   const dt_op *op = o->op;
-  const char *file = op->file < t->nfiles ? t->files[op->file] : "";
-  if (op->line > 0 && file[0])
-    snprintf(buf, size, "%s:%u", file, op->line);
-  else if (op->line > 0)
-    snprintf(buf, size, "line %u", op->line);
-  else
+  if (!dt_trace_op_where(t, op, buf, size)[0])
     snprintf(buf, size, "rank %d s%d op %d", (int)o->rank, (int)dt_trace_rank_body(t, o->rank)->streams[o->stream].id,
              (int)o->index);
   return buf;
@@ -139,9 +134,15 @@ static int fail_at(dt_error *err, const dt_trace *t, const oref *o, const char *
 static int fail_at(dt_error *err, const dt_trace *t, const oref *o, const char *fmt, ...)
 {
   const dt_op *op = o->op;
+  const char *file = op->file < t->nfiles ? t->files[op->file] : "";
   va_list ap;
   va_start(ap, fmt);
-  dt_error_vset(err, op->file < t->nfiles ? t->files[op->file] : "", op->line, 0, fmt, ap);
+  if (op->event > 0) { /* an imported event: its position is not a line */
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    dt_error_set(err, file, 0, 0, "traceEvents[%u]: %s", op->event - 1, msg);
+  } else
+    dt_error_vset(err, file, op->line, 0, fmt, ap);
   va_end(ap);
   return DT_ERR;
 }
