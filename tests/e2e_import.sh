@@ -47,6 +47,9 @@ want=$(awk 'BEGIN { printf "%.12g", 2e-6 + 3*262144/100e9 }')
 check "nccl-log: grouped Send/Recv (all-to-all) are one batch and complete" '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/a2a.json")" "$want" 1e-6'
 check "nccl-log: self copies are left out, with a note" 'jq -r ".notes[]" "$tmp/a2a.json" | grep -q "8 sends/recvs to the process itself"'
 check "nccl-log: a log without commId groups by creation order, with a note" 'jq -r ".notes[]" "$tmp/a2a.json" | grep -q "without commId"'
+"$DTSIM" run --json tests/data/node8.yaml $D/onepid4.log >"$tmp/op4.json" 2>/dev/null; rc=$?
+want=$(awk 'BEGIN { printf "%.12g", 2*3*2e-6 + 2*3/4*134217728/100e9 }')
+check "nccl-log: one process driving 4 GPUs is 4 ranks (host, pid, device; comm pointer when the device differs)" '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/op4.json")" "$want" 1e-6'
 "$DTSIM" import $D/p2p-new.0.log -o "$tmp/one.dtt" >/dev/null 2>"$tmp/one.err"; rc=$?
 check "nccl-log: a missing rank is an error naming it" '[ $rc -eq 2 ] && grep -q "ranks 1 have no lines" "$tmp/one.err"'
 

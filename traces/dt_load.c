@@ -170,7 +170,7 @@ static const dt_importer importers[] = {
     {"nccl-log", "NCCL debug log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL), one or many files",
      sniff_nccl_log, dt_nccl_log_import,
      "every rank's lines are in the files given (one per process, or interleaved with launcher prefixes)\n"
-     "a process is host:pid; its global rank is its rank in its largest (world) communicator\n"
+     "a rank is one host:pid and [cudaDev]; its global rank is its rank in its largest (world) communicator\n"
      "members of a communicator share its commId; a split communicator is its parent's group and color\n"
      "each call's count follows NCCL: all-gather per-rank send, reduce-scatter per-rank receive, all-to-all "
      "per peer, others the whole buffer\n"
@@ -183,7 +183,7 @@ static const dt_importer importers[] = {
     {"nccl-inspector", "NCCL Inspector logs (NCCL's profiler plugin, NCCL 2.28+), one per process",
      sniff_inspector, dt_nccl_inspector_import,
      "every process's log is given; records of one communicator share its header id\n"
-     "a process is hostname:pid; its global rank is its rank in its largest communicator\n"
+     "a process is hostname:pid driving one GPU; its global rank is its rank in its largest communicator\n"
      "message sizes follow NCCL's count: all-gather per-rank send, reduce-scatter per-rank receive (x ranks), "
      "others the whole buffer\n"
      "a communicator's collectives run in sequence-number order on one stream per communicator (the records "

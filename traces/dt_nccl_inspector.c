@@ -42,6 +42,8 @@ typedef struct icomm {
 
 typedef struct iproc {
   char *key;         /* hostname:pid */
+  int32_t *seen;     /* (communicator, rank) pairs of its records, 2 entries each */
+  size_t nseen, seencap;
   int32_t world;     /* largest communicator */
   int32_t rank;
   uint32_t file;
@@ -94,6 +96,8 @@ static int32_t find_proc(ins *x, const char *key)
   x->procs = dt_grow(x->procs, &x->pcap, x->nprocs, sizeof *x->procs);
   iproc *p = &x->procs[x->nprocs];
   p->key = dt_xstrdup(key);
+  p->seen = NULL;
+  p->nseen = p->seencap = 0;
   p->world = -1;
   p->rank = -1;
   p->file = x->file;
@@ -156,6 +160,22 @@ static int finish_record(ins *x)
   }
   c->member[x->rank] = pi;
   iproc *p = &x->procs[pi];
+  /* one process, one rank per communicator: a process driving several GPUs writes records that do not say which
+   * GPU they are from */
+  size_t s = 0;
+  while (s < p->nseen && p->seen[2 * s] != (int32_t)ci)
+    s++;
+  if (s == p->nseen) {
+    p->seen = dt_grow(p->seen, &p->seencap, 2 * p->nseen + 1, sizeof *p->seen);
+    p->seen[2 * s] = (int32_t)ci;
+    p->seen[2 * s + 1] = (int32_t)x->rank;
+    p->nseen++;
+  } else if (p->seen[2 * s + 1] != (int32_t)x->rank) {
+    snprintf(x->bad, sizeof x->bad, "process %s has records of ranks %d and %" PRId64 " of communicator %s: a "
+             "process driving several GPUs, whose records do not say which GPU they are from (not supported: run one "
+             "process per GPU)", key, (int)p->seen[2 * s + 1], x->rank, x->id);
+    return 0;
+  }
   if (p->world < 0 || x->comms[p->world].nranks < c->nranks)
     p->world = (int32_t)ci;
   int k = -1;
@@ -436,8 +456,10 @@ static void free_ins(ins *x)
     free(x->comms[i].member);
   }
   free(x->comms);
-  for (size_t i = 0; i < x->nprocs; i++)
+  for (size_t i = 0; i < x->nprocs; i++) {
     free(x->procs[i].key);
+    free(x->procs[i].seen);
+  }
   free(x->procs);
 }
 

@@ -127,8 +127,9 @@ static int parse_ptr(const char *s, uint64_t *v)
   return DT_OK;
 }
 
-/* Finds "host:pid:tid [dev] NCCL INFO " in a line, whatever the launcher put in front. Copies "host:pid" into id
- * and returns the message after "NCCL INFO ", or NULL for a line that is no NCCL INFO line. */
+/* Finds "host:pid:tid [dev] NCCL INFO " in a line, whatever the launcher put in front. Copies "host:pid [dev]"
+ * into id (a rank: one process may drive several GPUs) and returns the message after "NCCL INFO ", or NULL for a
+ * line that is no NCCL INFO line. */
 static const char *nccl_message(const char *s, char *id, size_t size)
 {
   const char *m = strstr(s, " NCCL INFO ");
@@ -165,11 +166,10 @@ static const char *nccl_message(const char *s, char *id, size_t size)
     q--;
   if (q == host_end)
     return NULL;
-  size_t n = (size_t)(pid_end - q);
-  if (n >= size)
-    n = size - 1;
-  memcpy(id, q, n);
-  id[n] = '\0';
+  int n = (int)(pid_end - q), dn = (int)(m - p);
+  if ((size_t)(n + dn) + 2 > size)
+    n = (int)size - dn - 2;
+  snprintf(id, size, "%.*s %.*s", n, q, dn, p);
   return m + strlen(" NCCL INFO ");
 }
 
@@ -196,6 +196,25 @@ static int32_t proc_comm(const proc *p, uint64_t ptr)
   for (size_t i = p->ncomms; i-- > 0;)
     if (p->comms[i].ptr == ptr)
       return p->comms[i].comm;
+  return -1;
+}
+
+/* A comm pointer is unique within one OS process, which may drive several GPUs (ranks): finds the rank of the same
+ * host:pid that initialised ptr, when the line's device is not the one the communicator was made on. Returns
+ * the proc index and sets *comm, or -1. */
+static int32_t sibling_with_comm(const nl *x, int32_t pi, uint64_t ptr, int32_t *comm)
+{
+  const char *id = x->procs[pi].id;
+  size_t n = strcspn(id, " ");
+  for (size_t i = 0; i < x->nprocs; i++) {
+    if ((int32_t)i == pi || strncmp(x->procs[i].id, id, n) != 0 || x->procs[i].id[n] != ' ')
+      continue;
+    int32_t c = proc_comm(&x->procs[i], ptr);
+    if (c >= 0) {
+      *comm = c;
+      return (int32_t)i;
+    }
+  }
   return -1;
 }
 
@@ -243,6 +262,8 @@ static int on_init(nl *x, int32_t pi, const char *msg, uint32_t file, long line,
     if (parse_ptr(v, &parent) != DT_OK)
       return dt_error_set(err, path, line, 0, "split communicator with parent '%s': expected a pointer", v);
     int32_t pc = proc_comm(p, parent);
+    if (pc < 0)
+      sibling_with_comm(x, pi, parent, &pc);
     if (pc < 0)
       return dt_error_set(err, path, line, 0, "split communicator's parent %s has no Init COMPLETE line in "
                           "process %s before it", v, p->id);
@@ -318,6 +339,13 @@ static int on_call(nl *x, int32_t pi, const char *msg, uint32_t file, long line,
     return dt_error_set(err, path, line, 0, "%s call with stream '%s': expected a pointer", name, v);
   proc *p = &x->procs[pi];
   int32_t ci = proc_comm(p, ptr);
+  if (ci < 0) {
+    int32_t sib = sibling_with_comm(x, pi, ptr, &ci);
+    if (sib >= 0) {
+      pi = sib;
+      p = &x->procs[pi];
+    }
+  }
   if (ci < 0)
     return dt_error_set(err, path, line, 0, "%s call on comm %s, which has no Init COMPLETE line in process %s "
                         "before it (log INIT as well as COLL: NCCL_DEBUG_SUBSYS=INIT,COLL)", name, v, p->id);
