@@ -49,12 +49,31 @@ typedef struct dt_nvlink {
   int count;
 } dt_nvlink;
 
+/* The shape-following compute model (`gpu.compute`, docs/compute.md): each kernel of a generated compute op runs
+ * at min(dtype peak x a tile-efficiency curve, HBM roofline); platforms/dt_compute.h evaluates it. */
+typedef struct dt_compute_model {
+  int present;            /* 1 when `gpu.compute` was given; 0: every flop= op runs at gpu.peak x gpu.efficiency */
+  double peak_bf16, peak_fp16, peak_fp8, peak_fp32; /* FLOP/s dense tensor peaks per dtype; 0 = not given (a
+                                                       dtype without its peak runs at gpu.peak) */
+  double hbm_bandwidth;   /* bytes/s, the datasheet HBM bandwidth */
+  double hbm_efficiency;  /* achieved fraction of it by streaming kernels, in (0, 1], default 0.9 */
+  double gemm_efficiency; /* a large aligned GEMM's fraction of its dtype peak, in (0, 1] */
+  double gemm_efficiency_fp8; /* the same for FP8 GEMMs; 0 = not given (gemm_efficiency) */
+  double attn_efficiency; /* fused attention's fraction of the bf16 peak (forward), in (0, 1], default 0.5 */
+  int sms;                /* streaming multiprocessors (compute units) a kernel's tiles are spread over */
+  int tile;               /* output tile edge in m and n, elements (default 128) */
+  int k_half;             /* reduction length at which a tile's main loop reaches half its rate (default 64) */
+  int dim_half;           /* m or n at which a GEMM reaches half its rate along that dimension (default 64) */
+} dt_compute_model;
+
 typedef struct dt_platform {
   char *name;         /* `name`, owned */
   char *source;       /* path it was loaded from (or the name given to dt_platform_parse), owned */
   char *gpu_model;    /* `gpu.model`, owned */
   double gpu_peak;    /* `gpu.peak`, FLOP/s */
-  double gpu_efficiency; /* `gpu.efficiency`, fraction of peak achieved by `flop=` compute, default 1.0 */
+  double gpu_efficiency; /* `gpu.efficiency`, fraction of peak achieved by `flop=` compute, default 1.0; with
+                            gpu.compute a plain multiplier on the model's rates */
+  dt_compute_model compute; /* `gpu.compute` */
   int nodes;
   int gpus_per_node;
   dt_intra_kind intra_kind;

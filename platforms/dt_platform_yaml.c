@@ -40,6 +40,8 @@ typedef enum {
 enum {
   R_VERSION, R_NAME,
   R_GPU, R_GPU_MODEL, R_GPU_PEAK, R_GPU_EFF,
+  R_GPU_CM, R_CM_BF16, R_CM_FP16, R_CM_FP8, R_CM_FP32, R_CM_HBM, R_CM_HBM_EFF, R_CM_GEMM_EFF, R_CM_GEMM8_EFF,
+  R_CM_ATTN_EFF, R_CM_SMS, R_CM_TILE, R_CM_KHALF, R_CM_DHALF,
   R_NODES, R_GPN,
   R_INTRA, R_INTRA_KIND, R_INTRA_BW, R_INTRA_LAT, R_INTRA_LINKS, R_INTRA_LBW, R_INTRA_GPS, R_INTRA_CPU_BW,
   R_INTRA_CPU_LAT,
@@ -94,6 +96,23 @@ static const key_spec schema[R_COUNT] = {
   [R_GPU_MODEL] = {"model", R_GPU, T_STRING, 1, F(gpu_model), 0, 0, 0, 0, NULL, 0, 0},
   [R_GPU_PEAK] = {"peak", R_GPU, T_FLOPS, 1, F(gpu_peak), 0, 0, 0, 0, NULL, 0, 0},
   [R_GPU_EFF] = {"efficiency", R_GPU, T_REAL, 0, F(gpu_efficiency), 0, 0, 0.0, 1.0, NULL, 0, 0},
+  [R_GPU_CM] = {"compute", R_GPU, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  [R_CM_BF16] = {"bf16", R_GPU_CM, T_FLOPS, 0, F(compute.peak_bf16), 0, 0, 0, 0, NULL, 0, 0},
+  [R_CM_FP16] = {"fp16", R_GPU_CM, T_FLOPS, 0, F(compute.peak_fp16), 0, 0, 0, 0, NULL, 0, 0},
+  [R_CM_FP8] = {"fp8", R_GPU_CM, T_FLOPS, 0, F(compute.peak_fp8), 0, 0, 0, 0, NULL, 0, 0},
+  [R_CM_FP32] = {"fp32", R_GPU_CM, T_FLOPS, 0, F(compute.peak_fp32), 0, 0, 0, 0, NULL, 0, 0},
+  [R_CM_HBM] = {"hbm_bandwidth", R_GPU_CM, T_BANDWIDTH, 1, F(compute.hbm_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
+  [R_CM_HBM_EFF] = {"hbm_efficiency", R_GPU_CM, T_REAL, 0, F(compute.hbm_efficiency), 0, 0, 0.0, 1.0, NULL, 0, 0},
+  [R_CM_GEMM_EFF] = {"gemm_efficiency", R_GPU_CM, T_REAL, 1, F(compute.gemm_efficiency), 0, 0, 0.0, 1.0, NULL, 0,
+                     0},
+  [R_CM_GEMM8_EFF] = {"gemm_efficiency_fp8", R_GPU_CM, T_REAL, 0, F(compute.gemm_efficiency_fp8), 0, 0, 0.0, 1.0,
+                      NULL, 0, 0},
+  [R_CM_ATTN_EFF] = {"attention_efficiency", R_GPU_CM, T_REAL, 0, F(compute.attn_efficiency), 0, 0, 0.0, 1.0, NULL,
+                     0, 0},
+  [R_CM_SMS] = {"sms", R_GPU_CM, T_COUNT, 1, F(compute.sms), 1, 100000, 0, 0, NULL, 0, 0},
+  [R_CM_TILE] = {"tile", R_GPU_CM, T_COUNT, 0, F(compute.tile), 8, 4096, 0, 0, NULL, 0, 0},
+  [R_CM_KHALF] = {"k_half", R_GPU_CM, T_COUNT, 0, F(compute.k_half), 0, 1000000, 0, 0, NULL, 0, 0},
+  [R_CM_DHALF] = {"dim_half", R_GPU_CM, T_COUNT, 0, F(compute.dim_half), 0, 1000000, 0, 0, NULL, 0, 0},
   [R_NODES] = {"nodes", -1, T_COUNT, 1, F(nodes), 1, 1000000, 0, 0, NULL, 0, 0},
   [R_GPN] = {"gpus_per_node", -1, T_COUNT, 1, F(gpus_per_node), 1, 1024, 0, 0, NULL, 0, 0},
   [R_INTRA] = {"intra_node", -1, T_SECTION, 1, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
@@ -628,6 +647,7 @@ static int validate(loader *L)
     return DT_ERR;
 
   p->nccl = L->val[R_NCCL] != NULL;
+  p->compute.present = L->val[R_GPU_CM] != NULL;
   p->intra_kind = (dt_intra_kind)L->choice[R_INTRA_KIND];
   if (check_kind_rules(L, intra_rules, sizeof intra_rules / sizeof intra_rules[0], L->choice[R_INTRA_KIND], R_INTRA,
                        "kind", intra_kinds) != DT_OK)
@@ -744,6 +764,11 @@ int dt_platform_parse(const char *text, size_t len, const char *source_name, dt_
 
   L.p = dt_xcalloc(1, sizeof *L.p);
   L.p->gpu_efficiency = 1.0;
+  L.p->compute.hbm_efficiency = 0.9;
+  L.p->compute.attn_efficiency = 0.5;
+  L.p->compute.tile = 128;
+  L.p->compute.k_half = 64;
+  L.p->compute.dim_half = 64;
   L.p->oversubscription = 1;
   L.p->wiring = DT_WIRING_NODE;
   L.p->topology = DT_NET_NONE;

@@ -7,6 +7,7 @@
 #include "dt_replay.h"
 
 #include "../common/dt_util.h"
+#include "../platforms/dt_compute.h"
 #include "dt_linkload.h"
 #include "dt_replay_internal.h"
 #include "dt_sg_platform.h"
@@ -185,12 +186,10 @@ static sg_mailbox_t pair_mailbox(replay_run *R, int32_t rank, const dt_op *op, c
   return box;
 }
 
+/* dur=, the compute model over the op's kernels, or flop / (peak x efficiency) (platforms/dt_compute.h) */
 static double compute_seconds(const dt_platform *p, const dt_op *op)
 {
-  if (op->dur > 0)
-    return op->dur;
-  double rate = p->gpu_peak * p->gpu_efficiency;
-  return op->flop > 0 && rate > 0 ? op->flop / rate : 0;
+  return dt_compute_op_seconds(p, op);
 }
 
 /* The NCCL model's cost of the pair of a send or recv of rank (rp_p2p_cost; 0 and eff 1 on a textbook platform). */

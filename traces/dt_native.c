@@ -35,6 +35,7 @@ enum {
   K_DTYPE,
   K_BATCH,
   K_AFTER,
+  K_KERNELS,
   K_COUNT
 };
 
@@ -42,6 +43,7 @@ static const char *const key_names[K_COUNT] = {
     [K_DUR] = "dur",     [K_FLOP] = "flop", [K_GROUP] = "group", [K_BYTES] = "bytes",
     [K_ROOT] = "root",   [K_SPLITS] = "splits", [K_PEER] = "peer", [K_TAG] = "tag",
     [K_NAME] = "name",   [K_DTYPE] = "dtype",   [K_BATCH] = "batch", [K_AFTER] = "after",
+    [K_KERNELS] = "kernels",
 };
 
 #define KB(k) (1u << (k))
@@ -52,7 +54,7 @@ static const char *const key_names[K_COUNT] = {
 static const struct {
   unsigned allowed, required, one_of;
 } op_keys[DT_OP_COUNT] = {
-    [DT_OP_COMPUTE] = {KB(K_DUR) | KB(K_FLOP), 0, KB(K_DUR) | KB(K_FLOP)},
+    [DT_OP_COMPUTE] = {KB(K_DUR) | KB(K_FLOP) | KB(K_KERNELS), 0, KB(K_DUR) | KB(K_FLOP)},
     [DT_OP_ALLREDUCE] = {KB(K_GROUP) | KB(K_BYTES), KB(K_GROUP) | KB(K_BYTES), 0},
     [DT_OP_REDUCESCATTER] = {KB(K_GROUP) | KB(K_BYTES), KB(K_GROUP) | KB(K_BYTES), 0},
     [DT_OP_BROADCAST] = {KB(K_GROUP) | KB(K_BYTES) | KB(K_ROOT), KB(K_GROUP) | KB(K_BYTES), 0},
@@ -313,6 +315,99 @@ static int parse_splits(reader *rd, const fstate *fs, dt_op *op, const char *tex
   return DT_OK;
 }
 
+/* One number of a kernels= item: a whole number (dims) or a non-negative real (flop, bytes). */
+static int kernel_num(const char *t, size_t len, int whole, double *out)
+{
+  char buf[48];
+  if (len == 0 || len >= sizeof buf)
+    return -1;
+  memcpy(buf, t, len);
+  buf[len] = '\0';
+  char *end;
+  errno = 0;
+  double v = strtod(buf, &end);
+  if (*end || errno == ERANGE || !isfinite(v) || v < 0 || (whole && (v != floor(v) || v > 9.0e15)))
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* kernels=KIND[.causal][.bwd]:DTYPE:M:N:K:BATCH:FLOP:BYTES,... (docs/trace-format.md, docs/compute.md) */
+static int parse_kernels(reader *rd, const fstate *fs, dt_op *op, const char *text)
+{
+  static const char expect[] = "expected items KIND:DTYPE:M:N:K:BATCH:FLOP:BYTES (KIND gemm, attn, attn.causal, "
+                               "attn.bwd, attn.causal.bwd or elem; DTYPE bf16, fp16, fp8 or fp32) joined by ','";
+  size_t n = 1;
+  for (const char *p = text; *p; p++)
+    n += *p == ',';
+  op->kernels = dt_xcalloc(n, sizeof *op->kernels);
+  op->nkernels = (uint32_t)n;
+  const char *p = text;
+  for (size_t i = 0; i < n; i++) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    const char *f[8];
+    size_t fl[8], nf = 0;
+    const char *q = p, *stop = p + len;
+    while (nf < 8) {
+      const char *colon = memchr(q, ':', (size_t)(stop - q));
+      f[nf] = q;
+      fl[nf] = colon ? (size_t)(colon - q) : (size_t)(stop - q);
+      nf++;
+      if (!colon)
+        break;
+      q = colon + 1;
+    }
+    if (nf != 8 || f[7] + fl[7] != stop)
+      return ferr(rd, fs, "bad kernels= item %zu '%.*s': %s", i + 1, (int)len, p, expect);
+    dt_kernel *k = &op->kernels[i];
+    char kind[32], dtype[8];
+    if (fl[0] >= sizeof kind || fl[1] >= sizeof dtype)
+      return ferr(rd, fs, "bad kernels= item %zu '%.*s': %s", i + 1, (int)len, p, expect);
+    snprintf(kind, sizeof kind, "%.*s", (int)fl[0], f[0]);
+    snprintf(dtype, sizeof dtype, "%.*s", (int)fl[1], f[1]);
+    if (strcmp(kind, "gemm") == 0)
+      k->kind = DT_KERN_GEMM;
+    else if (strcmp(kind, "elem") == 0)
+      k->kind = DT_KERN_ELEM;
+    else if (strncmp(kind, "attn", 4) == 0 && (kind[4] == '\0' || kind[4] == '.')) {
+      k->kind = DT_KERN_ATTN;
+      for (char *w = kind + 4; *w == '.';) {
+        char *e = strchr(w + 1, '.');
+        size_t wl = e ? (size_t)(e - w - 1) : strlen(w + 1);
+        if (wl == 6 && strncmp(w + 1, "causal", 6) == 0)
+          k->causal = 1;
+        else if (wl == 3 && strncmp(w + 1, "bwd", 3) == 0)
+          k->bwd = 1;
+        else
+          return ferr(rd, fs, "bad kernels= item %zu: unknown kind '%s' (%s)", i + 1, kind, expect);
+        w = e ? e : w + 1 + wl;
+      }
+    } else {
+      return ferr(rd, fs, "bad kernels= item %zu: unknown kind '%s' (%s)", i + 1, kind, expect);
+    }
+    int d = dt_dtype_from_name(dtype);
+    if (d < 0)
+      return ferr(rd, fs, "bad kernels= item %zu: unknown dtype '%s' (expected bf16, fp16, fp8 or fp32)", i + 1,
+                  dtype);
+    k->dtype = (uint8_t)d;
+    double v[6];
+    for (int j = 0; j < 6; j++)
+      if (kernel_num(f[2 + j], fl[2 + j], j < 4, &v[j]) != 0)
+        return ferr(rd, fs, "bad kernels= item %zu: %s '%.*s' is not a %s", i + 1,
+                    (const char *const[]){"M", "N", "K", "BATCH", "FLOP", "BYTES"}[j], (int)fl[2 + j], f[2 + j],
+                    j < 4 ? "whole number" : "non-negative number");
+    k->m = (int64_t)v[0];
+    k->n = (int64_t)v[1];
+    k->k = (int64_t)v[2];
+    k->batch = (int64_t)v[3];
+    k->flop = v[4];
+    k->bytes = v[5];
+    p = comma ? comma + 1 : p + len;
+  }
+  return DT_OK;
+}
+
 static int key_value(reader *rd, const fstate *fs, int32_t rank, dt_op *op, int key, const char *v)
 {
   char why[256];
@@ -360,6 +455,8 @@ static int key_value(reader *rd, const fstate *fs, int32_t rank, dt_op *op, int 
     return DT_OK;
   case K_SPLITS:
     return parse_splits(rd, fs, op, v);
+  case K_KERNELS:
+    return parse_kernels(rd, fs, op, v);
   case K_PEER:
     if (parse_count(v, &op->peer) != 0)
       return ferr(rd, fs, "bad peer= value '%s': expected a global rank (a non-negative integer)", v);
@@ -1007,6 +1104,14 @@ static void write_op(const dt_trace *t, int32_t r, const dt_rank *rk, const dt_s
       fprintf(f, " flop=%s", format_exact_number(op->flop, buf, sizeof buf));
     else
       fprintf(f, " dur=%s", format_exact_time(op->dur, buf, sizeof buf));
+    for (uint32_t i = 0; i < op->nkernels; i++) {
+      const dt_kernel *k = &op->kernels[i];
+      char fb[64], bb[64];
+      fprintf(f, "%s%s%s%s:%s:%lld:%lld:%lld:%lld:%s:%s", i ? "," : " kernels=", dt_kernel_kind_name(k->kind),
+              k->causal ? ".causal" : "", k->bwd ? ".bwd" : "", dt_dtype_name(k->dtype), (long long)k->m,
+              (long long)k->n, (long long)k->k, (long long)k->batch, format_exact_number(k->flop, fb, sizeof fb),
+              format_exact_number(k->bytes, bb, sizeof bb));
+    }
     break;
   case DT_OP_DELAY:
     fprintf(f, " dur=%s", format_exact_time(op->dur, buf, sizeof buf));

@@ -24,6 +24,27 @@ const char *dt_op_kind_name(dt_op_kind kind)
   return (unsigned)kind < DT_OP_COUNT ? kind_names[kind] : NULL;
 }
 
+static const char *const dtype_names[DT_DTYPE_COUNT] = {"bf16", "fp16", "fp8", "fp32"};
+static const char *const kernel_names[DT_KERN_COUNT] = {"gemm", "attn", "elem"};
+
+const char *dt_dtype_name(dt_dtype d)
+{
+  return (unsigned)d < DT_DTYPE_COUNT ? dtype_names[d] : NULL;
+}
+
+int dt_dtype_from_name(const char *name)
+{
+  for (int i = 0; i < DT_DTYPE_COUNT; i++)
+    if (strcmp(name, dtype_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+const char *dt_kernel_kind_name(dt_kernel_kind k)
+{
+  return (unsigned)k < DT_KERN_COUNT ? kernel_names[k] : NULL;
+}
+
 int dt_op_kind_from_name(const char *name, dt_op_kind *kind)
 {
   for (int i = 0; i < DT_OP_COUNT; i++)
@@ -73,6 +94,7 @@ void dt_trace_free(dt_trace *t)
       for (size_t i = 0; i < st->nops; i++) {
         free(st->ops[i].deps);
         free(st->ops[i].splits);
+        free(st->ops[i].kernels);
         free(st->ops[i].name);
         free(st->ops[i].dtype);
       }

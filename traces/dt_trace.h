@@ -42,6 +42,33 @@ typedef struct dt_dep {
   int32_t index;
 } dt_dep;
 
+/* Number formats a compute kernel runs in (`--dtype`, the platform's per-dtype peaks). */
+typedef enum { DT_DTYPE_BF16 = 0, DT_DTYPE_FP16, DT_DTYPE_FP8, DT_DTYPE_FP32, DT_DTYPE_COUNT } dt_dtype;
+/* "bf16", "fp16", "fp8", "fp32" (static), NULL out of range; and back: -1 for an unknown name. */
+const char *dt_dtype_name(dt_dtype d);
+int dt_dtype_from_name(const char *name);
+
+/* One kernel of a compute op's shape (docs/compute.md): what the compute model (platforms/dt_compute.h) times.
+ *   GEMM: C[m x n] = A[m x k] B[k x n], `batch` independent products of that shape (batched GEMM).
+ *   ATTN: fused (flash) attention, `batch` = micro-batch x heads on this rank, m = query length, n = key length,
+ *         k = head dimension; `causal` skips the masked half; `bwd` marks a backward kernel (recomputes the
+ *         scores: 5 products of the forward's 2, FlashAttention-2 §3.1.2).
+ *   ELEM: element-wise / norm work bound by memory traffic only.
+ * flop is this kernel's FLOP as counted in the op's flop= (GEMM 2 m n k batch; ATTN 4 m n k batch, x2 in the
+ * backward; ELEM 0); bytes the HBM traffic it moves (reads + writes). */
+typedef enum { DT_KERN_GEMM = 0, DT_KERN_ATTN, DT_KERN_ELEM, DT_KERN_COUNT } dt_kernel_kind;
+typedef struct dt_kernel {
+  uint8_t kind;   /* dt_kernel_kind */
+  uint8_t dtype;  /* dt_dtype of the inputs (GEMM: fp8 under --dtype fp8; ATTN, ELEM: the activation dtype) */
+  uint8_t causal; /* ATTN: causal mask */
+  uint8_t bwd;    /* ATTN: backward kernel */
+  int64_t m, n, k, batch;
+  double flop;    /* FLOP */
+  double bytes;   /* bytes of HBM traffic */
+} dt_kernel;
+/* Name of a kernel kind ("gemm", "attn", "elem"; static), NULL out of range. */
+const char *dt_kernel_kind_name(dt_kernel_kind k);
+
 typedef struct dt_op {
   dt_op_kind kind;
   int32_t group;     /* index in trace->groups for collectives, else -1 */
@@ -58,6 +85,9 @@ typedef struct dt_op {
   uint64_t *splits;  /* alltoall `splits=`: bytes to each member in group order, owned; NULL when absent */
   char *name;        /* `name=`, owned, may be NULL */
   char *dtype;       /* `dtype=`, owned, may be NULL */
+  uint32_t nkernels;
+  dt_kernel *kernels; /* compute `kernels=`: the op's shape, owned, NULL when absent (the op is then timed as
+                         flop / (peak x efficiency), docs/compute.md) */
   uint32_t file;     /* index in trace->files of the file it came from */
   uint32_t line;     /* 1-based line in that file (0 when generated). Ops imported from a capture that is not
                         line-based (Kineto JSON) carry an issue-order sequence number here, not a position: their
