@@ -35,7 +35,8 @@ static const flag_row flag_rows[] = {
     {"dtype", 1, "dtype", NULL},          {"layers", 1, "layers", NULL},
     {"hidden", 1, "hidden", NULL},        {"heads", 1, "heads", NULL},
     {"kv-heads", 1, "kv_heads", NULL},    {"ffn", 1, "ffn", NULL},
-    {"vocab", 1, "vocab", NULL},
+    {"vocab", 1, "vocab", NULL},          {"cp", 1, "cp", NULL},
+    {"tp-overlap", 0, "tp_overlap", "true"}, {"p2p-overlap", 0, "p2p_overlap", "true"},
 };
 #define NFLAGS (sizeof flag_rows / sizeof flag_rows[0])
 
@@ -43,19 +44,24 @@ static const flag_row flag_rows[] = {
 const struct option dt_gen_long_options[] = {
     ROW(0),  ROW(1),  ROW(2),  ROW(3),  ROW(4),  ROW(5),  ROW(6),  ROW(7),  ROW(8),
     ROW(9),  ROW(10), ROW(11), ROW(12), ROW(13), ROW(14), ROW(15), ROW(16), ROW(17),
-    ROW(18), ROW(19), ROW(20), ROW(21), ROW(22), ROW(23), ROW(24), {NULL, 0, NULL, 0}};
-_Static_assert(NFLAGS == 25, "dt_gen_long_options lists every flag row");
+    ROW(18), ROW(19), ROW(20), ROW(21), ROW(22), ROW(23), ROW(24), ROW(25), ROW(26), ROW(27),
+    {NULL, 0, NULL, 0}};
+_Static_assert(NFLAGS == 28, "dt_gen_long_options lists every flag row");
 
 const char dt_gen_flags_help[] =
-    "  PRESET                 neox-19m, neox-125m, neox-1.3b, neox-13b, gpt3-175b, llama2-7b, llama2-70b\n"
+    "  PRESET                 neox-19m, neox-125m, neox-1.3b, neox-13b, gpt3-175b, gpt3-5b, gpt3-20b,\n"
+    "                         llama2-7b, llama2-70b, llama3-8b, llama3-70b, bloom-176b\n"
     "  --workload FILE        workload YAML (dtsim_workload: 1; docs/generator.md) instead of a preset\n"
-    "  --tp N --pp N --dp N   tensor, pipeline and data parallel sizes (world = tp x pp x dp)\n"
+    "  --tp N --pp N --dp N   tensor, pipeline and data parallel sizes (world = tp x cp x pp x dp)\n"
+    "  --cp N                 context parallelism: the sequence split over N ranks (Megatron / NeMo)\n"
+    "  --tp-overlap           TP all-gathers / reduce-scatters overlap their GEMMs (userbuffers; needs --sp)\n"
+    "  --p2p-overlap          pipeline sends do not hold the compute stream (overlap_p2p_comm)\n"
     "  --zero K               ZeRO stage 0-3 (1: Megatron's distributed optimizer)\n"
     "  --sp                   sequence parallelism (turned off, with a note, when tp is 1, as Megatron does)\n"
     "  --recompute MODE       activation recomputation: none (default), full, selective\n"
     "  --schedule S           pipeline schedule: 1f1b (default) or interleaved (with --virtual-stages V)\n"
     "  --microbatch B         micro-batch size;  --global-batch G   sequences per iteration\n"
-    "  --seq S                sequence length;   --dtype bf16|fp16|fp32\n"
+    "  --seq S                sequence length;   --dtype bf16|fp16|fp8|fp32 (fp8: FP8 GEMMs, bf16 elsewhere)\n"
     "  --bucket SIZE          DP gradient bucket in bytes: 25M, 512K, 1G (K, M, G, T are powers of 1024, as in\n"
     "                         'dtsim bench'), 80MB (powers of 1000), 64MiB; default Megatron's max(40M, 1M x dp)\n"
     "                         elements; 0 or any size below one layer's gradients: one bucket per layer\n"

@@ -10,12 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { S_MAIN = 0, S_GRAD = 1 }; /* stream ids: compute + TP + PP + EP on s0, DP / ZeRO / embedding grads on s1 */
+/* stream ids: compute + TP + PP + EP on s0, DP / ZeRO / embedding grads on s1; with tp_overlap the TP collectives
+ * on s2, with p2p_overlap the pipeline sends to the next stage on s3 and to the previous one on s4 (one stream
+ * per direction, so that the two sends of an exchange still run together) */
+enum { S_MAIN = 0, S_GRAD = 1, S_TP = 2, S_PP_NEXT = 3, S_PP_PREV = 4, S_COUNT = 5 };
+/* how a TP collective on s2 (tp_overlap) meets the compute on s0 */
+enum { TPW_NEXT = 0, TPW_WITH_NEXT, TPW_WITH_LAST };
+#define PEND_MAX 8
 enum { TAG_FWD = 0, TAG_BWD = 1 }; /* activations go down the pipeline with tag 0, gradients up with tag 1 */
 
 /* Groups of one rank (-1 when it has none of that kind). */
 typedef struct rank_groups {
-  int32_t tp, dp, emb, ep, edp;
+  int32_t tp, dp, emb, ep, edp, cp;
 } rank_groups;
 
 /* Group indices of the whole world, filled once. */
@@ -25,7 +31,16 @@ typedef struct world_groups {
   int32_t *emb; /* [dpi * tp + tpi] */
   int32_t *ep;  /* [(stage * tp + tpi) * (dp / ep) + dpi / ep] */
   int32_t *edp; /* [(stage * tp + tpi) * ep + dpi % ep] */
+  int32_t *cpg; /* [(stage * tp + tpi) * (dp / cp) + dpi / cp], CP groups (cp > 1) */
+  int32_t cp;   /* context parallel size; the layout's dp counts dp * cp */
 } world_groups;
+
+/* Kernels of one compute op (docs/compute.md). */
+#define KSET_MAX 16
+typedef struct kset {
+  uint32_t n;
+  dt_kernel k[KSET_MAX];
+} kset;
 
 typedef struct gen {
   const dt_gen_config *c;
@@ -34,16 +49,26 @@ typedef struct gen {
   rank_groups g;
   uint32_t seq;     /* running line number: the issue order across streams */
   int64_t batch;    /* running batch id */
-  size_t n[2];      /* ops on s0 and s1 so far */
+  size_t n[S_COUNT]; /* ops per stream so far */
+  int tp_mode;      /* TPW_*: how the next TP collective overlaps (tp_overlap) */
+  int64_t pend_next[PEND_MAX], pend_after[PEND_MAX]; /* s2 ops the next (the one after) s0 op waits for */
+  int npend_next, npend_after;
   /* sizes */
   int64_t m;        /* micro-batches per pipeline */
   int32_t lpc;      /* layers per model chunk */
+  int32_t layer0;   /* first layer of the stage (1F1B) */
   int64_t vocab_p;  /* vocabulary padded to a multiple of 128 * tp (Megatron) */
   uint64_t tp_msg;  /* b*s*h*e */
   uint64_t pp_msg;  /* b*s*h*e, / tp with SP */
   uint64_t loss_bytes; /* b*s*4: one fp32 per token */
   uint64_t a2a_bytes;  /* MoE dispatch/combine send buffer per rank */
   double f_attn, f_mlp, f_logits, f_core; /* forward FLOP per TP rank per micro-batch */
+  int32_t cp;       /* context parallel size (the layout's dp holds dp * cp, see dt_gen_build) */
+  int32_t cp_group; /* this rank's CP group, -1 without CP */
+  uint64_t cp_kv;   /* bytes of the K and V chunk a CP rank holds (b s/cp 2 kv dh / tp e) */
+  /* the kernels of each compute op (docs/compute.md), copied into the ops */
+  kset k_attn, k_attn_bwd, k_core, k_mlp, k_mlp_bwd, k_router, k_experts, k_experts_bwd, k_logits, k_logits_bwd,
+      k_embed;
   int64_t p_layer, p_expert, p_emb, p_norm; /* parameters per TP rank */
   /* DP buckets */
   int64_t bucket_elems, bucket_acc;
@@ -96,9 +121,28 @@ static int64_t layer_params(const dt_gen_config *c)
   return attn_params(c) + mlp + norm_params(c);
 }
 
+int32_t dt_gen_stage_layers(const dt_gen_config *c, int32_t stage, int32_t *first)
+{
+  int32_t n = c->layers / c->pp, f = stage * n;
+  if (c->embed_as_layers && c->virtual_stages == 1 && c->pp > 1 && (c->layers + 2) % c->pp == 0) {
+    /* DeepSpeed's type:transformer|embedding partition: the embedding and the output layer count as layers */
+    n = (c->layers + 2) / c->pp;
+    f = stage * n - 1;
+    if (stage == 0) {
+      n--;
+      f = 0;
+    }
+    if (stage == c->pp - 1)
+      n--;
+  }
+  if (first)
+    *first = f;
+  return n;
+}
+
 int64_t dt_gen_stage_params(const dt_gen_config *c, int32_t stage)
 {
-  int64_t layers = c->layers / c->pp;
+  int64_t layers = dt_gen_stage_layers(c, stage, NULL);
   int64_t p = layers * layer_params(c);
   int64_t emb = pad_vocab(c) * c->hidden / c->tp;
   if (stage == 0)
@@ -113,10 +157,9 @@ int64_t dt_gen_stage_params(const dt_gen_config *c, int32_t stage)
 
 int64_t dt_gen_stage_expert_params(const dt_gen_config *c, int32_t stage)
 {
-  (void)stage;
   if (c->experts == 0)
     return 0;
-  return (int64_t)(c->layers / c->pp) * (c->experts / c->ep) * mlp_params(c);
+  return (int64_t)dt_gen_stage_layers(c, stage, NULL) * (c->experts / c->ep) * mlp_params(c);
 }
 
 /* Forward FLOP per micro-batch of one layer, per TP rank (matmuls count 2 FLOP per multiply-add; Narayanan et
@@ -129,17 +172,165 @@ int64_t dt_gen_stage_expert_params(const dt_gen_config *c, int32_t stage)
  *   MLP              2 b s h f x 2 (GPT) or x 3 (SwiGLU: gate, up, down)
  * With f = 4h and kv = heads: 6 + 2 + 16 = 24 b s h^2 and 4 b s^2 h. Logits 2 b s h V. Backward is 2x forward,
  * full recompute adds one forward in the backward, selective recompute the core attention (4 b s^2 h). MoE: each
- * token runs top_k experts' MLPs (uniform routing: each EP rank gets b s top_k tokens) plus a router 2 b s h E. */
+ * token runs top_k experts' MLPs (uniform routing: each EP rank gets b s top_k tokens) plus a router 2 b s h E.
+ * With context parallelism a rank holds s / cp of the tokens and attends them to the whole sequence: every term
+ * is divided by cp.
+ *
+ * The same work as kernels (docs/compute.md), each GEMM C[m x n] = A[m x k] B[k x n] with m the rank's tokens
+ * b s / cp: QKV (m, (h + 2 kv dh) / tp, h), output (m, h, h / tp), MLP up (m, f / tp x (2 with SwiGLU), h) and
+ * down (m, h, f / tp), logits (m, V / tp, h); attention fused (batch b heads / tp, queries s / cp, keys s, dh,
+ * causal) or, without flash attention, two batched GEMMs and the softmax in memory. The backward of a GEMM is
+ * its data gradient (m, k, n) and weight gradient (k, n, m), each as many FLOP as the forward. Element-wise work
+ * by bytes (activation bytes a, tokens t = m, / tp for the norms and residuals with SP): two norms 4 t h a, two
+ * residual adds 6 t h a, the activation 2 t f/tp a (GeLU) or 3 t f/tp a (SwiGLU), rotary embedding 2 t (h + kv
+ * dh)/tp a (SwiGLU presets: Llama), and with FP8 the casts of the four GEMM inputs (a + 1 bytes per element);
+ * the backward moves twice the forward's bytes. */
+static void kadd(kset *s, dt_kernel_kind kind, int dtype, double m, double n, double k, double batch, double flop,
+                 double bytes)
+{
+  if (s->n >= KSET_MAX)
+    return;
+  dt_kernel *x = &s->k[s->n++];
+  memset(x, 0, sizeof *x);
+  x->kind = (uint8_t)kind;
+  x->dtype = (uint8_t)dtype;
+  x->m = (int64_t)(m > 0 ? m : 0);
+  x->n = (int64_t)(n > 0 ? n : 0);
+  x->k = (int64_t)(k > 0 ? k : 0);
+  x->batch = (int64_t)(batch > 1 ? batch : 1);
+  x->flop = flop;
+  x->bytes = bytes;
+}
+
+/* A forward GEMM (and, into bwd, its data and weight gradients): in dtype gd with inputs of ib bytes per element,
+ * output of ob; flop overrides 2 m n k batch when >= 0 (MoE experts with fractional tokens per expert). */
+static void kgemm(kset *fwd, kset *bwd, int gd, double ib, double ob, double m, double n, double k, double batch,
+                  double flop)
+{
+  double f = flop >= 0 ? flop : 2 * m * n * k * batch;
+  kadd(fwd, DT_KERN_GEMM, gd, m, n, k, batch, f, batch * ((m * k + k * n) * ib + m * n * ob));
+  if (bwd) {
+    kadd(bwd, DT_KERN_GEMM, gd, m, k, n, batch, f, batch * ((m * n + n * k) * ib + m * k * ob));
+    kadd(bwd, DT_KERN_GEMM, gd, k, n, m, batch, f, batch * ((k * m + m * n) * ib + k * n * 4));
+  }
+}
+
+static double ksum(const kset *s)
+{
+  double f = 0;
+  for (uint32_t i = 0; i < s->n; i++)
+    f += s->k[i].flop;
+  return f;
+}
+
+static void kelem(kset *s, int dtype, double bytes)
+{
+  if (bytes > 0)
+    kadd(s, DT_KERN_ELEM, dtype, 0, 0, 0, 1, 0, bytes);
+}
+
 static void flops(gen *G)
 {
   const dt_gen_config *c = G->c;
-  double b = c->microbatch, s = c->seq, h = c->hidden, t = c->tp;
-  double dh = h / c->heads, kv = kv_heads(c);
-  G->f_core = 4 * b * s * s * h / t;
-  G->f_attn = (2 * b * s * h * (h + 2 * kv * dh) + 2 * b * s * h * h) / t + G->f_core;
-  double mlp = 2 * b * s * h * c->ffn * (c->swiglu ? 3 : 2) / t;
-  G->f_mlp = c->experts > 0 ? mlp * c->top_k + 2 * b * s * h * c->experts : mlp;
-  G->f_logits = 2 * b * s * h * (double)G->vocab_p / t;
+  double b = c->microbatch, s = c->seq, h = c->hidden, t = c->tp, cp = G->cp;
+  double dh = h / c->heads, kv = kv_heads(c), f = c->ffn, V = (double)G->vocab_p;
+  int fp8 = strcmp(c->dtype, "fp8") == 0;
+  int ad = strcmp(c->dtype, "fp16") == 0   ? DT_DTYPE_FP16
+           : strcmp(c->dtype, "fp32") == 0 ? DT_DTYPE_FP32
+                                           : DT_DTYPE_BF16; /* activations: bf16 under fp8 */
+  int gd = fp8 ? DT_DTYPE_FP8 : ad;
+  double a = c->elem_bytes, ib = fp8 ? 1 : a, ob = a;
+  double m = b * s / cp;                 /* tokens of this rank */
+  double mr = c->sp && c->tp > 1 ? m / t : m; /* tokens of the norms and residuals (SP splits them over TP) */
+  double heads_r = c->heads / t, qkv_n = (h + 2 * kv * dh) / t;
+  double cast = fp8 ? a + 1 : 0;         /* read the bf16 input, write its FP8 copy */
+  kset *A = &G->k_attn, *AB = &G->k_attn_bwd, *M = &G->k_mlp, *MB = &G->k_mlp_bwd;
+  memset(A, 0, sizeof *A);
+  memset(AB, 0, sizeof *AB);
+  memset(M, 0, sizeof *M);
+  memset(MB, 0, sizeof *MB);
+  memset(&G->k_core, 0, sizeof G->k_core);
+  /* attention block: norm, QKV, (rotary), core attention, output projection, residual */
+  double e_attn = 2 * mr * h * a + 3 * mr * h * a + cast * m * (h + h / t);
+  if (c->swiglu)
+    e_attn += 2 * m * (h + kv * dh) / t * a;
+  kelem(A, ad, e_attn);
+  kgemm(A, AB, gd, ib, ob, m, qkv_n, h, 1, -1);
+  double core = 4 * b * (s / cp) * s * h / t;
+  double scores = b * heads_r * (s / cp) * s; /* score elements */
+  if (c->flash_attention) {
+    kadd(A, DT_KERN_ATTN, ad, s / cp, s, dh, b * heads_r, core, 4 * m * heads_r * dh * a);
+    dt_kernel *k = &A->k[A->n - 1];
+    k->causal = 1;
+    kadd(AB, DT_KERN_ATTN, ad, s / cp, s, dh, b * heads_r, 2 * core, 8 * m * heads_r * dh * a);
+    AB->k[AB->n - 1].causal = 1;
+    AB->k[AB->n - 1].bwd = 1;
+    G->k_core.k[0] = *k;
+    G->k_core.n = 1;
+  } else {
+    kset tmp;
+    memset(&tmp, 0, sizeof tmp);
+    kgemm(A, AB, ad, a, a, s / cp, s, dh, b * heads_r, -1);
+    kelem(A, ad, 2 * scores * a);
+    kgemm(A, AB, ad, a, a, s / cp, dh, s, b * heads_r, -1);
+    kelem(AB, ad, 3 * scores * a);
+    kgemm(&tmp, NULL, ad, a, a, s / cp, s, dh, b * heads_r, -1);
+    kelem(&tmp, ad, 2 * scores * a);
+    kgemm(&tmp, NULL, ad, a, a, s / cp, dh, s, b * heads_r, -1);
+    G->k_core = tmp;
+  }
+  kgemm(A, AB, gd, ib, ob, m, h, h / t, 1, -1);
+  kelem(AB, ad, 2 * e_attn);
+  G->f_core = core;
+  G->f_attn = ksum(A);
+  /* MLP block (or one MoE layer's experts): norm, up (gate), activation, down, residual */
+  double e_mlp = 2 * mr * h * a + 3 * mr * h * a + (c->swiglu ? 3 : 2) * m * f / t * a + cast * m * (h + f / t);
+  double up_n = f / t * (c->swiglu ? 2 : 1);
+  memset(&G->k_router, 0, sizeof G->k_router);
+  memset(&G->k_experts, 0, sizeof G->k_experts);
+  memset(&G->k_experts_bwd, 0, sizeof G->k_experts_bwd);
+  if (c->experts > 0) {
+    double router = 2 * b * s / cp * h * c->experts;
+    kgemm(&G->k_router, NULL, ad, a, a, m, c->experts, h, 1, router);
+    double local = (double)c->experts / c->ep, tok = m * c->top_k / local; /* tokens per local expert */
+    kset *X = &G->k_experts, *XB = &G->k_experts_bwd;
+    kelem(X, ad, e_mlp * c->top_k);
+    kgemm(X, XB, gd, ib, ob, tok, up_n, h, local, 2 * m * c->top_k * up_n * h);
+    kgemm(X, XB, gd, ib, ob, tok, h, f / t, local, 2 * m * c->top_k * h * f / t);
+    kelem(XB, ad, 2 * e_mlp * c->top_k);
+    /* one op holds router and experts when ep is 1 (mlp_fwd) */
+    for (uint32_t i = 0; i < G->k_router.n; i++)
+      M->k[M->n++] = G->k_router.k[i];
+    for (uint32_t i = 0; i < X->n && M->n < KSET_MAX; i++)
+      M->k[M->n++] = X->k[i];
+    *MB = *XB;
+    G->f_mlp = ksum(M);
+  } else {
+    kelem(M, ad, e_mlp);
+    kgemm(M, MB, gd, ib, ob, m, up_n, h, 1, -1);
+    kgemm(M, MB, gd, ib, ob, m, h, f / t, 1, -1);
+    kelem(MB, ad, 2 * e_mlp);
+    G->f_mlp = ksum(M);
+  }
+  /* logits and the vocab-parallel cross entropy (fp32 logits read and written) */
+  memset(&G->k_logits, 0, sizeof G->k_logits);
+  memset(&G->k_logits_bwd, 0, sizeof G->k_logits_bwd);
+  kgemm(&G->k_logits, &G->k_logits_bwd, gd, ib, ob, m, V / t, h, 1, -1);
+  kelem(&G->k_logits, DT_DTYPE_FP32, 3 * m * V / t * 4);
+  kelem(&G->k_logits_bwd, DT_DTYPE_FP32, 2 * m * V / t * 4);
+  G->f_logits = ksum(&G->k_logits);
+  memset(&G->k_embed, 0, sizeof G->k_embed);
+  kelem(&G->k_embed, ad, 2 * mr * h * a);
+}
+
+/* Copies a kernel set into a compute op (the op owns its copy). */
+static void set_kernels(dt_op *op, const kset *s)
+{
+  if (s->n == 0)
+    return;
+  op->kernels = dt_xmalloc(sizeof *op->kernels * s->n);
+  memcpy(op->kernels, s->k, sizeof *op->kernels * s->n);
+  op->nkernels = s->n;
 }
 
 /* ---- op emission ---- */
@@ -162,7 +353,19 @@ static dt_op *emit(gen *G, int stream, dt_op_kind kind, const char *fmt, ...)
   op->kind = kind;
   op->name = dt_xstrdup(name);
   op->line = ++G->seq;
-  G->n[stream == S_MAIN ? 0 : 1]++;
+  G->n[stream]++;
+  if (stream == S_MAIN) {
+    /* TP collectives on s2 that this op waits for, then those that wait until the op after it */
+    for (int i = 0; i < G->npend_next; i++) {
+      op->deps = dt_xrealloc(op->deps, sizeof *op->deps * (op->ndeps + 1));
+      op->deps[op->ndeps].stream = stream_pos(G, S_TP);
+      op->deps[op->ndeps].index = (int32_t)G->pend_next[i];
+      op->ndeps++;
+    }
+    memcpy(G->pend_next, G->pend_after, sizeof G->pend_after);
+    G->npend_next = G->npend_after;
+    G->npend_after = 0;
+  }
   return op;
 }
 
@@ -176,18 +379,38 @@ static void add_dep(gen *G, dt_op *op, int stream, int64_t index)
   op->ndeps++;
 }
 
-static void compute(gen *G, double flop, const char *name)
+static void compute(gen *G, double flop, const kset *k, const char *name)
 {
   dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "%s", name);
   op->flop = flop;
+  set_kernels(op, k);
 }
 
-/* A collective on s0 (TP, EP) or s1 (DP, ZeRO, embedding). */
+static int64_t last_main(const gen *G);
+
+/* A collective on s0 (TP, EP) or s1 (DP, ZeRO, embedding). With tp_overlap a TP collective goes to s2 instead
+ * (Megatron / Transformer Engine's userbuffers overlap, docs/generator.md): it starts after the last s0 op
+ * (TPW_WITH_LAST: after the one before it, so it runs beside the last compute, as a reduce-scatter pipelined
+ * with the GEMM producing it), and the next s0 op waits for it (TPW_WITH_NEXT: the op after the next, so it runs
+ * beside the next compute, as an all-gather pipelined with the GEMM consuming it). */
 static dt_op *coll(gen *G, int stream, dt_op_kind kind, int32_t group, uint64_t bytes, const char *name)
 {
+  int async = stream == S_MAIN && G->c->tp_overlap && group >= 0 && group == G->g.tp;
+  if (async)
+    stream = S_TP;
   dt_op *op = emit(G, stream, kind, "%s", name);
   op->group = group;
   op->bytes = bytes;
+  if (async) {
+    int64_t self = (int64_t)G->n[S_TP] - 1, after = last_main(G);
+    if (G->tp_mode == TPW_WITH_LAST)
+      after--;
+    add_dep(G, op, S_MAIN, after);
+    if (G->tp_mode == TPW_WITH_NEXT && G->npend_after < PEND_MAX)
+      G->pend_after[G->npend_after++] = self;
+    else if (G->npend_next < PEND_MAX)
+      G->pend_next[G->npend_next++] = self;
+  }
   return op;
 }
 
@@ -211,10 +434,12 @@ static void tp_fwd(gen *G, int pre, const char *phase, const char *block, int la
   else
     snprintf(name, sizeof name, "tp.%s.%s", phase, block);
   if (G->c->sp) {
+    G->tp_mode = pre ? TPW_WITH_NEXT : TPW_WITH_LAST;
     if (pre)
       coll(G, S_MAIN, DT_OP_ALLGATHER, G->g.tp, G->tp_msg / G->c->tp, name);
     else
       coll(G, S_MAIN, DT_OP_REDUCESCATTER, G->g.tp, G->tp_msg, name);
+    G->tp_mode = TPW_NEXT;
   } else if (!pre) {
     coll(G, S_MAIN, DT_OP_ALLREDUCE, G->g.tp, G->tp_msg, name);
   }
@@ -233,12 +458,14 @@ static void tp_bwd(gen *G, int pre, const char *block, int layer)
   else
     snprintf(name, sizeof name, "tp.bwd.%s", block);
   if (G->c->sp) {
+    G->tp_mode = pre ? TPW_WITH_NEXT : TPW_WITH_LAST;
     if (pre) {
       coll(G, S_MAIN, DT_OP_ALLGATHER, G->g.tp, G->tp_msg / G->c->tp, name);
       coll(G, S_MAIN, DT_OP_ALLGATHER, G->g.tp, G->tp_msg / G->c->tp, name);
     } else {
       coll(G, S_MAIN, DT_OP_REDUCESCATTER, G->g.tp, G->tp_msg, name);
     }
+    G->tp_mode = TPW_NEXT;
   } else if (!pre) {
     coll(G, S_MAIN, DT_OP_ALLREDUCE, G->g.tp, G->tp_msg, name);
   }
@@ -329,6 +556,8 @@ static void expert_grads(gen *G, int layer, int last_mb)
 
 static int chunk_layer0(const gen *G, int chunk)
 {
+  if (G->c->virtual_stages == 1)
+    return G->layer0;
   return (chunk * G->c->pp + G->stage) * G->lpc;
 }
 
@@ -357,25 +586,45 @@ static void mlp_fwd(gen *G, const char *phase, int l)
     char name[64];
     double router = 2.0 * c->microbatch * c->seq * c->hidden * c->experts;
     snprintf(name, sizeof name, "%s.l%d.router", phase, l);
-    compute(G, router, name);
+    compute(G, router, &G->k_router, name);
     snprintf(name, sizeof name, "ep.%s.l%d.dispatch", phase, l);
     coll(G, S_MAIN, DT_OP_ALLTOALL, G->g.ep, G->a2a_bytes, name);
     snprintf(name, sizeof name, "%s.l%d.experts", phase, l);
-    compute(G, G->f_mlp - router, name);
+    compute(G, G->f_mlp - router, &G->k_experts, name);
     snprintf(name, sizeof name, "ep.%s.l%d.combine", phase, l);
     coll(G, S_MAIN, DT_OP_ALLTOALL, G->g.ep, G->a2a_bytes, name);
   } else {
     dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "%s.l%d.mlp", phase, l);
     op->flop = G->f_mlp;
+    set_kernels(op, &G->k_mlp);
   }
   tp_fwd(G, 0, phase, "mlp", l);
+}
+
+/* Context parallelism (Megatron / Transformer Engine ring attention): each CP rank's queries meet every rank's
+ * keys and values, which travel around the CP group in cp - 1 steps: the volume of an all-gather of the rank's
+ * K, V chunk before the forward attention (and again before the backward), and of a reduce-scatter of the K, V
+ * gradients after it. Issued on s0 before (after) the attention op: not overlapped with it, an upper bound on its
+ * cost (docs/generator.md). */
+static void cp_comm(gen *G, int grad, const char *phase, int l)
+{
+  if (G->cp < 2 || G->cp_group < 0)
+    return;
+  char name[64];
+  snprintf(name, sizeof name, "cp.%s.l%d.%s", phase, l, grad ? "dkv" : "kv");
+  if (grad)
+    coll(G, S_MAIN, DT_OP_REDUCESCATTER, G->cp_group, G->cp_kv * (uint64_t)G->cp, name);
+  else
+    coll(G, S_MAIN, DT_OP_ALLGATHER, G->cp_group, G->cp_kv, name);
 }
 
 static void layer_fwd(gen *G, const char *phase, int l)
 {
   tp_fwd(G, 1, phase, "attn", l);
+  cp_comm(G, 0, phase, l);
   dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "%s.l%d.attn", phase, l);
   op->flop = G->f_attn;
+  set_kernels(op, &G->k_attn);
   tp_fwd(G, 0, phase, "attn", l);
   mlp_fwd(G, phase, l);
 }
@@ -397,7 +646,7 @@ static void forward(gen *G, int chunk, int64_t mb)
   if (is_vfirst(G, chunk)) {
     int64_t z = zero3_gather(G, G->p_emb, "zero.ag.fwd.embed");
     /* embedding lookup: no matmul FLOP; a zero-FLOP compute op anchors the TP collective and ZeRO-3 gather */
-    compute(G, 0, "fwd.embed");
+    compute(G, 0, &G->k_embed, "fwd.embed");
     wait_s1(G, z);
     if (c->tp > 1) {
       /* vocab-parallel embedding: all-reduce of the output (reduce-scatter with SP) */
@@ -422,6 +671,7 @@ static void forward(gen *G, int chunk, int64_t mb)
     size_t before = G->n[0];
     dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "fwd.logits");
     op->flop = G->f_logits;
+    set_kernels(op, &G->k_logits);
     if (z >= 0)
       add_dep(G, &G->t->ranks[G->rank].streams[stream_pos(G, S_MAIN)].ops[before], S_GRAD, z);
     if (c->tp > 1) /* vocab-parallel cross entropy: max logit, target logit, sum of exponentials (fp32) */
@@ -440,6 +690,7 @@ static void backward(gen *G, int chunk, int64_t mb)
     size_t before = G->n[0];
     dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "bwd.logits");
     op->flop = 2 * G->f_logits;
+    set_kernels(op, &G->k_logits_bwd);
     if (z >= 0)
       add_dep(G, &G->t->ranks[G->rank].streams[stream_pos(G, S_MAIN)].ops[before], S_GRAD, z);
     tp_bwd(G, 0, "logits", -1);
@@ -462,12 +713,14 @@ static void backward(gen *G, int chunk, int64_t mb)
       coll(G, S_MAIN, DT_OP_ALLTOALL, G->g.ep, G->a2a_bytes, name);
       dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "bwd.l%d.experts", l);
       op->flop = 2 * G->f_mlp;
+      set_kernels(op, &G->k_experts_bwd);
       expert_grads(G, l, last_mb);
       snprintf(name, sizeof name, "ep.bwd.l%d.dispatch", l);
       coll(G, S_MAIN, DT_OP_ALLTOALL, G->g.ep, G->a2a_bytes, name);
     } else {
       dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "bwd.l%d.mlp", l);
       op->flop = 2 * G->f_mlp;
+      set_kernels(op, &G->k_mlp_bwd);
       expert_grads(G, l, last_mb);
     }
     tp_bwd(G, 0, "mlp", l);
@@ -476,9 +729,13 @@ static void backward(gen *G, int chunk, int64_t mb)
     if (c->recompute == DT_RECOMPUTE_SELECTIVE) {
       dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "recompute.l%d.core_attn", l);
       op->flop = G->f_core;
+      set_kernels(op, &G->k_core);
     }
+    cp_comm(G, 0, "bwd", l);
     dt_op *op = emit(G, S_MAIN, DT_OP_COMPUTE, "bwd.l%d.attn", l);
     op->flop = 2 * G->f_attn;
+    set_kernels(op, &G->k_attn_bwd);
+    cp_comm(G, 1, "bwd", l);
     tp_bwd(G, 0, "attn", l);
     if (z >= 0)
       add_dep(G, &G->t->ranks[G->rank].streams[stream_pos(G, S_MAIN)].ops[before], S_GRAD, z);
@@ -491,7 +748,7 @@ static void backward(gen *G, int chunk, int64_t mb)
     size_t before = G->n[0];
     if (c->tp > 1 && c->sp)
       coll(G, S_MAIN, DT_OP_ALLGATHER, G->g.tp, G->tp_msg / c->tp, "tp.bwd.embed");
-    compute(G, 0, "bwd.embed");
+    compute(G, 0, &G->k_embed, "bwd.embed");
     if (z >= 0)
       add_dep(G, &G->t->ranks[G->rank].streams[stream_pos(G, S_MAIN)].ops[before], S_GRAD, z);
     zero3_reduce(G, G->p_emb, "zero.rs.embed");
@@ -536,13 +793,22 @@ static void p2p(gen *G, int64_t send_prev, int64_t recv_prev, int64_t send_next,
                 {recv_prev, DT_OP_RECV, 0, TAG_FWD, "pp.recv_fwd"},
                 {send_next, DT_OP_SEND, 1, TAG_FWD, "pp.send_fwd"},
                 {recv_next, DT_OP_RECV, 1, TAG_BWD, "pp.recv_bwd"}};
+  int64_t after = last_main(G); /* the compute that produced what this exchange sends */
   for (int i = 0; i < 4; i++) {
     if (parts[i].mb < 0)
       continue;
-    dt_op *op = emit(G, S_MAIN, parts[i].kind, "%s.mb%lld", parts[i].what, (long long)parts[i].mb);
+    /* p2p_overlap: a send is posted on s3 / s4 after the compute that produced it and s0 goes on (Megatron's
+     * overlap_p2p_comm, without its early receives); receives stay on s0, waited where the data is needed */
+    int async = G->c->p2p_overlap && parts[i].kind == DT_OP_SEND;
+    int st = !async ? S_MAIN : parts[i].next ? S_PP_NEXT : S_PP_PREV;
+    dt_op *op = emit(G, st, parts[i].kind, "%s.mb%lld", parts[i].what, (long long)parts[i].mb);
     op->peer = parts[i].next ? next_rank(G) : prev_rank(G);
     op->tag = parts[i].tag;
     op->bytes = G->pp_msg;
+    if (async) {
+      add_dep(G, op, S_MAIN, after);
+      continue;
+    }
     op->batch = id;
     any = 1;
   }
@@ -726,6 +992,8 @@ static int add_groups(const dt_gen_config *c, dt_trace *t, world_groups *W, dt_e
   W->emb = dt_xmalloc(sizeof *W->emb * (size_t)D * T);
   W->ep = dt_xmalloc(sizeof *W->ep * (size_t)P * T * (D / E));
   W->edp = dt_xmalloc(sizeof *W->edp * (size_t)P * T * E);
+  int32_t C = W->cp;
+  W->cpg = dt_xmalloc(sizeof *W->cpg * (size_t)P * T * (D / C));
   for (int32_t s = 0; s < P; s++)
     for (int32_t j = 0; j < D; j++) {
       W->tp[s * D + j] = -1;
@@ -749,6 +1017,16 @@ static int add_groups(const dt_gen_config *c, dt_trace *t, world_groups *W, dt_e
         if ((W->dp[base] = dt_trace_add_group(t, name, ranks, (size_t)D, 0, 0, err)) < 0)
           goto done;
       t->groups[W->dp[base]].dim = DT_DIM_DP; /* the generator knows each group's dimension */
+      }
+      for (int32_t k = 0; k < D / C; k++) {
+        W->cpg[base * (D / C) + k] = -1;
+        if (C < 2)
+          continue;
+        for (int32_t j = 0; j < C; j++)
+          ranks[j] = dt_gen_rank(c, s, k * C + j, i);
+        snprintf(name, sizeof name, "cp.pp%d.tp%d.%d", s, i, k);
+        if ((W->cpg[base * (D / C) + k] = dt_trace_add_group(t, name, ranks, (size_t)C, 0, 0, err)) < 0)
+          goto done;
       }
       for (int32_t k = 0; k < D / E; k++) {
         W->ep[base * (D / E) + k] = -1;
@@ -800,6 +1078,7 @@ static rank_groups groups_of(const dt_gen_config *c, const world_groups *W, int3
   g.ep = W->ep[base * (D / E) + j / E];
   g.edp = W->edp[base * E + j % E];
   g.emb = (s == 0 || s == c->pp - 1) ? W->emb[j * T + i] : -1;
+  g.cp = W->cpg[base * (D / W->cp) + j / W->cp];
   return g;
 }
 
@@ -814,12 +1093,18 @@ static void emit_rank(const dt_gen_config *c, dt_trace *t, const world_groups *W
   G.tpi = i;
   G.rank = dt_gen_rank(c, s, j, i);
   G.g = groups_of(c, W, s, j, i);
-  G.m = dt_gen_microbatches(c);
+  G.cp = W->cp;
+  G.cp_group = G.g.cp;
+  G.m = c->global_batch / ((int64_t)c->microbatch * (c->dp / W->cp)); /* c->dp holds dp * cp here */
   G.lpc = c->layers / (c->pp * c->virtual_stages);
+  if (c->virtual_stages == 1)
+    G.lpc = dt_gen_stage_layers(c, s, &G.layer0);
   G.vocab_p = pad_vocab(c);
-  G.tp_msg = (uint64_t)c->microbatch * c->seq * c->hidden * c->elem_bytes;
+  G.tp_msg = (uint64_t)c->microbatch * (c->seq / G.cp) * c->hidden * c->elem_bytes;
+  G.cp_kv = (uint64_t)c->microbatch * (c->seq / G.cp) * 2 * (uint64_t)kv_heads(c) * (c->hidden / c->heads) / c->tp *
+            c->elem_bytes;
   G.pp_msg = c->sp ? G.tp_msg / c->tp : G.tp_msg;
-  G.loss_bytes = (uint64_t)c->microbatch * c->seq * 4;
+  G.loss_bytes = (uint64_t)c->microbatch * (c->seq / G.cp) * 4;
   /* dispatch/combine: each token's hidden state to top_k experts (tokens per rank: b s, / tp with SP) */
   G.a2a_bytes = (uint64_t)c->microbatch * c->seq / (c->sp ? c->tp : 1) * c->top_k * c->hidden * c->elem_bytes;
   G.p_layer = layer_params(c);
@@ -843,15 +1128,23 @@ static void emit_rank(const dt_gen_config *c, dt_trace *t, const world_groups *W
   free(G.done_buckets);
 }
 
-int dt_gen_build(const dt_gen_config *c, int materialize, dt_trace **out, dt_error *err)
+int dt_gen_build(const dt_gen_config *user, int materialize, dt_trace **out, dt_error *err)
 {
   *out = NULL;
-  if (dt_gen_validate(c, 0, err) != DT_OK)
+  if (dt_gen_validate(user, 0, err) != DT_OK)
     return DT_ERR;
+  /* Context parallelism: the cp ranks of one DP replica sit between TP and DP (Megatron's order tp-cp-dp-pp), so
+   * the layout is that of dp * cp data-parallel ranks; gradients reduce over all of them (Megatron's
+   * data-parallel group with context parallelism) and each cp consecutive ones form a CP group. */
+  dt_gen_config layout = *user;
+  layout.dp = user->dp * user->cp;
+  layout.cp = 1;
+  const dt_gen_config *c = &layout;
   int64_t world = dt_gen_world(c);
   dt_trace *t = dt_trace_new((int32_t)world);
   world_groups W;
   memset(&W, 0, sizeof W);
+  W.cp = user->cp > 0 ? user->cp : 1;
   int rc = DT_ERR;
   int32_t *map = NULL;
   if (add_groups(c, t, &W, err) != DT_OK)
@@ -878,8 +1171,9 @@ int dt_gen_build(const dt_gen_config *c, int materialize, dt_trace **out, dt_err
           rank_groups ug = groups_of(c, &W, s, j, i);
           for (size_t g = 0; g < t->ngroups; g++)
             map[g] = (int32_t)g;
-          int32_t from[5] = {tg.tp, tg.dp, tg.emb, tg.ep, tg.edp}, to[5] = {ug.tp, ug.dp, ug.emb, ug.ep, ug.edp};
-          for (int k = 0; k < 5; k++)
+          int32_t from[6] = {tg.tp, tg.dp, tg.emb, tg.ep, tg.edp, tg.cp};
+          int32_t to[6] = {ug.tp, ug.dp, ug.emb, ug.ep, ug.edp, ug.cp};
+          for (int k = 0; k < 6; k++)
             if (from[k] >= 0)
               map[from[k]] = to[k];
           if (dt_trace_set_template(t, dt_gen_rank(c, s, j, i), tmpl, map, err) != DT_OK)
@@ -888,21 +1182,22 @@ int dt_gen_build(const dt_gen_config *c, int materialize, dt_trace **out, dt_err
     }
   }
   char buf[512];
-  snprintf(buf, sizeof buf, "%s", c->name);
+  dt_gen_shape_name(user, buf, sizeof buf);
   dt_trace_add_meta(t, "generator", "dtsim gen (docs/generator.md)");
   dt_trace_add_meta(t, "model", buf);
   snprintf(buf, sizeof buf,
-           "tp=%d pp=%d dp=%d zero=%d sp=%d recompute=%s schedule=%s virtual_stages=%d microbatch=%d "
-           "global_batch=%lld microbatches=%lld seq=%d dtype=%s experts=%d ep=%d",
-           c->tp, c->pp, c->dp, c->zero, c->sp && c->tp > 1,
+           "tp=%d pp=%d dp=%d cp=%d zero=%d sp=%d recompute=%s schedule=%s virtual_stages=%d microbatch=%d "
+           "global_batch=%lld microbatches=%lld seq=%d dtype=%.7s experts=%d ep=%d",
+           user->tp, user->pp, user->dp, user->cp, c->zero, c->sp && c->tp > 1,
            c->recompute == DT_RECOMPUTE_FULL        ? "full"
            : c->recompute == DT_RECOMPUTE_SELECTIVE ? "selective"
                                                     : "none",
            c->schedule == DT_SCHEDULE_INTERLEAVED ? "interleaved" : "1f1b", c->virtual_stages, c->microbatch,
-           (long long)c->global_batch, (long long)dt_gen_microbatches(c), c->seq, c->dtype, c->experts, c->ep);
+           (long long)c->global_batch, (long long)dt_gen_microbatches(user), c->seq, c->dtype, c->experts, c->ep);
   dt_trace_add_meta(t, "parallel", buf);
-  dt_trace_add_note(t, "generated trace: compute from FLOPs at the platform's peak x efficiency, communication as "
-                       "Megatron-LM / DeepSpeed issue it (docs/generator.md)");
+  dt_trace_add_note(t, "generated trace: compute ops carry their FLOPs and kernel shapes (timed by the platform's "
+                       "gpu.compute model, else at peak x efficiency, docs/compute.md), communication as Megatron-LM "
+                       "/ DeepSpeed issue it (docs/generator.md)");
   rc = DT_OK;
 done:
   free(map);
@@ -911,6 +1206,7 @@ done:
   free(W.emb);
   free(W.ep);
   free(W.edp);
+  free(W.cpg);
   if (rc != DT_OK)
     dt_trace_free(t);
   else
@@ -920,8 +1216,8 @@ done:
 
 /* ---- schemes ---- */
 
-static const char *const scheme_names[DT_SCHEME_COUNT] = {"DP", "ZeRO", "TP", "PP", "EP", "embedding"};
-static const char *const scheme_prefix[DT_SCHEME_COUNT] = {"dp.", "zero.", "tp.", "pp.", "ep.", "emb."};
+static const char *const scheme_names[DT_SCHEME_COUNT] = {"DP", "ZeRO", "TP", "PP", "EP", "embedding", "CP"};
+static const char *const scheme_prefix[DT_SCHEME_COUNT] = {"dp.", "zero.", "tp.", "pp.", "ep.", "emb.", "cp."};
 
 const char *dt_gen_scheme_name(dt_gen_scheme s)
 {

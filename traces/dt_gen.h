@@ -21,6 +21,8 @@ typedef struct dt_gen_pos {
   int32_t line, col;
 } dt_gen_pos;
 #define DT_GEN_MAX_KEYS 40 /* room for the dt_gen_set keys and the workload sections */
+#define DT_GEN_GIVEN_FFN 1u /* ffn was set: a new hidden size does not rescale it */
+#define DT_GEN_GIVEN_KV 2u  /* kv_heads was set: new heads do not derive it */
 
 /* Model and parallel configuration. Counts are plain numbers; sizes in bytes. Fill with dt_gen_config_init
  * or dt_gen_preset, change with dt_gen_set (the one entry point shared by flags and workload files). */
@@ -42,7 +44,8 @@ typedef struct dt_gen_config {
   int32_t microbatch;   /* b */
   int64_t global_batch; /* sequences per iteration; micro-batches per pipeline m = global / (b * dp) */
   int32_t elem_bytes;   /* e: 2 for bf16/fp16, 4 for fp32 */
-  char dtype[8];        /* "bf16", "fp16", "fp32" */
+  char dtype[8];        /* "bf16", "fp16", "fp32", "fp8" (FP8 GEMMs as Transformer Engine runs them: activations,
+                           attention and communication stay bf16, so elem_bytes is 2) */
   /* parallelism */
   int32_t tp, pp, dp;
   int zero;             /* ZeRO stage 0-3 */
@@ -54,6 +57,13 @@ typedef struct dt_gen_config {
                              below one layer's gradients (0 included) = one bucket per layer */
   int dp_overlap;       /* 1: buckets issued during the last backward as gradients are ready; 0: after it */
   int32_t ep;           /* expert parallel size (divides dp), 1 without MoE */
+  int32_t cp;           /* context parallel size (Megatron / NeMo): the sequence split over cp ranks that hold the
+                           same parameters; world = tp * cp * pp * dp, gradients reduced over dp * cp */
+  int flash_attention;  /* 1 (default): fused attention kernel; 0: scores as batched GEMMs + softmax in memory */
+  int tp_overlap;       /* 1: TP collectives overlap the GEMMs beside them (Megatron/TE userbuffers; with SP) */
+  int p2p_overlap;      /* 1: pipeline sends do not hold the compute stream (Megatron's overlap_p2p_comm) */
+  int embed_as_layers;  /* 1: DeepSpeed's transformer|embedding pipeline partition (dt_gen_stage_layers) */
+  unsigned given;       /* DT_GEN_GIVEN_* bits: keys set explicitly, which a shape override leaves alone */
   /* provenance, for error positions */
   char source[512];                /* workload file read into this configuration, "" when none */
   dt_gen_pos pos[DT_GEN_MAX_KEYS]; /* per key; read with dt_gen_key_pos */
@@ -116,12 +126,24 @@ int dt_gen_parse_yaml(const char *text, size_t len, const char *source_name, dt_
  * key involved that a workload file set (c->source alone for a missing model or global batch). */
 int dt_gen_validate(const dt_gen_config *c, int64_t gpus, dt_error *err);
 
-/* World size tp * pp * dp and micro-batches per pipeline global_batch / (microbatch * dp). */
+/* The shape that runs, for reports: the preset or workload name when the model keys are the preset's
+ * ("gpt3-175b"), else the name with the shape ("gpt3-175b shape L 48 h 8192 heads 64/8 f 28672 V 50257 s 2048").
+ * Writes into buf (size bytes) and returns it. */
+char *dt_gen_shape_name(const dt_gen_config *c, char *buf, size_t size);
+
+/* World size tp * cp * pp * dp and micro-batches per pipeline global_batch / (microbatch * dp). */
 int64_t dt_gen_world(const dt_gen_config *c);
 int64_t dt_gen_microbatches(const dt_gen_config *c);
 
-/* Megatron rank layout: rank = pp * (tp * dp) + dp_index * tp + tp_index (TP innermost, then DP, then PP). */
+/* Megatron rank layout: rank = pp * (tp * cp * dp) + dp_index * tp + tp_index (TP innermost, then CP, then DP,
+ * then PP), where dp_index runs over dp * cp: its cp consecutive values are one DP replica's context ranks. */
 int32_t dt_gen_rank(const dt_gen_config *c, int32_t pp_index, int32_t dp_index, int32_t tp_index);
+
+/* Transformer layers of pipeline stage `stage` (1F1B) and, into *first (may be NULL), its first layer: L / pp
+ * each, or, with embed_as_layers (pp divides L + 2), DeepSpeed's type:transformer|embedding partition (the
+ * embedding and the output layer count as one layer each: the first and last stage hold one layer fewer;
+ * BLOOM-176B's 70 layers on 12 stages). */
+int32_t dt_gen_stage_layers(const dt_gen_config *c, int32_t stage, int32_t *first);
 
 /* Parameters (elements) one GPU of pipeline stage `stage` holds and reduces over data parallelism: its TP shard
  * of the stage's layers, embeddings and norms (expert parameters excluded, see expert_params). */
@@ -139,11 +161,12 @@ int dt_gen_build(const dt_gen_config *c, int materialize, dt_trace **out, dt_err
 
 /* Communication scheme of a generated op, from its name prefix. */
 typedef enum {
-  DT_SCHEME_DP = 0, DT_SCHEME_ZERO, DT_SCHEME_TP, DT_SCHEME_PP, DT_SCHEME_EP, DT_SCHEME_EMB, DT_SCHEME_COUNT
+  DT_SCHEME_DP = 0, DT_SCHEME_ZERO, DT_SCHEME_TP, DT_SCHEME_PP, DT_SCHEME_EP, DT_SCHEME_EMB, DT_SCHEME_CP,
+  DT_SCHEME_COUNT
 } dt_gen_scheme;
-/* Label of a scheme in the summary tables ("DP", "ZeRO", ..., "embedding"; static), NULL when out of range. */
+/* Label of a scheme in the summary tables ("DP", "ZeRO", ..., "embedding", "CP"; static), NULL when out of range. */
 const char *dt_gen_scheme_name(dt_gen_scheme s);
-/* Scheme of op name (prefix "dp.", "zero.", "tp.", "pp.", "ep.", "emb."), -1 for compute and others. */
+/* Scheme of op name (prefix "dp.", "zero.", "tp.", "pp.", "ep.", "emb.", "cp."), -1 for compute and others. */
 int dt_gen_scheme_of(const char *name);
 
 #define DT_GEN_HIST 48

@@ -28,6 +28,8 @@ void dt_gen_config_init(dt_gen_config *c)
   c->bucket_bytes = -1;
   c->dp_overlap = 1;
   c->ep = 1;
+  c->cp = 1;
+  c->flash_attention = 1;
 }
 
 /* ---- presets ---- */
@@ -53,7 +55,15 @@ typedef struct preset {
  *   for 175B on 1,024 GPUs, micro-batch 1.
  * - llama2-*: Touvron et al. 2023 and the released config.json (7B: 32 layers, h 4096, 32 heads, f 11008;
  *   70B: 80 layers, h 8192, 64 heads, 8 KV heads (GQA), f 28672; SwiGLU, vocab 32000, s 4096, untied);
- *   4M tokens per batch = 1024 sequences. */
+ *   4M tokens per batch = 1024 sequences.
+ * - gpt3-5b, gpt3-20b: NVIDIA NeMo's megatron_gpt_config presets gpt3/5b.yaml (24 layers, h 4096, 32 heads, f
+ *   16384) and gpt3/20b.yaml (44 layers, h 6144, 48 heads, f 24576); GPT-2 BPE vocabulary 50257, s 2048, shared
+ *   input/output embeddings, bf16; global batch 2048 (5B) and 256 (20B) as NeMo's performance summary runs them.
+ * - llama3-*: Meta's released config.json (8B: 32 layers, h 4096, 32 heads, 8 KV heads, f 14336; 70B: 80 layers,
+ *   h 8192, 64 heads, 8 KV heads, f 28672; vocabulary 128256, SwiGLU, untied), s 8192, global batch 128 as NeMo's
+ *   performance summary.
+ * - bloom-176b: BigScience's tr11-176B-ml README (70 layers, h 14336, 112 heads, f 4h, vocabulary 250,680, s 2048,
+ *   tied embeddings, bf16, global batch 2048). ALiBi and the embedding LayerNorm are not modelled. */
 static const preset presets[] = {
     {"neox-19m", "GPT-NeoX 19M (seed study): L 6, h 512, 8 heads, s 2048", 6, 512, 8, 8, 2048, 50277, 2048, 0, 0, 4,
      1024, "fp16"},
@@ -69,6 +79,16 @@ static const preset presets[] = {
      32000, 4096, 1, 0, 1, 1024, "bf16"},
     {"llama2-70b", "Llama-2 70B: L 80, h 8192, 64 heads, 8 KV heads (GQA), SwiGLU f 28672, s 4096", 80, 8192, 64, 8,
      28672, 32000, 4096, 1, 0, 1, 1024, "bf16"},
+    {"gpt3-5b", "GPT-3 5B (NeMo): L 24, h 4096, 32 heads, f 16384, s 2048, tied embeddings", 24, 4096, 32, 32, 16384,
+     50257, 2048, 0, 1, 4, 2048, "bf16"},
+    {"gpt3-20b", "GPT-3 20B (NeMo): L 44, h 6144, 48 heads, f 24576, s 2048, tied embeddings", 44, 6144, 48, 48, 24576,
+     50257, 2048, 0, 1, 2, 256, "bf16"},
+    {"llama3-8b", "Llama-3 8B: L 32, h 4096, 32 heads, 8 KV heads, SwiGLU f 14336, s 8192, V 128256", 32, 4096, 32, 8,
+     14336, 128256, 8192, 1, 0, 1, 128, "bf16"},
+    {"llama3-70b", "Llama-3 70B: L 80, h 8192, 64 heads, 8 KV heads, SwiGLU f 28672, s 8192, V 128256", 80, 8192, 64,
+     8, 28672, 128256, 8192, 1, 0, 1, 128, "bf16"},
+    {"bloom-176b", "BLOOM 176B: L 70, h 14336, 112 heads, f 57344, s 2048, V 250680, tied embeddings", 70, 14336, 112,
+     112, 57344, 250680, 2048, 0, 1, 2, 2048, "bf16"},
 };
 #define NPRESETS (sizeof presets / sizeof presets[0])
 
@@ -108,6 +128,7 @@ int dt_gen_preset(const char *name, dt_gen_config *c, dt_error *err)
     if (strcmp(name, p->name) != 0)
       continue;
     clear_preset_pos(c);
+    c->given = 0;
     snprintf(c->name, sizeof c->name, "%s", p->name);
     c->layers = p->layers;
     c->hidden = p->hidden;
@@ -129,7 +150,25 @@ int dt_gen_preset(const char *name, dt_gen_config *c, dt_error *err)
   if (near)
     return dt_error_set(err, "", 0, 0, "unknown preset '%s' (did you mean '%s'?)", name, near);
   return dt_error_set(err, "", 0, 0, "unknown preset '%s' (known: neox-19m, neox-125m, neox-1.3b, neox-13b, "
-                                     "gpt3-175b, llama2-7b, llama2-70b)", name);
+                                     "gpt3-175b, llama2-7b, llama2-70b, gpt3-5b, gpt3-20b, llama3-8b, llama3-70b, "
+                                     "bloom-176b)", name);
+}
+
+char *dt_gen_shape_name(const dt_gen_config *c, char *buf, size_t size)
+{
+  dt_gen_config p;
+  dt_gen_config_init(&p);
+  int same = 0;
+  if (dt_gen_preset(c->name, &p, NULL) == DT_OK)
+    same = p.layers == c->layers && p.hidden == c->hidden && p.heads == c->heads &&
+           (p.kv_heads > 0 ? p.kv_heads : p.heads) == (c->kv_heads > 0 ? c->kv_heads : c->heads) && p.ffn == c->ffn &&
+           p.vocab == c->vocab && p.seq == c->seq && p.swiglu == c->swiglu && p.experts == c->experts;
+  if (same)
+    snprintf(buf, size, "%s", c->name);
+  else
+    snprintf(buf, size, "%s shape L %d h %d heads %d/%d f %d V %d s %d%s", c->name, c->layers, c->hidden, c->heads,
+             c->kv_heads > 0 ? c->kv_heads : c->heads, c->ffn, c->vocab, c->seq, c->swiglu ? " swiglu" : "");
+  return buf;
 }
 
 /* ---- keys ---- */
@@ -172,6 +211,11 @@ static const key_spec keys[] = {
     {"bucket", "parallel", K_BYTES, F(bucket_bytes), 0},
     {"dp_overlap", "parallel", K_BOOL, F(dp_overlap), 0},
     {"ep", "parallel", K_COUNT, F(ep), 1},
+    {"cp", "parallel", K_COUNT, F(cp), 1},
+    {"flash_attention", "training", K_BOOL, F(flash_attention), 0},
+    {"embed_as_layers", "parallel", K_BOOL, F(embed_as_layers), 0},
+    {"tp_overlap", "parallel", K_BOOL, F(tp_overlap), 0},
+    {"p2p_overlap", "parallel", K_BOOL, F(p2p_overlap), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -300,6 +344,28 @@ static int parse_size(const char *v, int64_t *out)
   return -1;
 }
 
+/* What depends on a model key changing to v (before it is stored): a new hidden size rescales an FFN of 4h
+ * (GPT presets) unless ffn was given; new heads keep the attention kind unless kv_heads was given (multi-head
+ * stays multi-head; grouped-query keeps its heads per KV head). Giving ffn or kv_heads marks them given. */
+static void derive(dt_gen_config *c, const char *key, int32_t v)
+{
+  if (strcmp(key, "ffn") == 0) {
+    c->given |= DT_GEN_GIVEN_FFN;
+  } else if (strcmp(key, "kv_heads") == 0) {
+    c->given |= DT_GEN_GIVEN_KV;
+  } else if (strcmp(key, "hidden") == 0) {
+    if (!(c->given & DT_GEN_GIVEN_FFN) && c->hidden > 0 && c->ffn == 4 * c->hidden && v <= INT32_MAX / 4)
+      c->ffn = 4 * v;
+  } else if (strcmp(key, "heads") == 0) {
+    if (!(c->given & DT_GEN_GIVEN_KV) && c->heads > 0 && c->kv_heads > 0) {
+      if (c->kv_heads == c->heads)
+        c->kv_heads = v;
+      else if (c->heads % c->kv_heads == 0 && v % (c->heads / c->kv_heads) == 0)
+        c->kv_heads = v / (c->heads / c->kv_heads);
+    }
+  }
+}
+
 int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *err)
 {
   const key_spec *k = find_key(key);
@@ -330,10 +396,12 @@ int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *e
       return dt_error_set(err, "", 0, 0, "'%s' expects a whole number from %ld to %lld, found '%s'", key, k->lo,
                           COUNT_MAX, value);
     }
-    if (k->type == K_ZERO)
+    if (k->type == K_ZERO) {
       *(int *)field = (int)n;
-    else
-      *(int32_t *)field = (int32_t)n;
+      return DT_OK;
+    }
+    derive(c, key, (int32_t)n);
+    *(int32_t *)field = (int32_t)n;
     return DT_OK;
   case K_COUNT64:
     if (parse_count(value, k->lo, COUNT64_MAX, &n) != 0)
@@ -357,12 +425,12 @@ int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *e
     return DT_OK;
   }
   case K_DTYPE:
-    if (strcmp(value, "bf16") == 0 || strcmp(value, "fp16") == 0)
-      c->elem_bytes = 2;
+    if (strcmp(value, "bf16") == 0 || strcmp(value, "fp16") == 0 || strcmp(value, "fp8") == 0)
+      c->elem_bytes = 2; /* fp8: GEMM inputs in FP8, activations, gradients and communication in bf16 */
     else if (strcmp(value, "fp32") == 0)
       c->elem_bytes = 4;
     else
-      return dt_error_set(err, "", 0, 0, "'dtype' expects bf16, fp16 or fp32, found '%s'", value);
+      return dt_error_set(err, "", 0, 0, "'dtype' expects bf16, fp16, fp8 or fp32, found '%s'", value);
     snprintf(c->dtype, sizeof c->dtype, "%s", value);
     return DT_OK;
   case K_RECOMPUTE:
@@ -391,7 +459,7 @@ int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *e
 
 int64_t dt_gen_world(const dt_gen_config *c)
 {
-  return (int64_t)c->tp * c->pp * c->dp;
+  return (int64_t)c->tp * c->pp * c->dp * (c->cp > 0 ? c->cp : 1);
 }
 
 int64_t dt_gen_microbatches(const dt_gen_config *c)
@@ -402,7 +470,7 @@ int64_t dt_gen_microbatches(const dt_gen_config *c)
 
 int32_t dt_gen_rank(const dt_gen_config *c, int32_t pp_index, int32_t dp_index, int32_t tp_index)
 {
-  return pp_index * (c->tp * c->dp) + dp_index * c->tp + tp_index;
+  return pp_index * (c->tp * c->dp * (c->cp > 0 ? c->cp : 1)) + dp_index * c->tp + tp_index;
 }
 
 /* A rejection at the workload-file position of the first of `involved` (space-separated keys, the culprit
@@ -486,13 +554,25 @@ int dt_gen_validate(const dt_gen_config *c, int64_t gpus, dt_error *err)
   if (c->schedule == DT_SCHEDULE_INTERLEAVED && c->pp < 2)
     return reject(err, c, "schedule pp", 0, "the interleaved schedule needs pipeline parallelism (pp >= 2)");
   int64_t chunks = (int64_t)c->pp * c->virtual_stages;
-  if (c->layers % chunks) {
+  if (c->embed_as_layers && (c->virtual_stages != 1 || c->pp < 2 || (c->layers + 2) % c->pp))
+    return reject(err, c, "embed_as_layers pp layers", 0,
+                  "embed_as_layers (DeepSpeed's transformer|embedding partition) needs the 1F1B schedule and pp (%d) "
+                  "dividing the %d layers + 2",
+                  c->pp, c->layers);
+  if (c->layers % chunks && !c->embed_as_layers) {
     if (c->virtual_stages > 1)
       return reject(err, c, "pp virtual_stages layers", 0,
                     "pp (%d) x virtual stages (%d) = %lld does not divide the %d layers", c->pp, c->virtual_stages,
                     (long long)chunks, c->layers);
     return reject(err, c, "pp layers", 0, "pipeline parallel size %d does not divide the %d layers", c->pp, c->layers);
   }
+  if (c->cp > 1 && c->seq % (2 * c->cp))
+    return reject(err, c, "cp seq", 0,
+                  "context parallelism needs 2 x cp (%d) to divide the sequence length %d (Megatron splits it into "
+                  "2 cp chunks for causal load balance)",
+                  2 * c->cp, c->seq);
+  if (c->cp > 1 && c->experts > 0)
+    return reject(err, c, "cp experts", 0, "context parallelism with MoE experts is not modelled yet");
   if (c->seq % c->tp && c->sp)
     return reject(err, c, "sp tp seq", 0, "sequence parallelism needs tp (%d) to divide the sequence length %d", c->tp,
                   c->seq);
@@ -532,10 +612,15 @@ int dt_gen_validate(const dt_gen_config *c, int64_t gpus, dt_error *err)
   int64_t world = dt_gen_world(c);
   if (world > INT32_MAX / 2)
     return reject(err, c, "tp pp dp", 0, "world size tp x pp x dp = %lld is too large", (long long)world);
-  if (gpus > 0 && world > gpus)
+  if (gpus > 0 && world > gpus) {
+    if (c->cp > 1)
+      return reject(err, c, "tp pp dp cp", 0,
+                    "world size tp %d x cp %d x pp %d x dp %d = %lld needs more GPUs than the platform's %lld", c->tp,
+                    c->cp, c->pp, c->dp, (long long)world, (long long)gpus);
     return reject(err, c, "tp pp dp", 0,
                   "world size tp %d x pp %d x dp %d = %lld needs more GPUs than the platform's %lld", c->tp, c->pp,
                   c->dp, (long long)world, (long long)gpus);
+  }
   return DT_OK;
 }
 
