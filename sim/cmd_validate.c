@@ -7,6 +7,7 @@
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
 #include "cmd_bench.h"
+#include "cmd_e2e.h"
 #include "dt_bench.h"
 
 #include <errno.h>
@@ -25,6 +26,7 @@ enum { EXIT_OK = 0, EXIT_USAGE = 2 };
 
 const char dt_cmd_validate_usage[] =
     "usage: dtsim validate [--references DIR] [--platforms DIR] [--json]\n"
+    "       dtsim validate --e2e [options]   (whole training iterations; 'dtsim validate --e2e --help')\n"
     "\n"
     "Runs the nccl-tests benchmarks of the reference measurements on the matching shipped platforms and prints,\n"
     "per table, each row's measured and simulated value (time in us, or busbw in GB/s) with the relative error\n"
@@ -516,6 +518,9 @@ int dt_cmd_validate(int argc, char **argv)
                                            {"json", no_argument, NULL, O_JSON},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--e2e") == 0)
+      return dt_cmd_validate_e2e(argc, argv);
   const char *refs = "validation/references", *platform_dir = "platforms";
   int json = 0, opt;
   optind = 1;

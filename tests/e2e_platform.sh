@@ -6,8 +6,8 @@ set -u
 DTSIM=${1:?usage: e2e_platform.sh DTSIM}
 source "$(dirname "$0")/e2e-lib.sh"
 
-# --- check: every shipped platform is valid
-for f in platforms/*.yaml; do
+# --- check: every shipped platform is valid (and the cluster platforms of the end-to-end validation)
+for f in platforms/*.yaml validation/platforms/*.yaml; do
   "$DTSIM" platform check "$f" >"$tmp/out" 2>"$tmp/err"; rc=$?
   check "check $f exits 0 and says ok" '[ $rc -eq 0 ] && grep -q "^ok: " "$tmp/out" && [ ! -s "$tmp/err" ]'
 done

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# End-to-end test of 'dtsim validate --e2e' (docs/validation.md): the rows of validation/references/
+# e2e_iterations.csv on the platforms of their clusters, calibrated once per source on its smallest row. CI runs
+# the 8-GPU rows (--max-gpus 8: the NeMo llama2-7b row calibrates, llama3-8b is predicted); the whole table takes
+# about an hour on one core (bench/e2e.sh) and its numbers are in docs/validation.md. Every row is listed, the
+# calibration row lands on its measurement, and the median error of each source's predicted rows is within the
+# bound (10 %). Bad input is an error with its file and line.
+# usage: tests/e2e_iterations.sh path/to/dtsim   (run from the repository root)
+set -u
+DTSIM=${1:?usage: e2e_iterations.sh DTSIM}
+source "$(dirname "$0")/e2e-lib.sh"
+
+"$DTSIM" validate --e2e --max-gpus 8 --json >"$tmp/e.json" 2>"$tmp/e.err"; rc=$?
+check "validate --e2e --max-gpus 8 exits 0" '[ $rc -eq 0 ]'
+rows=$(grep -vc '^#' validation/references/e2e_iterations.csv)
+check "every CSV row is listed ($((rows - 1)))" '[ "$(jq ".rows | length" "$tmp/e.json")" -eq $((rows - 1)) ]'
+check "rows above 8 GPUs are skipped, the 8-GPU ones run" \
+  '[ "$(jq "[.rows[] | select(.gpus > 8 and .role != \"skipped\")] | length" "$tmp/e.json")" -eq 0 ] &&
+   [ "$(jq "[.rows[] | select(.gpus <= 8 and .role == \"skipped\")] | length" "$tmp/e.json")" -eq 0 ]'
+check "the NeMo calibration row is llama2-7b (the smallest, first) and lands within 0.1 % of its 3.89 s" \
+  'jq -e ".rows[] | select(.role == \"calibration\") | select(.model == \"llama2-7b\" and (.rel_error | fabs) < 1e-3 and .measured_s == 3.89)" "$tmp/e.json" >/dev/null'
+check "the predicted rows use the calibrated efficiency" \
+  'jq -e "[.rows[] | select(.role == \"predicted\")] | length == 1 and all(.[]; .efficiency == (\$e | tonumber))" --arg e "$(jq ".sources[0].efficiency" "$tmp/e.json")" "$tmp/e.json" >/dev/null'
+check "every source with predicted rows is within its median bound of 10 %" \
+  'jq -e ".bound == 0.1 and all(.sources[]; .pass) and ([.sources[] | select(.predicted > 0)] | length) >= 1" "$tmp/e.json" >/dev/null'
+med=$(jq '.sources[] | select(.source == "nemo-24.07") | .median_error' "$tmp/e.json")
+row=$(jq '.rows[] | select(.role == "predicted") | .rel_error | fabs' "$tmp/e.json")
+check "the NeMo median is its one predicted row's |error| ($med)" 'close "$med" "$row" 1e-9'
+
+# the plain model runs too (gpu.compute ignored)
+"$DTSIM" validate --e2e --max-gpus 8 --plain --json >"$tmp/p.json" 2>/dev/null; rc=$?
+check "--plain runs and says so" '[ $rc -eq 0 ] && jq -e ".compute_model == \"plain\"" "$tmp/p.json" >/dev/null'
+
+# text output names every source and its median
+"$DTSIM" validate --e2e --max-gpus 8 >"$tmp/t.txt" 2>/dev/null
+check "text output lists the sources" 'grep -q "nemo-24.07 .* over 1 row" "$tmp/t.txt" && grep -q "bigscience-tr11" "$tmp/t.txt"'
+
+# bad input: an unknown source, a bad number, a missing column; each names the file and line
+mkdir -p "$tmp/refs"
+head -7 validation/references/e2e_iterations.csv >"$tmp/refs/e2e_iterations.csv"
+echo "nowhere,gpt3-5b,8,H100-SXM,fp8,16,1,2048,1,1,1,1,8,1.0," >>"$tmp/refs/e2e_iterations.csv"
+"$DTSIM" validate --e2e --references "$tmp/refs" >/dev/null 2>"$tmp/err"; rc=$?
+check "unknown source: exit 2 at file:8" '[ $rc -eq 2 ] && grep -q "e2e_iterations.csv:8: unknown source .nowhere." "$tmp/err"'
+head -7 validation/references/e2e_iterations.csv >"$tmp/refs/e2e_iterations.csv"
+echo "nemo-24.07,gpt3-5b,8,H100-SXM,fp8,16,1,2048,1,1,1,1,8,soon," >>"$tmp/refs/e2e_iterations.csv"
+"$DTSIM" validate --e2e --references "$tmp/refs" >/dev/null 2>"$tmp/err"; rc=$?
+check "bad iter_s: exit 2 at file:8" '[ $rc -eq 2 ] && grep -q "e2e_iterations.csv:8: column .iter_s.: expected seconds above zero, found .soon." "$tmp/err"'
+printf 'source,model,gpus\nnemo-24.07,gpt3-5b,8\n' >"$tmp/refs/e2e_iterations.csv"
+"$DTSIM" validate --e2e --references "$tmp/refs" >/dev/null 2>"$tmp/err"; rc=$?
+check "missing column: exit 2 at the header" '[ $rc -eq 2 ] && grep -q "e2e_iterations.csv:1: missing column .gpu." "$tmp/err"'
+"$DTSIM" validate --e2e --max-gpus 0 >/dev/null 2>"$tmp/err"; rc=$?
+check "--max-gpus 0 is a usage error" '[ $rc -eq 2 ] && grep -q "max-gpus expects a positive whole number" "$tmp/err"'
+finish
