@@ -79,6 +79,11 @@ static int copy_op(const dt_trace *in, int32_t r, const dt_op *op, dt_trace *out
     memcpy(o->splits, op->splits, op->nsplits * sizeof *o->splits);
     o->nsplits = op->nsplits;
   }
+  if (op->nkernels) { /* the compute shape (docs/compute.md) */
+    o->kernels = dt_xmalloc(op->nkernels * sizeof *o->kernels);
+    memcpy(o->kernels, op->kernels, op->nkernels * sizeof *o->kernels);
+    o->nkernels = op->nkernels;
+  }
   if (g >= 0) {
     const ginfo *x = &gi[g];
     o->group = x->role == G_REPLICA ? x->out_of[j2] : x->out_of[0];
