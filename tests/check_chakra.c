@@ -230,12 +230,51 @@ START_TEST(test_truncated)
 }
 END_TEST
 
+/* A collective without comm_size is kept at 0 bytes, with a warning: communication never vanishes silently. A
+ * node of a type dtsim does not model (8, STORAGE_NODE) is host time, with a warning naming the type. */
+START_TEST(test_no_size_warns)
+{
+  char dir[] = "/tmp/check_chakra.XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof path, "%s/ns.0.et", dir);
+  buf file = {0}, n = {0}, m = {0};
+  metadata(&file);
+  field_varint(&n, 1, 1);
+  field_varint(&n, 3, 7);
+  attr_int(&n, "comm_type", 9, 0);
+  message(&file, &n);
+  field_varint(&m, 1, 2);
+  field_varint(&m, 3, 8);
+  field_varint(&m, 7, 40);
+  message(&file, &m);
+  write_file(path, &file, 0);
+  free(n.p);
+  free(m.p);
+  free(file.p);
+  const char *paths[] = {path};
+  dt_trace *t = NULL;
+  dt_error e;
+  ck_assert_msg(dt_trace_load(paths, 1, NULL, &t, &e) == DT_OK, "%s", fmt(&e));
+  int size_note = 0, type_note = 0;
+  for (size_t i = 0; i < t->nnotes; i++) {
+    size_note |= strstr(t->notes[i], "1 communication nodes have no comm_size") != NULL;
+    type_note |= strstr(t->notes[i], "(type 8) kept as host time") != NULL;
+  }
+  ck_assert(size_note && type_note);
+  dt_trace_free(t);
+  unlink(path);
+  rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {
       {"comm_size_kinds", test_comm_size_kinds, 1},
       {"deep_chain", test_deep_chain, 1},
       {"truncated", test_truncated, 1},
+      {"no_size_warns", test_no_size_warns, 1},
   };
   return dt_test_run(dt_test_suite("chakra", cases, sizeof cases / sizeof cases[0], 120));
 }

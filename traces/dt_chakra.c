@@ -55,6 +55,9 @@ typedef struct chk {
   char missing_list[256];
   uint64_t unknown_types;
   char unknown_list[256];
+  uint64_t no_size;     /* communication nodes without comm_size */
+  uint64_t other_types; /* nodes of types dtsim does not model (storage, checkpoint, …) */
+  char other_list[128];
   uint64_t odd_versions;
   char version_list[256];
   size_t nodes_total;   /* nodes of the ranks built so far */
@@ -597,15 +600,25 @@ static int build_rank(chk *c, crank *k, dt_trace *t, const int32_t *groups, dt_e
       }
       stream = 2 + x->pg;
       group = groups[x->pg];
+      if (!x->has_size && kind != DT_OP_BARRIER)
+        c->no_size++;
     } else if (x->type == T_SEND || x->type == T_RECV) {
       kind = x->type == T_SEND ? DT_OP_SEND : DT_OP_RECV;
       stream = 2 + x->pg;
+      if (!x->has_size)
+        c->no_size++;
     } else if ((x->type == T_COMP || x->type == T_MEM_LOAD || x->type == T_MEM_STORE) && !x->cpu) {
       kind = DT_OP_COMPUTE;
       stream = 1;
     } else { /* host ops, metadata and node types dtsim does not model: host time, keeping the graph's order */
       kind = DT_OP_DELAY;
       stream = 0;
+      if (x->type != T_COMP && x->type != T_METADATA && x->type != T_MEM_LOAD && x->type != T_MEM_STORE) {
+        c->other_types++;
+        char item[32];
+        snprintf(item, sizeof item, "type %d", (int)x->type);
+        add_to_list(c->other_list, sizeof c->other_list, item);
+      }
     }
     /* after= edges: for each other stream, the latest parent on it */
     size_t nd = 0;
@@ -883,6 +896,12 @@ int dt_chakra_import(const char *const *paths, size_t npaths, const dt_import_op
     if (c.missing_parents)
       dt_trace_add_note(t, "chakra: warning: %" PRIu64 " dependencies on nodes that are not in the file were "
                         "dropped (%s)", c.missing_parents, c.missing_list);
+    if (c.no_size)
+      dt_trace_add_note(t, "chakra: warning: %" PRIu64 " communication nodes have no comm_size attribute: imported "
+                        "as 0 bytes (latency only)", c.no_size);
+    if (c.other_types)
+      dt_trace_add_note(t, "chakra: warning: %" PRIu64 " nodes of types dtsim does not model (%s) kept as host time "
+                        "(their duration_micros on the host stream)", c.other_types, c.other_list);
     if (c.unknown_types)
       dt_trace_add_note(t, "chakra: warning: %" PRIu64 " collective nodes of a type dtsim does not know (%s) kept as "
                         "opaque 'other' collectives of their comm_size", c.unknown_types, c.unknown_list);
