@@ -658,6 +658,44 @@ START_TEST(host_timeline_launches_and_sync)
 }
 END_TEST
 
+/* All-to-allv from `In split size` (rows per member): 400 fp32 elements in 1 + 3 rows = 100 per row. */
+START_TEST(alltoallv_from_split_sizes)
+{
+  static const char json[] =
+      "{\"distributedInfo\":{\"rank\":0,\"world_size\":2},\"traceEvents\":["
+      NCCL("SendRecv", 100, 50, ",\"Collective name\":\"all_to_all\",\"In msg nelems\":400,\"Out msg nelems\":400,"
+           "\"dtype\":\"Float\",\"Process Group Name\":\"0\",\"Process Group Ranks\":\"[0, 1]\",\"Group size\":2,"
+           "\"In split size\":\"[1, 3]\",\"Out split size\":\"[2, 2]\"") "]}";
+  const char *path = write_tmp(json, strlen(json), ".json");
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = import_ok(path, &o);
+  remove_tmp(path);
+  const dt_op *a = find_op(t, 0, DT_OP_ALLTOALL, NULL);
+  ck_assert_uint_eq(a->bytes, 1600);
+  ck_assert_uint_eq(a->nsplits, 2);
+  ck_assert_uint_eq(a->splits[0], 400);
+  ck_assert_uint_eq(a->splits[1], 1200);
+  ck_assert(has_note(t, "1 all-to-all(s) are all-to-allv"));
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_trace_validate(t, &err), DT_OK);
+  dt_trace_free(t);
+
+  /* a split list whose length is not the group size: an error naming both numbers */
+  static const char bad[] =
+      "{\"distributedInfo\":{\"rank\":0,\"world_size\":2},\"traceEvents\":["
+      NCCL("SendRecv", 100, 50, ",\"Collective name\":\"all_to_all\",\"In msg nelems\":400,\"dtype\":\"Float\","
+           "\"Process Group Name\":\"0\",\"Process Group Ranks\":\"[0, 1]\",\"Group size\":2,"
+           "\"In split size\":\"[1, 1, 2]\"") "]}";
+  path = write_tmp(bad, strlen(bad), ".json");
+  t = NULL;
+  ck_assert_int_eq(dt_kineto_import(path, &o, &t, &err), DT_ERR);
+  ck_assert_msg(strstr(err.msg, "'In split size' lists 3 entries but its group has 2 ranks"), "%s", err.msg);
+  remove_tmp(path);
+}
+END_TEST
+
 /* ---- several ranks' captures merged ---- */
 
 #define SEQK(coll, ts, nelems, seq)                                                                            \
@@ -829,6 +867,7 @@ int main(void)
       {"vintage3_estimates_sizes", vintage3_estimates_sizes, 1},
       {"host_timeline_launches_and_sync", host_timeline_launches_and_sync, 1},
       {"sample_host_timeline", sample_host_timeline, 1},
+      {"alltoallv_from_split_sizes", alltoallv_from_split_sizes, 1},
       {"merge_by_seq_and_alltoallv", merge_by_seq_and_alltoallv, 1},
       {"merge_ranks_from_file_names", merge_ranks_from_file_names, 1},
       {"truncated_json_reports_offset", truncated_json_reports_offset, 1},

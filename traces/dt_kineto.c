@@ -111,6 +111,8 @@ typedef struct comm_ev {
   int32_t group;    /* index in groups[], -1 when the kernel has no process-group metadata */
   int64_t rank, src, dst; /* p2p `Rank` (group-local peer), `Src Rank`, `Dst Rank`; -1 when absent */
   int64_t seq;      /* `Seq`: the process group's collective sequence number (newer PyTorch), -1 when absent */
+  int64_t *in_split; /* `In split size` (all-to-allv: rows sent to each member), owned, NULL when empty */
+  uint32_t nin_split;
 } comm_ev;
 
 /* What a kept cuda_runtime call does to the host timeline. */
@@ -168,7 +170,7 @@ enum {
   K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_PID, K_TID, K_ARGS,
   /* args */
   K_STREAM, K_CORR, K_COLL, K_IN_NELEMS, K_OUT_NELEMS, K_GROUP_SIZE, K_DTYPE, K_PGA_NAME, K_PGA_DESC, K_PGA_RANKS,
-  K_P2P_RANK, K_SRC_RANK, K_DST_RANK, K_INPUT_DIMS, K_INPUT_TYPE, K_SEQ,
+  K_P2P_RANK, K_SRC_RANK, K_DST_RANK, K_INPUT_DIMS, K_INPUT_TYPE, K_SEQ, K_IN_SPLIT,
 };
 
 typedef struct keydef {
@@ -210,6 +212,7 @@ static const keydef keys[] = {
     {ROLE_ARGS, "Src Rank", K_SRC_RANK},
     {ROLE_ARGS, "Dst Rank", K_DST_RANK},
     {ROLE_ARGS, "Seq", K_SEQ},
+    {ROLE_ARGS, "In split size", K_IN_SPLIT},
     {ROLE_ARGS, "Input Dims", K_INPUT_DIMS},
     {ROLE_ARGS, "Input type", K_INPUT_TYPE},
 };
@@ -226,6 +229,9 @@ typedef struct evacc {
   int64_t ts, dur, pid, tid, stream, corr;
   char coll[128], dtype[64], pg_name[256], pg_desc[256];
   int has_coll, has_dtype, has_pg_name, has_pg_desc, has_pg_ranks;
+  int64_t *split;   /* `In split size` rows, kept across events like pg_ranks */
+  size_t nsplit, split_cap;
+  int split_bad;     /* a split list that is not a list of non-negative integers */
   char *pg_ranks;
   size_t pg_ranks_len, pg_ranks_cap;
   int has_in, has_out;
@@ -521,6 +527,29 @@ static int on_scalar(kin *k, const char *s, size_t len, int is_string)
       copy_text(e->pg_desc, sizeof e->pg_desc, s, len);
       e->has_pg_desc = 1;
       break;
+    case K_IN_SPLIT: /* a Python list as text: "[3, 5, 0]" */
+      e->nsplit = 0;
+      for (size_t q = 0; q < len;) {
+        if (isdigit((unsigned char)s[q])) {
+          int64_t x = 0;
+          while (q < len && isdigit((unsigned char)s[q])) {
+            if (x > (INT64_MAX - 9) / 10) {
+              e->split_bad = 1;
+              break;
+            }
+            x = x * 10 + (s[q++] - '0');
+          }
+          e->split = dt_grow(e->split, &e->split_cap, e->nsplit, sizeof *e->split);
+          e->split[e->nsplit++] = x;
+          if (e->split_bad)
+            break;
+        } else {
+          if (s[q] == '-' || s[q] == '.')
+            e->split_bad = 1;
+          q++;
+        }
+      }
+      break;
     case K_PGA_RANKS:
       e->pg_ranks = dt_grow(e->pg_ranks, &e->pg_ranks_cap, len + 1, 1);
       memcpy(e->pg_ranks, s, len);
@@ -612,9 +641,13 @@ static void evacc_reset(evacc *e)
 {
   char *keep = e->pg_ranks;
   size_t keep_cap = e->pg_ranks_cap;
+  int64_t *keep_split = e->split;
+  size_t keep_split_cap = e->split_cap;
   memset(e, 0, sizeof *e);
   e->pg_ranks = keep;
   e->pg_ranks_cap = keep_cap;
+  e->split = keep_split;
+  e->split_cap = keep_split_cap;
   e->corr = -1;
   e->group_size = e->p2p_rank = e->src = e->dst = e->seq = -1;
   e->dims_cur = e->dims_index = -1;
@@ -829,6 +862,13 @@ static void finish_event(kin *k)
       c->src = e->src;
       c->dst = e->dst;
       c->seq = e->seq;
+      c->in_split = NULL;
+      c->nin_split = 0;
+      if (e->nsplit && !e->split_bad && e->nsplit <= DT_TRACE_MAX_RANKS) {
+        c->in_split = dt_xmalloc(e->nsplit * sizeof *c->in_split);
+        memcpy(c->in_split, e->split, e->nsplit * sizeof *c->in_split);
+        c->nin_split = (uint32_t)e->nsplit;
+      }
     }
     break;
   }
@@ -1441,6 +1481,8 @@ static void free_kin(kin *k)
 {
   strtab_free(&k->names);
   free(k->gpu);
+  for (size_t i = 0; i < k->ncomms; i++)
+    free(k->comms[i].in_split);
   free(k->comms);
   free(k->launches);
   free(k->steps);
@@ -1463,6 +1505,7 @@ static void free_kin(kin *k)
   free(k->cur_pg.desc);
   free(k->cur_pg.ranks);
   free(k->ev.pg_ranks);
+  free(k->ev.split);
 }
 
 /* Resolved communication op of one NCCL kernel, for the captured rank. */
@@ -1475,6 +1518,8 @@ typedef struct comm_op {
   const char *dtype;
   int estimated;   /* bytes estimated from the captured duration */
   int64_t seq;     /* the group's collective sequence number (`Seq`), -1 when the capture has none */
+  uint64_t *splits; /* all-to-allv: bytes to each group member, owned; NULL for an even all-to-all */
+  uint32_t nsplits;
 } comm_op;
 
 typedef struct build {
@@ -1537,7 +1582,8 @@ static int resolve_comms(build *b, dt_error *err)
   kin *k = b->k;
   dt_trace *t = b->t;
   b->cops = dt_xcalloc(k->ncomms ? k->ncomms : 1, sizeof *b->cops);
-  size_t nomd = 0, unknown_dtype = 0, nbcast = 0, np2p = 0, nogroup = 0, nshape = 0, nest = 0;
+  size_t nomd = 0, unknown_dtype = 0, nbcast = 0, np2p = 0, nogroup = 0, nshape = 0, nest = 0, nsplit_ops = 0,
+         nsplit_odd = 0;
   unsigned char *used = dt_xcalloc(k->nannots ? k->nannots : 1, 1);
   /* unknown names, counted once each */
   int32_t *unk = NULL;
@@ -1611,6 +1657,26 @@ static int resolve_comms(build *b, dt_error *err)
         goto done;
       }
       o->bytes = (uint64_t)nelems * esize;
+      if (o->kind == DT_OP_ALLTOALL && c->nin_split > 0 && have_size) {
+        /* all-to-allv: `In split size` counts rows of the input sent to each member */
+        uint64_t rows = 0;
+        for (uint32_t q = 0; q < c->nin_split; q++)
+          rows += (uint64_t)c->in_split[q];
+        if ((int64_t)c->nin_split != n) {
+          rc = dt_error_set(err, k->path, 0, 0, "all-to-all kernel at ts %.3f us: 'In split size' lists %u entries but "
+                            "its group has %lld ranks", (double)g->ts / 1000.0, c->nin_split, (long long)n);
+          goto done;
+        }
+        if (rows > 0 && (uint64_t)nelems % rows == 0) {
+          uint64_t row_bytes = (uint64_t)nelems / rows * esize;
+          o->splits = dt_xmalloc(c->nin_split * sizeof *o->splits);
+          o->nsplits = c->nin_split;
+          for (uint32_t q = 0; q < c->nin_split; q++)
+            o->splits[q] = (uint64_t)c->in_split[q] * row_bytes;
+          nsplit_ops++;
+        } else if (rows > 0)
+          nsplit_odd++;
+      }
     } else {
       /* no size anywhere: from the captured duration at an assumed bus bandwidth (an upper bound) */
       double f = busbw_factor(o->kind, n);
@@ -1681,6 +1747,14 @@ static int resolve_comms(build *b, dt_error *err)
                       "element", unknown_dtype);
   if (nbcast)
     dt_trace_add_note(t, "kineto: broadcast/reduce root assumed to be group rank 0 (Kineto records no root)");
+  if (nsplit_ops)
+    dt_trace_add_note(t, "kineto: %zu all-to-all(s) are all-to-allv: splits= from 'In split size' (rows per member) x "
+                      "the input's bytes per row%s", nsplit_ops,
+                      !b->merge && b->nranks > 1 ? "; every expanded rank sends the captured rank's rows (the "
+                                                   "other ranks' splits are not in the capture)" : "");
+  if (nsplit_odd)
+    dt_trace_add_note(t, "kineto warning: %zu all-to-all(s) have an 'In split size' whose rows do not divide their "
+                      "input; replayed as even all-to-alls of their bytes", nsplit_odd);
   if (np2p)
     dt_trace_add_note(t, "kineto: send/recv peers keep their offset: peer' = r' + (peer - %d) mod %d", (int)b->rank,
                       (int)b->nranks);
@@ -2141,6 +2215,11 @@ static int emit(build *b, dt_error *err)
           }
           op->kind = c->kind;
           op->bytes = c->bytes;
+          if (c->nsplits) {
+            op->splits = dt_xmalloc(c->nsplits * sizeof *op->splits);
+            memcpy(op->splits, c->splits, c->nsplits * sizeof *op->splits);
+            op->nsplits = c->nsplits;
+          }
           op->name = dt_xstrdup(k->names.s[c->name]);
           op->dtype = dt_xstrdup(c->dtype);
           if (c->kind == DT_OP_SEND || c->kind == DT_OP_RECV)
@@ -2700,6 +2779,8 @@ cleanup:
     free(b.hosts[h].ops);
   }
   free(b.hosts);
+  for (size_t i = 0; b.cops && i < k->ncomms; i++)
+    free(b.cops[i].splits);
   free(b.cops);
   if (!shared)
     dt_trace_free(t);
