@@ -105,4 +105,14 @@ check "nccl-inspector: p2p peer mapped from the communicator rank" 'grep -q "sen
 "$DTSIM" import $D/world4/node1-pid7100.log $D/world4/node1-pid7101.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/inm.err"; rc=$?
 check "nccl-inspector: a missing process is an error naming the rank" '[ $rc -eq 2 ] && grep -q "rank 2 has no records" "$tmp/inm.err"'
 
+# --- an imported trace written in the native format replays the same as the capture itself
+for c in "chakra:tests/data/chakra/u64.0.et tests/data/chakra/u64.1.et" "deepspeed:--world 8 --group-size reducescatter=4 tests/data/deepspeed/verbose.log" \
+         "nccl-log:tests/data/nccl/sub8.log" "nccl-inspector:$(ls tests/data/inspector/tp/*.log | tr '\n' ' ')"; do
+  name=${c%%:*}; args=${c#*:}
+  "$DTSIM" import $args -o "$tmp/rt-$name.dtt" 2>/dev/null
+  a=$("$DTSIM" run --json tests/data/node8.yaml $args 2>/dev/null | jq -r .makespan_s)
+  b=$("$DTSIM" run --json tests/data/node8.yaml "$tmp/rt-$name.dtt" 2>/dev/null | jq -r .makespan_s)
+  check "$name: import -o then run = run on the capture ($a s)" '[ -n "$a" ] && [ "$a" != null ] && close "$b" "$a" 1e-9'
+done
+
 finish
