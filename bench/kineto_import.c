@@ -42,47 +42,50 @@ static long write_capture(const char *path, long target_bytes)
     const char *sep = first ? "" : ",\n";
     first = 0;
     if (units % 10000 == 0 && units > 0) {
-      fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%ld\", \"pid\": 11, "
-                 "\"tid\": 11, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"External id\": %ld}}",
+      fprintf(f,
+              "%s{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%ld\", \"pid\": 11, "
+              "\"tid\": 11, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"External id\": %ld}}",
               sep, units / 10000, step_start, ts - step_start, corr);
       step_start = ts;
       sep = ",\n";
     }
     if (units % 50 == 49) {
-      fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 11, \"tid\": 11, "
-                 "\"ts\": %.3f, \"dur\": 30.5, \"args\": {\"External id\": %ld, \"Collective name\": \"allreduce\", "
-                 "\"dtype\": \"Float\", \"In msg nelems\": 1048576, \"Out msg nelems\": 1048576, \"Group size\": 8}},\n"
-                 "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"nccl:all_reduce\", \"pid\": 11, "
-                 "\"tid\": 11, \"ts\": %.3f, \"dur\": 28.0, \"args\": {\"External id\": %ld}},\n"
-                 "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernelExC\", \"pid\": 11, "
-                 "\"tid\": 11, \"ts\": %.3f, \"dur\": 9.1, \"args\": {\"External id\": %ld, \"cbid\": 430, "
-                 "\"correlation\": %ld}},\n"
-                 "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, "
-                 "unsigned long, ncclWork*)\", \"pid\": 0, \"tid\": 40, \"ts\": %.3f, \"dur\": 120.5, \"args\": "
-                 "{\"External id\": %ld, \"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 40, "
-                 "\"correlation\": %ld, \"registers per thread\": 96, \"shared memory\": 87568, \"grid\": [8, 1, 1], "
-                 "\"block\": [544, 1, 1], \"Collective name\": \"allreduce\", \"In msg nelems\": 1048576, "
-                 "\"Out msg nelems\": 1048576, \"Group size\": 8, \"dtype\": \"Float\", \"In split size\": \"[]\", "
-                 "\"Out split size\": \"[]\", \"Process Group Name\": \"0\", \"Process Group Description\": "
-                 "\"default_pg\", \"Process Group Ranks\": \"[0, 1, 2, 3, 4, 5, 6, 7]\"}}",
+      fprintf(f,
+              "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 11, \"tid\": 11, "
+              "\"ts\": %.3f, \"dur\": 30.5, \"args\": {\"External id\": %ld, \"Collective name\": \"allreduce\", "
+              "\"dtype\": \"Float\", \"In msg nelems\": 1048576, \"Out msg nelems\": 1048576, \"Group size\": 8}},\n"
+              "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"nccl:all_reduce\", \"pid\": 11, "
+              "\"tid\": 11, \"ts\": %.3f, \"dur\": 28.0, \"args\": {\"External id\": %ld}},\n"
+              "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernelExC\", \"pid\": 11, "
+              "\"tid\": 11, \"ts\": %.3f, \"dur\": 9.1, \"args\": {\"External id\": %ld, \"cbid\": 430, "
+              "\"correlation\": %ld}},\n"
+              "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, "
+              "unsigned long, ncclWork*)\", \"pid\": 0, \"tid\": 40, \"ts\": %.3f, \"dur\": 120.5, \"args\": "
+              "{\"External id\": %ld, \"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 40, "
+              "\"correlation\": %ld, \"registers per thread\": 96, \"shared memory\": 87568, \"grid\": [8, 1, 1], "
+              "\"block\": [544, 1, 1], \"Collective name\": \"allreduce\", \"In msg nelems\": 1048576, "
+              "\"Out msg nelems\": 1048576, \"Group size\": 8, \"dtype\": \"Float\", \"In split size\": \"[]\", "
+              "\"Out split size\": \"[]\", \"Process Group Name\": \"0\", \"Process Group Description\": "
+              "\"default_pg\", \"Process Group Ranks\": \"[0, 1, 2, 3, 4, 5, 6, 7]\"}}",
               sep, ts, corr, ts + 1, corr, ts + 2, corr, corr, gpu, corr, corr);
     } else {
-      fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add_\", \"pid\": 11, \"tid\": 11, "
-                 "\"ts\": %.3f, \"dur\": 12.25, \"args\": {\"External id\": %ld, \"Record function id\": 0, "
-                 "\"Sequence number\": %ld, \"Fwd thread id\": 0, \"Ev Idx\": %ld}},\n"
-                 "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 11, \"tid\": 11, "
-                 "\"ts\": %.3f, \"dur\": 5.5, \"args\": {\"External id\": %ld, \"cbid\": 211, \"correlation\": %ld}},\n"
-                 "{\"ph\": \"s\", \"id\": %ld, \"pid\": 11, \"tid\": 11, \"ts\": %.3f, \"cat\": \"ac2g\", "
-                 "\"name\": \"ac2g\"},\n"
-                 "{\"ph\": \"f\", \"id\": %ld, \"pid\": 0, \"tid\": 7, \"ts\": %.3f, \"cat\": \"ac2g\", "
-                 "\"name\": \"ac2g\", \"bp\": \"e\"},\n"
-                 "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void at::native::vectorized_elementwise_kernel<4, "
-                 "at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, "
-                 "at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)\", \"pid\": 0, \"tid\": 7, "
-                 "\"ts\": %.3f, \"dur\": 4.5, \"args\": {\"External id\": %ld, \"queued\": 0, \"device\": 0, "
-                 "\"context\": 1, \"stream\": 7, \"correlation\": %ld, \"registers per thread\": 16, "
-                 "\"shared memory\": 0, \"blocks per SM\": 2.5, \"warps per SM\": 10.0, \"grid\": [270, 1, 1], "
-                 "\"block\": [128, 1, 1], \"est. achieved occupancy %%\": 16}}",
+      fprintf(f,
+              "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add_\", \"pid\": 11, \"tid\": 11, "
+              "\"ts\": %.3f, \"dur\": 12.25, \"args\": {\"External id\": %ld, \"Record function id\": 0, "
+              "\"Sequence number\": %ld, \"Fwd thread id\": 0, \"Ev Idx\": %ld}},\n"
+              "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 11, \"tid\": 11, "
+              "\"ts\": %.3f, \"dur\": 5.5, \"args\": {\"External id\": %ld, \"cbid\": 211, \"correlation\": %ld}},\n"
+              "{\"ph\": \"s\", \"id\": %ld, \"pid\": 11, \"tid\": 11, \"ts\": %.3f, \"cat\": \"ac2g\", "
+              "\"name\": \"ac2g\"},\n"
+              "{\"ph\": \"f\", \"id\": %ld, \"pid\": 0, \"tid\": 7, \"ts\": %.3f, \"cat\": \"ac2g\", "
+              "\"name\": \"ac2g\", \"bp\": \"e\"},\n"
+              "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void at::native::vectorized_elementwise_kernel<4, "
+              "at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, "
+              "at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)\", \"pid\": 0, \"tid\": 7, "
+              "\"ts\": %.3f, \"dur\": 4.5, \"args\": {\"External id\": %ld, \"queued\": 0, \"device\": 0, "
+              "\"context\": 1, \"stream\": 7, \"correlation\": %ld, \"registers per thread\": 16, "
+              "\"shared memory\": 0, \"blocks per SM\": 2.5, \"warps per SM\": 10.0, \"grid\": [270, 1, 1], "
+              "\"block\": [128, 1, 1], \"est. achieved occupancy %%\": 16}}",
               sep, ts, corr, units, units, ts + 3, corr, corr, corr, ts + 3, corr, gpu, gpu, corr, corr);
     }
     units++;

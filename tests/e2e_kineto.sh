@@ -19,6 +19,13 @@ check "shipped capture on dgx-a100 runs" '[ $rc -eq 0 ]'
 check "host timeline within 5% of the captured step ($mean_a100 s vs $captured s)" 'close "$mean_a100" "$captured" 0.05'
 check "host timeline is the default and says so" 'jq -e "[.notes[] | select(test(\"host launch timeline\"))] | length == 1" "$tmp/a100.json" >/dev/null'
 
+# --- the host timeline is plain native format: host threads are streams of delay ops (s1000, s1001), launches
+# and waits are after= edges; written out and read back it replays the same
+"$DTSIM" import $AR2 -o "$tmp/host.dtt" 2>/dev/null
+"$DTSIM" run --json platforms/dgx-a100.yaml "$tmp/host.dtt" >"$tmp/host.json" 2>/dev/null
+check "host timeline written as native ops replays identically" \
+  'grep -q "^s1001 delay dur=" "$tmp/host.dtt" && grep -q "^s7 compute .*after=s100[01]:" "$tmp/host.dtt" && [ "$(jq -c "[.iterations_s, .by_kind]" "$tmp/host.json")" = "$(jq -c "[.iterations_s, .by_kind]" "$tmp/a100.json")" ]'
+
 # --- expanded to 32 ranks on dgx-h100-4node. Derivation: under the host timeline every op waits only for its
 # launch, its stream predecessor and captured edges, so no op can start later than in the capture unless a
 # simulated collective outlasts its captured kernel. The longest simulated all-reduce (the largest bucket,

@@ -13,19 +13,31 @@ typedef struct layout {
   int32_t T, D0, P, D; /* tp, input dp, pp, output dp */
 } layout;
 
-static int32_t tp_of(const layout *l, int32_t r) { return r % l->T; }
-static int32_t dp_of(const layout *l, int32_t r, int32_t D) { return (r / l->T) % D; }
-static int32_t pp_of(const layout *l, int32_t r, int32_t D) { return r / (l->T * D); }
-static int32_t rank_at(const layout *l, int32_t t, int32_t j, int32_t k, int32_t D) { return t + l->T * (j + D * k); }
+static int32_t tp_of(const layout *l, int32_t r)
+{
+  return r % l->T;
+}
+static int32_t dp_of(const layout *l, int32_t r, int32_t D)
+{
+  return (r / l->T) % D;
+}
+static int32_t pp_of(const layout *l, int32_t r, int32_t D)
+{
+  return r / (l->T * D);
+}
+static int32_t rank_at(const layout *l, int32_t t, int32_t j, int32_t k, int32_t D)
+{
+  return t + l->T * (j + D * k);
+}
 
 /* Role of an input group. */
 enum { G_UNUSED, G_REPLICA, G_GRAD, G_WORLD };
 
 typedef struct ginfo {
   int role;
-  int32_t replica;  /* G_REPLICA: the input replica holding it */
-  int32_t *out_of;  /* G_REPLICA: per output replica j (j mod D0 == replica) its group, else -1; others: [0] */
-  size_t nops;      /* collectives on it (over the input's owning ranks and their template users) */
+  int32_t replica; /* G_REPLICA: the input replica holding it */
+  int32_t *out_of; /* G_REPLICA: per output replica j (j mod D0 == replica) its group, else -1; others: [0] */
+  size_t nops;     /* collectives on it (over the input's owning ranks and their template users) */
   size_t nresized;
 } ginfo;
 
@@ -92,8 +104,8 @@ static int copy_op(const dt_trace *in, int32_t r, const dt_op *op, dt_trace *out
       if ((op->bytes * (uint64_t)l->D0) % (uint64_t)l->D != 0)
         return dt_error_set(err, in->files[op->file], op->line, 0,
                             "all-gather of %" PRIu64 " bytes on gradient group '%s': a shard of %" PRIu64 " / %d "
-                            "bytes is not a whole number of bytes", op->bytes, in->groups[g].name,
-                            op->bytes * (uint64_t)l->D0, (int)l->D);
+                            "bytes is not a whole number of bytes",
+                            op->bytes, in->groups[g].name, op->bytes * (uint64_t)l->D0, (int)l->D);
       o->bytes = op->bytes * (uint64_t)l->D0 / (uint64_t)l->D;
     }
   }
@@ -135,10 +147,12 @@ int dt_trace_scale(const dt_trace *in, const dt_scale_opts *o, dt_trace **out, F
     }
     int ok = gr->nranks == (size_t)L.D0;
     for (size_t m = 0; m < gr->nranks && ok; m++)
-      ok = tp_of(&L, gr->ranks[m]) == tp_of(&L, gr->ranks[0]) && pp_of(&L, gr->ranks[m], L.D0) == pp_of(&L, gr->ranks[0], L.D0) &&
+      ok = tp_of(&L, gr->ranks[m]) == tp_of(&L, gr->ranks[0]) &&
+           pp_of(&L, gr->ranks[m], L.D0) == pp_of(&L, gr->ranks[0], L.D0) &&
            dp_of(&L, gr->ranks[m], L.D0) == (int32_t)m;
     if (!ok) {
-      rc = dt_error_set(err, "", 0, 0, "group '%s' (%zu ranks, first %d) is not a data-parallel group of the layout tp "
+      rc = dt_error_set(err, "", 0, 0,
+                        "group '%s' (%zu ranks, first %d) is not a data-parallel group of the layout tp "
                         "%d x dp %d x pp %d: a DP group holds the %d ranks t + %d*(j + %d*k), j = 0..%d, in that order",
                         gr->name, gr->nranks, (int)gr->ranks[0], (int)L.T, (int)L.D0, (int)L.P, (int)L.D0, (int)L.T,
                         (int)L.D0, (int)L.D0 - 1);
@@ -166,8 +180,10 @@ int dt_trace_scale(const dt_trace *in, const dt_scale_opts *o, dt_trace **out, F
           continue;
         ginfo *x = &gi[g];
         if (x->role == G_GRAD && op->kind == DT_OP_ALLTOALL) {
-          rc = dt_error_set(err, in->files[op->file], op->line, 0, "all-to-all on gradient group '%s': not a "
-                            "gradient collective (expert parallelism is not scaled)", in->groups[g].name);
+          rc = dt_error_set(err, in->files[op->file], op->line, 0,
+                            "all-to-all on gradient group '%s': not a "
+                            "gradient collective (expert parallelism is not scaled)",
+                            in->groups[g].name);
           break;
         }
         if (r == in->groups[g].ranks[0]) {
@@ -206,12 +222,14 @@ int dt_trace_scale(const dt_trace *in, const dt_scale_opts *o, dt_trace **out, F
   for (size_t i = 0; i < in->nnotes; i++)
     dt_trace_add_note(t, "%s", in->notes[i]);
   t->captured_step_s = in->captured_step_s;
-  say(report, t, "layout tp %d x dp %d x pp %d = %d ranks -> tp %d x dp %d x pp %d = %d ranks (Megatron order: "
-      "rank = t + %d*(j + dp*k))", (int)L.T, (int)L.D0, (int)L.P, (int)N, (int)L.T, (int)L.D, (int)L.P, (int)N2,
-      (int)L.T);
-  say(report, t, "rank (t, j, k) runs the trace's rank (t, j mod %d, k): new rank r runs rank "
-      "r mod %d + %d*((r / %d) mod %d mod %d + %d*(r / %d))", (int)L.D0, (int)L.T, (int)L.T, (int)L.T, (int)L.D,
-      (int)L.D0, (int)L.D0, (int)(L.T * L.D));
+  say(report, t,
+      "layout tp %d x dp %d x pp %d = %d ranks -> tp %d x dp %d x pp %d = %d ranks (Megatron order: "
+      "rank = t + %d*(j + dp*k))",
+      (int)L.T, (int)L.D0, (int)L.P, (int)N, (int)L.T, (int)L.D, (int)L.P, (int)N2, (int)L.T);
+  say(report, t,
+      "rank (t, j, k) runs the trace's rank (t, j mod %d, k): new rank r runs rank "
+      "r mod %d + %d*((r / %d) mod %d mod %d + %d*(r / %d))",
+      (int)L.D0, (int)L.T, (int)L.T, (int)L.T, (int)L.D, (int)L.D0, (int)L.D0, (int)(L.T * L.D));
 
   /* output groups */
   int32_t *members = dt_xmalloc((size_t)(N2 > N ? N2 : N) * sizeof *members);
@@ -238,9 +256,10 @@ int dt_trace_scale(const dt_trace *in, const dt_scale_opts *o, dt_trace **out, F
           rc = DT_ERR;
       }
       if (rc == DT_OK && L.D > 1)
-        say(report, t, "group '%s' (%zu ranks, %zu collectives) is inside replica %d: each replica j = %d mod %d "
-            "uses its own copy ('%s', '%s_dpJ')", gr->name, gr->nranks, x->nops, (int)x->replica, (int)x->replica,
-            (int)L.D0, gr->name, gr->name);
+        say(report, t,
+            "group '%s' (%zu ranks, %zu collectives) is inside replica %d: each replica j = %d mod %d "
+            "uses its own copy ('%s', '%s_dpJ')",
+            gr->name, gr->nranks, x->nops, (int)x->replica, (int)x->replica, (int)L.D0, gr->name, gr->name);
     } else {
       x->out_of = dt_xmalloc(sizeof *x->out_of);
       size_t n = 0;
@@ -255,8 +274,10 @@ int dt_trace_scale(const dt_trace *in, const dt_scale_opts *o, dt_trace **out, F
       if (x->out_of[0] < 0)
         rc = DT_ERR;
       else if (x->role == G_GRAD)
-        say(report, t, "gradient group '%s' (%d ranks, %zu collectives) -> the DP group of %d ranks; all-reduce and "
-            "reduce-scatter keep their bytes (the whole gradient), %zu all-gather(s) of parameter shards scale by %d/%d",
+        say(report, t,
+            "gradient group '%s' (%d ranks, %zu collectives) -> the DP group of %d ranks; all-reduce and "
+            "reduce-scatter keep their bytes (the whole gradient), %zu all-gather(s) of parameter shards scale by "
+            "%d/%d",
             gr->name, (int)L.D0, x->nops, (int)L.D, x->nresized, (int)L.D0, (int)L.D);
       else
         say(report, t, "group '%s' spans all %d ranks (%zu collectives): it spans all %d ranks, bytes unchanged",
