@@ -2,9 +2,8 @@
  * JSON with the event mix of the shipped captures (CPU ops, cuda_runtime launches, ac2g flows, kernels on a
  * compute and an NCCL stream, nccl:all_reduce annotations with record_param_comms, a profiler step per 10,000
  * kernels), then imports it with dt_kineto_import and prints the CPU seconds, MB/s of uncompressed input and
- * the peak resident memory of the process (getrusage). Build and run after building build/ (Release):
- *   cc -O2 -I. bench/kineto_import.c build/libdtcore.a $(pkg-config --cflags --libs simgrid yaml-0.1 zlib) \
- *      -lyajl -lstdc++ -lm -o build/kineto_import && build/kineto_import [SIZE_MB] [file.json]
+ * the peak resident memory of the process (getrusage). Build and run after configuring build/ (Release):
+ *   cmake --build build --target kineto_import && build/kineto_import [SIZE_MB] [file.json]
  * SIZE_MB defaults to 1024; the file (default /tmp/dtsim_bench_kineto.json) is left in place and reused when it
  * exists with the right size class. */
 #include "traces/dt_trace_io.h"
