@@ -184,3 +184,173 @@ int rp_closed_uniform(const rp_ctx *c, int32_t g, size_t nflows, const int32_t *
   *rate = m;
   return 1;
 }
+
+/* ---- folding lock-step ranks ---- */
+
+/* sigma_k(x): the member k of x's class (x is a representative, member 0). */
+static int32_t sigma(const rp_ctx *c, int32_t x, int32_t k)
+{
+  return (int32_t)c->t->groups[c->fold_cls[x]].ranks[k];
+}
+
+/* The flow a -> b of the representatives (global ranks) and its images under every sigma_k cross links that map
+ * one to one, position by position, with equal bandwidth and latency, and the images of different k never
+ * share a link (img: F x nl, own: nl, both zeroed, entries + 1). */
+static int flow_symmetric(const rp_ctx *c, int32_t a, int32_t b, int32_t *img, int64_t *own, size_t nl)
+{
+  dt_hop h0[DT_ROUTE_MAX_HOPS], hk[DT_ROUTE_MAX_HOPS];
+  int n0 = dt_topology_route(c->topo, c->gpu_of_rank[a], c->gpu_of_rank[b], h0, NULL, NULL);
+  if (n0 < 0)
+    return 0;
+  for (int32_t k = 0; k < c->fold; k++) {
+    int nk = dt_topology_route(c->topo, c->gpu_of_rank[sigma(c, a, k)], c->gpu_of_rank[sigma(c, b, k)], hk, NULL, NULL);
+    if (nk != n0)
+      return 0;
+    for (int h = 0; h < n0; h++) {
+      size_t l0 = dir_link(&h0[h]), lk = dir_link(&hk[h]);
+      const dt_link *x = dt_topology_link(c->topo, l0 / 2), *y = dt_topology_link(c->topo, lk / 2);
+      if (x->bandwidth != y->bandwidth || x->latency != y->latency)
+        return 0;
+      int32_t *m = &img[(size_t)k * nl + l0];
+      int64_t who = (int64_t)k * (int64_t)nl + (int64_t)l0 + 1;
+      if ((*m && *m != (int32_t)lk + 1) || (own[lk] && own[lk] != who))
+        return 0;
+      *m = (int32_t)lk + 1;
+      own[lk] = who;
+    }
+  }
+  return 1;
+}
+
+int rp_fold_plan(rp_ctx *c)
+{
+  const dt_trace *t = c->t;
+  const dt_platform *p = c->p;
+  size_t ng = t->ngroups, nr = t->nranks > 0 ? (size_t)t->nranks : 0;
+  c->fold = 0;
+  if (p->nccl || c->fidelity != DT_FIDELITY_FLOW || c->exact || !c->coll || nr < 2)
+    return 0;
+  int32_t *cls = dt_xmalloc(sizeof *cls * (nr + 1)), *idx = dt_xmalloc(sizeof *idx * (nr + 1));
+  int32_t *gimg = NULL, *img = NULL;
+  int64_t *own = NULL;
+  uint8_t *a2a = dt_xcalloc(ng + 1, 1), *used = dt_xcalloc(ng + 1, 1);
+  int ok = 1;
+  int32_t F = 0;
+  /* 1. every rank's class: the one exclusive single-node group of its collectives whose ring is waited in closed
+   * form; all classes of one size, every collective on them a ring */
+  for (size_t r = 0; r < nr && ok; r++) {
+    cls[r] = -1;
+    const dt_rank *body = dt_trace_rank_body(t, (int32_t)r);
+    for (size_t s = 0; s < body->nstreams && ok; s++)
+      for (size_t i = 0; i < body->streams[s].nops && ok; i++) {
+        const dt_op *op = &body->streams[s].ops[i];
+        if (!dt_op_is_collective(op->kind))
+          continue;
+        int32_t g = dt_trace_op_group(t, (int32_t)r, op);
+        if (!rp_group_exclusive(c, g))
+          continue;
+        const rp_gshape *gs = rp_gshape_of(c, g);
+        dt_op_kind k = rp_algo_kind(op->kind);
+        if (gs->nnodes != 1 || !gs->ring_cf ||
+            (k != DT_OP_ALLREDUCE && k != DT_OP_REDUCESCATTER && k != DT_OP_ALLGATHER) ||
+            (cls[r] >= 0 && cls[r] != g))
+          ok = 0;
+        cls[r] = g;
+      }
+    if (cls[r] < 0)
+      ok = 0;
+  }
+  for (size_t r = 0; r < nr && ok; r++) {
+    const dt_group *gr = &t->groups[cls[r]];
+    if (F == 0)
+      F = (int32_t)gr->nranks;
+    if ((int32_t)gr->nranks != F)
+      ok = 0;
+    idx[r] = -1;
+    for (size_t i = 0; i < gr->nranks; i++)
+      if (gr->ranks[i] == (int32_t)r)
+        idx[r] = (int32_t)i;
+    if (idx[r] < 0)
+      ok = 0;
+  }
+  if (ok && idx[0] != 0) /* rank 0's marks give the iterations: it must run */
+    ok = 0;
+  if (!ok || F < 2)
+    goto done;
+  c->fold = F;
+  c->fold_cls = cls;
+  /* 2. member k of a class runs what its representative runs, with every group and peer mapped by sigma_k */
+  gimg = dt_xmalloc(sizeof *gimg * (ng + 1) * (size_t)F);
+  for (size_t k = 0; k < (ng + 1) * (size_t)F; k++)
+    gimg[k] = -1;
+  for (size_t r = 0; r < nr && ok; r++) {
+    int32_t k = idx[r], r0 = (int32_t)t->groups[cls[r]].ranks[0];
+    const dt_rank *body = dt_trace_rank_body(t, (int32_t)r);
+    if (body != dt_trace_rank_body(t, r0)) {
+      ok = 0;
+      break;
+    }
+    for (size_t s = 0; s < body->nstreams && ok; s++)
+      for (size_t i = 0; i < body->streams[s].nops && ok; i++) {
+        const dt_op *op = &body->streams[s].ops[i];
+        if (dt_op_is_collective(op->kind)) {
+          int32_t g = dt_trace_op_group(t, (int32_t)r, op), g0 = dt_trace_op_group(t, r0, op);
+          if (g0 == cls[r0]) {
+            ok = g == g0;
+            continue;
+          }
+          const dt_group *a = &t->groups[g0], *b = &t->groups[g];
+          ok = a->nranks == b->nranks && (gimg[(size_t)g0 * F + k] < 0 || gimg[(size_t)g0 * F + k] == g);
+          for (size_t q = 0; q < a->nranks && ok; q++)
+            ok = idx[a->ranks[q]] == 0 && b->ranks[q] == sigma(c, a->ranks[q], k);
+          gimg[(size_t)g0 * F + k] = g;
+          used[g0] = 1;
+          a2a[g0] |= rp_algo_kind(op->kind) == DT_OP_ALLTOALL;
+        } else if (op->kind == DT_OP_SEND || op->kind == DT_OP_RECV) {
+          int32_t peer = dt_trace_op_peer(t, (int32_t)r, op), p0 = dt_trace_op_peer(t, r0, op);
+          ok = idx[p0] == 0 && peer == sigma(c, p0, k);
+        }
+      }
+  }
+  if (!ok)
+    goto done;
+  /* 3. the images of every flow the representatives can run are isomorphic and disjoint */
+  size_t nl = dt_topology_link_count(c->topo) * 2;
+  img = dt_xcalloc(nl * (size_t)F + 1, sizeof *img);
+  own = dt_xcalloc(nl + 1, sizeof *own);
+  for (size_t g = 0; g < ng && ok; g++) {
+    if (!used[g])
+      continue;
+    const dt_group *gr = &t->groups[g];
+    int32_t n = (int32_t)gr->nranks;
+    for (int32_t i = 0; i < n && ok; i++)
+      for (int32_t j = 0; j < n && ok; j++)
+        if (i != j && (a2a[g] || j == (i + 1) % n || i == (j + 1) % n))
+          ok = flow_symmetric(c, gr->ranks[i], gr->ranks[j], img, own, nl);
+  }
+  for (size_t r = 0; r < nr && ok; r++) {
+    if (idx[r] != 0)
+      continue;
+    const dt_rank *body = dt_trace_rank_body(t, (int32_t)r);
+    for (size_t s = 0; s < body->nstreams && ok; s++)
+      for (size_t i = 0; i < body->streams[s].nops && ok; i++)
+        if (body->streams[s].ops[i].kind == DT_OP_SEND)
+          ok = flow_symmetric(c, (int32_t)r, dt_trace_op_peer(t, (int32_t)r, &body->streams[s].ops[i]), img, own, nl);
+  }
+done:
+  free(img);
+  free(own);
+  free(a2a);
+  free(used);
+  if (!ok || c->fold < 2) {
+    c->fold = 0;
+    c->fold_cls = NULL;
+    free(cls);
+    free(idx);
+    free(gimg);
+    return 0;
+  }
+  c->fold_idx = idx;
+  c->fold_gimg = gimg;
+  return c->fold;
+}

@@ -64,8 +64,17 @@ static void gshape_free(rp_gshape *s)
   free(s);
 }
 
+int rp_group_exclusive(const rp_ctx *c, int32_t g)
+{
+  return c->coll && c->coll->exclusive && g >= 0 && (size_t)g < c->t->ngroups && c->coll->exclusive[g];
+}
+
 void rp_coll_free(rp_ctx *c)
 {
+  free(c->fold_cls);
+  free(c->fold_idx);
+  free(c->fold_gimg);
+  c->fold_cls = c->fold_idx = c->fold_gimg = NULL;
   if (c->coll) {
     for (size_t g = 0; g < c->t->ngroups; g++)
       gshape_free(c->coll->shape[g]);
@@ -185,7 +194,15 @@ void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, doubl
   double eff = x->eff > 0 ? x->eff : 1.0;
   double start = simgrid_get_clock() + (before > 0 ? before : 0);
   double wait = nsends > 0 ? lat + (double)whole_bytes(sends[0].bytes / eff) / rate : 0;
-  if (x->c->linkload) { /* per-link accounting: the transfers are the same, only not simulated */
+  if (x->c->linkload && x->c->fold && x->c->fold_cls[x->c->t->groups[x->g].ranks[0]] == x->g) {
+    /* a folded class: its representative alone runs the ring, every member's sends are recorded */
+    const rp_gshape *gs = x->gs;
+    for (int32_t ch = 0; ch < gs->nchannels; ch++)
+      for (int32_t q = 0; q < gs->n; q++)
+        dt_linkload_add(x->c->linkload, rp_gpu_of_member(x->c, x->g, gs->order[(size_t)ch * gs->n + q]),
+                        rp_gpu_of_member(x->c, x->g, gs->order[(size_t)ch * gs->n + (q + 1) % gs->n]),
+                        nsends > 0 ? sends[0].bytes : 0, start, start + wait, x->op->kind, x->g);
+  } else if (x->c->linkload) { /* per-link accounting: the transfers are the same, only not simulated */
     int32_t from = rp_gpu_of_member(x->c, x->g, x->i);
     for (size_t s = 0; s < nsends; s++)
       dt_linkload_add(x->c->linkload, from, rp_gpu_of_member(x->c, x->g, sends[s].to), sends[s].bytes, start,
@@ -216,9 +233,14 @@ void rp_xfer(const rp_inst *x, const rp_send *sends, size_t nsends, const int32_
     double stack_t[32], *tm = 2 * k <= 32 ? stack_t : dt_xmalloc(sizeof *tm * 2 * k);
     dt_sg_comm_wait_all_times(comms, k, tm, tm + k);
     int32_t from = rp_gpu_of_member(x->c, x->g, x->i);
-    for (size_t s = 0; s < nsends; s++)
+    for (size_t s = 0; s < nsends; s++) {
       dt_linkload_add(x->c->linkload, from, rp_gpu_of_member(x->c, x->g, sends[s].to), sends[s].bytes, tm[s],
                       tm[k + s], x->op->kind, x->g);
+      for (int32_t f = 1; f < x->c->fold; f++) /* the folded ranks' same transfers, on their own links */
+        dt_linkload_add(x->c->linkload, rp_gpu_of_member(x->c, x->c->fold_gimg[(size_t)x->g * x->c->fold + f], x->i),
+                        rp_gpu_of_member(x->c, x->c->fold_gimg[(size_t)x->g * x->c->fold + f], sends[s].to),
+                        sends[s].bytes, tm[s], tm[k + s], x->op->kind, x->c->fold_gimg[(size_t)x->g * x->c->fold + f]);
+    }
     if (tm != stack_t)
       free(tm);
   } else {

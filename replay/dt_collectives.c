@@ -38,7 +38,9 @@ uint64_t rp_alltoall_bytes(const dt_op *op)
 rp_live *rp_instance_of(rp_ctx *c, const dt_op *op, int32_t rank)
 {
   int32_t g = dt_trace_op_group(c->t, rank, op);
-  return rp_live_get(&c->instances, (uint64_t)g, (uint64_t)op->match, 0, (int32_t)c->t->groups[g].nranks);
+  /* a folded class's instance has one running member, its representative */
+  int32_t n = c->fold && c->fold_cls[rank] == g ? 1 : (int32_t)c->t->groups[g].nranks;
+  return rp_live_get(&c->instances, (uint64_t)g, (uint64_t)op->match, 0, n);
 }
 
 /* ---- the (op, algorithm) table ---- */
@@ -125,9 +127,9 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
   if (n <= 1 || i < 0)
     return;
   c->comm_active[rank]++;
-  if (in->arrived == 1)
-    in->bar = sg_barrier_init((unsigned)n);
-  if (in->arrived == n) { /* the last to arrive chooses, before anybody goes on */
+  if (in->arrived == 1 && in->n > 1)
+    in->bar = sg_barrier_init((unsigned)in->n);
+  if (in->arrived == in->n) { /* the last to arrive chooses, before anybody goes on */
     dt_algo a;
     dt_proto pr;
     rp_select(c, op, rp_gshape_of(c, g), &a, &pr);
@@ -136,7 +138,8 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
   }
   /* one simcall per member: the barrier lets everybody go when the last member reaches it (a semaphore the last
    * member released n - 1 times took twice as many) */
-  (void)sg_barrier_wait(in->bar);
+  if (in->bar)
+    (void)sg_barrier_wait(in->bar);
 
   const dt_platform *p = c->p;
   rp_inst x;
@@ -163,9 +166,12 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
     x.fixed = (pm->latency + am->latency) * p->latency_factor;
   }
   if (i == 0) {
-    rp_choice_record(c, op->kind, x.algo, x.proto, op->kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(op) : op->bytes);
+    /* folding: an instance of the representatives stands for one per class member (a class's own for itself) */
+    int m = c->fold && c->fold_cls[rank] != g ? c->fold : 1;
+    for (int f = 0; f < m; f++)
+      rp_choice_record(c, op->kind, x.algo, x.proto, op->kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(op) : op->bytes);
     if (c->algo != DT_ALGO_AUTO && x.algo != c->algo)
-      c->forced_fallback[op->kind]++; /* said in the notes: a silent substitution would mislead */
+      c->forced_fallback[op->kind] += (uint64_t)m; /* said in the notes: a silent substitution would mislead */
   }
   in->algo = dt_algo_name(x.algo);
   in->proto = p->nccl ? proto_labels[x.proto] : NULL;

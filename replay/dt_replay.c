@@ -206,11 +206,21 @@ static long p2p_bytes(const dt_op *op, double eff)
   return eff == 1 ? (long)op->bytes : (long)llround((double)op->bytes / eff);
 }
 
+/* Member f of the class of representative `rank` (folding, rp_fold_plan). */
+static int32_t fold_image(const replay_run *R, int32_t rank, int32_t f)
+{
+  return (int32_t)R->c.t->groups[R->c.fold_cls[rank]].ranks[f];
+}
+
 /* Per-link accounting of a send's flow, active from t0 to t1 (s). */
 static void link_send(replay_run *R, int32_t rank, const dt_op *op, double t0, double t1)
 {
-  dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[rank], R->c.gpu_of_rank[dt_trace_op_peer(R->c.t, rank, op)],
-                  (double)op->bytes, t0, t1, DT_OP_SEND, -1);
+  int32_t peer = dt_trace_op_peer(R->c.t, rank, op);
+  dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[rank], R->c.gpu_of_rank[peer], (double)op->bytes, t0, t1,
+                  DT_OP_SEND, -1);
+  for (int32_t f = 1; f < R->c.fold; f++) /* the folded ranks' same send, on their own links */
+    dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[fold_image(R, rank, f)], R->c.gpu_of_rank[fold_image(R, peer, f)],
+                    (double)op->bytes, t0, t1, DT_OP_SEND, -1);
 }
 
 /* Performs one op's effect for `rank` (no bookkeeping). */
@@ -524,28 +534,31 @@ static void report_instance(replay_run *R, const rp_live *l, int pair, uint64_t 
 static void account(replay_run *R, const rp_live *l, int pair)
 {
   const dt_op *op = l->op;
+  /* folding: an instance or pair of the representatives stands for one per class member (a class's own instance
+   * for itself) */
+  int m = R->c.fold && (pair || R->c.fold_cls[l->op_rank] != (int32_t)l->key[0]) ? R->c.fold : 1;
   if (pair) {
     if (R->on_instance)
       report_instance(R, l, pair, op->bytes);
     dt_kind_stats *ks = &R->by_kind[DT_OP_SEND];
-    ks->count++;
-    ks->bytes += op->bytes;
-    ks->time_s += l->last_end - l->last_issue;
-    ks->nccl_bytes += (double)op->bytes;
-    ks->bus_bytes += (double)op->bytes * dt_busbw_factor(DT_OP_SEND, 2);
+    ks->count += (uint64_t)m;
+    ks->bytes += op->bytes * (uint64_t)m;
+    ks->time_s += (l->last_end - l->last_issue) * m;
+    ks->nccl_bytes += (double)op->bytes * m;
+    ks->bus_bytes += (double)op->bytes * dt_busbw_factor(DT_OP_SEND, 2) * m;
     return;
   }
-  size_t n = (size_t)l->n;
+  size_t n = R->c.t->groups[l->key[0]].nranks; /* l->n counts only the members that ran (folding) */
   dt_kind_stats *ks = &R->by_kind[op->kind];
   uint64_t bytes = op->kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(op) : op->bytes;
   if (op->kind == DT_OP_BARRIER)
     bytes = 0;
   double snccl = op->kind == DT_OP_ALLGATHER ? (double)n * (double)bytes : (double)bytes;
-  ks->count++;
-  ks->bytes += bytes;
-  ks->time_s += l->last_end - l->last_issue;
-  ks->nccl_bytes += snccl;
-  ks->bus_bytes += snccl * dt_busbw_factor(op->kind, n);
+  ks->count += (uint64_t)m;
+  ks->bytes += bytes * (uint64_t)m;
+  ks->time_s += (l->last_end - l->last_issue) * m;
+  ks->nccl_bytes += snccl * m;
+  ks->bus_bytes += snccl * dt_busbw_factor(op->kind, n) * m;
   if (R->on_instance)
     report_instance(R, l, pair, bytes);
 }
@@ -555,7 +568,7 @@ static void account(replay_run *R, const rp_live *l, int pair)
 static void op_done(replay_run *R, int32_t rank, const dt_op *op, double issue, double end)
 {
   rank_acc *a = &R->acc[rank];
-  R->ops_done++;
+  R->ops_done += R->c.fold ? (size_t)R->c.fold : 1;
   if (end > a->end)
     a->end = end;
   if (end > R->makespan)
@@ -795,6 +808,15 @@ static dt_stats *collect_stats(replay_run *R)
       rs->exposed_comm_s = 0;
     rs->wait_s = iv_total(&a->wait);
   }
+  if (R->c.fold) /* folded ranks did what their representatives did; so did their streams */
+    for (int32_t r = 0; r < t->nranks; r++) {
+      int32_t rep = (int32_t)t->groups[R->c.fold_cls[r]].ranks[0];
+      if (rep == r)
+        continue;
+      s->per_rank[r] = s->per_rank[rep];
+      for (size_t si = 0; si < dt_trace_rank_body(t, r)->nstreams; si++)
+        R->stream_done[R->rank_stream0[r] + si] = R->stream_done[R->rank_stream0[rep] + si];
+    }
 
   /* iterations: rank 0's marks */
   if (R->nmarks == 0) {
@@ -825,6 +847,11 @@ static dt_stats *collect_stats(replay_run *R)
     note_sink ns = {s, &notes_cap};
     rp_coll_notes(&R->c, note_to_stats, &ns);
   }
+  if (R->c.fold)
+    add_note(s, &notes_cap,
+             "shortcuts: ranks folded: 1 of every %d simulated, the others run the same ops on links isomorphic to "
+             "theirs that nothing else shares, and copy their times (exact; --exact simulates every rank)",
+             (int)R->c.fold);
   {
     uint64_t closed = 0;
     for (int k = 0; k < DT_OP_COUNT; k++)
@@ -950,6 +977,18 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     qsort(R.c.members[g], gr->nranks, sizeof *R.c.members[g], cmp_member);
   }
   rp_coll_init(&R.c);
+  if (!opts->on_instance && rp_fold_plan(&R.c) > 0) { /* only the representatives run */
+    active = 0;
+    for (size_t r = 0; r < nranks; r++) {
+      const dt_rank *body = dt_trace_rank_body(t, (int32_t)r);
+      for (size_t st = 0; st < body->nstreams; st++) {
+        if (R.c.fold_idx[r] != 0)
+          R.stream_lo[R.rank_stream0[r] + st] = INFINITY;
+        else if (body->streams[st].nops > 0)
+          active++;
+      }
+    }
+  }
   if (opts->links) {
     R.c.linkload = dt_linkload_new(R.c.topo, t);
     dt_linkload_set_watermark(R.c.linkload, link_watermark, &R);
@@ -994,7 +1033,7 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     const dt_rank *body = dt_trace_rank_body(t, (int32_t)r);
     for (size_t s = 0; s < body->nstreams; s++) {
       size_t fs = R.rank_stream0[r] + s;
-      if (body->streams[s].nops == 0)
+      if (body->streams[s].nops == 0 || (R.c.fold && R.c.fold_idx[r] != 0))
         continue;
       R.args[fs] = (stream_arg){.run = &R, .rank = (int32_t)r, .flat = fs};
       char name[48];

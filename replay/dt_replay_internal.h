@@ -75,7 +75,20 @@ typedef struct rp_ctx {
                                    between GPUs, a SimGrid flow or a modelled one, goes to dt_linkload_add */
   int exact;              /* 1: no shortcut, every exchange simulated as flows (--exact) */
   uint64_t closed_instances[DT_OP_COUNT]; /* instances per kind waited in closed form (dt_coll_closed.c) */
+  /* folding (rp_fold_plan): fold ranks per class (0: none); per rank its class group and its index k in it
+   * (k = 0: the representative, the only one that runs); per (group of the representatives, k) its image */
+  int32_t fold;
+  int32_t *fold_cls, *fold_idx, *fold_gimg;
 } rp_ctx;
+
+/* Folding lock-step ranks (dt_coll_closed.c, docs/replay.md): on a textbook platform at flow fidelity, when every
+ * rank belongs to one class -- an exclusive single-node group whose rings are waited in closed form -- and member
+ * k of every class runs its representative's ops with every group and peer mapped member 0 -> member k, on links
+ * that map one to one and never meet, only the representatives are simulated and the others copy them. Fills
+ * c->fold and its maps and returns the class size, or 0 (no folding). Call after rp_coll_init. */
+int rp_fold_plan(rp_ctx *c);
+/* Whether group g is exclusive (rp_closed_exclusive; 0 with --exact). */
+int rp_group_exclusive(const rp_ctx *c, int32_t g);
 
 /* Sets up and frees the algorithm modules' state (c->p, c->t, c->topo and c->gpu_of_rank set). */
 void rp_coll_init(rp_ctx *c);

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# End-to-end tests of the replay's exact shortcuts (docs/replay.md, Shortcuts): closed-form waits and folded
+# ranks must give what simulating every flow of every rank gives (--exact), to 1e-6, in every reported number
+# (iteration, per kind, per rank, per link class), and must be refused where they would not be exact (a shared
+# NIC, a DP group sharing the tensor-parallel GPUs' ports).
+# usage: tests/e2e_shortcuts.sh path/to/dtsim   (run from the repository root)
+set -u
+DTSIM=${1:?usage: e2e_shortcuts.sh DTSIM}
+source "$(dirname "$0")/e2e-lib.sh"
+
+# numbers A.json B.json: every number of the report except notes, flattened as path=value lines
+numbers() { jq -r '[paths(numbers) as $p | "\($p | map(tostring) | join("/"))=\(getpath($p))"] | .[]' "$1"; }
+
+# same NAME A.json B.json: every reported number agrees within 1e-6 relative (and the same numbers exist)
+same() {
+  numbers "$2" >"$tmp/a" && numbers "$3" >"$tmp/b" || { bad "$1 (no report)"; return; }
+  if paste -d'\n' "$tmp/a" "$tmp/b" | awk -F= 'NR % 2 { k = $1; v = $2; next }
+      { if ($1 != k) { print "path " k " vs " $1; bad = 1; exit }
+        d = v - $2; if (d < 0) d = -d; s = ($2 < 0 ? -$2 : $2);
+        if (d > 1e-6 * s + 1e-12) { print k ": " v " vs " $2; bad = 1; exit } }
+      END { exit bad }' >"$tmp/why" && [ "$(wc -l <"$tmp/a")" = "$(wc -l <"$tmp/b")" ]; then
+    ok "$1"
+  else
+    bad "$1: $(head -1 "$tmp/why")"
+  fi
+}
+
+# run NAME OUT [args]: dtsim run --json args, notes kept
+run() {
+  local out=$1
+  shift
+  "$DTSIM" run --json "$@" >"$out" 2>"$tmp/err" || { cat "$tmp/err"; return 1; }
+}
+has_note() { jq -e --arg s "$2" '[.notes[] | select(contains($s))] | length > 0' "$1" >/dev/null; }
+
+# 1. GPT-3 layers, TP 8 inside a node, PP and DP across nodes on a rail fat-tree: TP rings in closed form and
+#    the 8 tensor-parallel ranks folded into one
+G="bench/h100-16node.yaml --gen gpt3-175b --tp 8 --pp 4 --dp 2 --global-batch 8 --layers 8"
+run "$tmp/fast.json" $G && run "$tmp/exact.json" $G --exact
+check "gpt tp8: ranks folded" 'has_note "$tmp/fast.json" "ranks folded: 1 of every 8"'
+check "gpt tp8: rings in closed form" 'has_note "$tmp/fast.json" "waited in closed form"'
+check "gpt tp8: --exact takes no shortcut" '! has_note "$tmp/exact.json" "shortcuts:"'
+same "gpt tp8: same report with and without --exact" "$tmp/fast.json" "$tmp/exact.json"
+
+# 2. one NIC per node: the tensor-parallel ranks' PP and DP traffic would share it, so no folding (rings in a
+#    node still in closed form), and the same report
+sed -e 's/per_node: 8, bandwidth/per_node: 1, bandwidth/' bench/h100-16node.yaml >"$tmp/onenic.yaml"
+G1="$tmp/onenic.yaml --gen gpt3-175b --tp 8 --pp 4 --dp 2 --global-batch 8 --layers 8"
+run "$tmp/fast1.json" $G1 && run "$tmp/exact1.json" $G1 --exact
+check "one NIC: no folding" '! has_note "$tmp/fast1.json" "ranks folded"'
+check "one NIC: rings still in closed form" 'has_note "$tmp/fast1.json" "waited in closed form"'
+same "one NIC: same report with and without --exact" "$tmp/fast1.json" "$tmp/exact1.json"
+
+# 3. TP 4: two TP groups per node and DP rings with a hop inside the node share the GPU ports: no shortcut
+G4="bench/h100-16node.yaml --gen gpt3-175b --tp 4 --pp 4 --dp 2 --global-batch 8 --layers 8"
+run "$tmp/fast4.json" $G4 && run "$tmp/exact4.json" $G4 --exact
+check "tp4: no shortcut" '! has_note "$tmp/fast4.json" "shortcuts:"'
+same "tp4: same report with and without --exact" "$tmp/fast4.json" "$tmp/exact4.json"
+
+# 4. all-to-all of 256 MiB on 64 single-GPU nodes behind one switch: every flow the same share, in closed form
+B="bench alltoall --platform bench/switch-1024x1.yaml --gpus 64 -b 256M -e 256M --json"
+"$DTSIM" $B >"$tmp/a2a.json" 2>/dev/null && "$DTSIM" $B --exact >"$tmp/a2ax.json" 2>/dev/null
+same "alltoall 64 nodes: same row with and without --exact" "$tmp/a2a.json" "$tmp/a2ax.json"
+# closed form: alpha + (n-1)/n S / B, alpha = 2 x 1 us (NICs) + 2 x 0.3 us (cables), B = 50 GB/s
+check "alltoall 64 nodes: closed form" 'close "$(jq -r ".[0].time_us" "$tmp/a2a.json")" \
+  "$(awk "BEGIN { print (2.6e-6 + 63 / 64 * 268435456 / 50e9) * 1e6 }")"'
+
+finish
