@@ -26,7 +26,7 @@ row() {
   read -r wall user sys rss <"$tmp/time"
   cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
   sim=$(jq -r "$key" "$tmp/out")
-  ratio=$([ -n "$prev_cpu" ] && awk -v a="$cpu" -v b="$prev_cpu" 'BEGIN { printf "%.2fx", b > 0 ? a / b : 0 }' || echo "-")
+  ratio=$([ -n "$prev_cpu" ] && awk -v a="$cpu" -v b="$prev_cpu" 'BEGIN { printf "%.2fx", (b > 0 ? a / b : 0) }' || echo "-")
   printf "%-46s wall %8.2f s  CPU %8.2f s  RSS %7.0f MiB  sim %-22s CPU ratio %s\n" "$label" "$wall" "$cpu" \
     "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" "$sim" "$ratio"
   prev_cpu=$cpu

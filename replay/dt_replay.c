@@ -836,8 +836,9 @@ static dt_stats *collect_stats(replay_run *R)
                  kinds_seen[DT_OP_OTHER];
   if (R->c.fidelity == DT_FIDELITY_FLOW && rings > 0)
     add_note(s, &notes_cap,
-             "replay fidelity flow: each ring collective is one aggregated flow per neighbour plus (steps-1) "
-             "times the ring's largest hop latency (exact when all hops are alike, see docs/replay.md)");
+             "replay fidelity flow: each ring collective is one aggregated flow per neighbour plus (steps-1) hop "
+             "latencies (the rings' largest on a textbook platform, their mean on the NCCL model; exact when all "
+             "hops are alike, see docs/replay.md)");
   if (R->c.fidelity == DT_FIDELITY_STEP && kinds_seen[DT_OP_ALLTOALL])
     add_note(s, &notes_cap, "replay fidelity step: all-to-all has one step, it ran as at flow fidelity");
   if (kinds_seen[DT_OP_ALLTOALL])
