@@ -10,6 +10,7 @@
 #include "../traces/dt_trace_io.h"
 #include "cmd_bench.h"
 #include "cmd_platform.h"
+#include "cmd_calibrate.h"
 #include "cmd_sweep.h"
 #include "cmd_validate.h"
 #include "dt_cmd_gen.h"
@@ -110,8 +111,10 @@ static const cmd commands[] = {
      dt_cmd_bench_usage},
     {"sweep", dt_cmd_sweep, "sweep platform, workload and run parameters: cached points, shards, Slurm, plots",
      dt_cmd_sweep_usage},
-    {"validate", dt_cmd_validate, "compare simulated nccl-tests numbers with the measured references",
+    {"validate", dt_cmd_validate, "compare simulated nccl-tests numbers (--e2e: training iterations) with measurements",
      dt_cmd_validate_usage},
+    {"calibrate", dt_cmd_calibrate, "fit a platform's NCCL-model constants to your nccl-tests output, write it",
+     dt_cmd_calibrate_usage},
     {"help", cmd_help, "show help for dtsim or a subcommand", "usage: dtsim help [COMMAND]\n"},
     {"version", cmd_version, "print the version", "usage: dtsim version\n"},
 };
