@@ -112,3 +112,58 @@ int dt_parse_u64(const char *s, uint64_t *out)
   *out = v;
   return DT_OK;
 }
+
+static uint64_t str_hash(const char *s)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+int32_t dt_strmap_get(const dt_strmap *m, const char *key)
+{
+  if (!m->cap)
+    return -1;
+  for (size_t k = str_hash(key) & (m->cap - 1); m->keys[k]; k = (k + 1) & (m->cap - 1))
+    if (strcmp(m->keys[k], key) == 0)
+      return m->vals[k];
+  return -1;
+}
+
+void dt_strmap_put(dt_strmap *m, const char *key, int32_t val)
+{
+  if (2 * (m->n + 1) > m->cap) {
+    size_t nc = m->cap ? 2 * m->cap : 64;
+    char **keys = dt_xcalloc(nc, sizeof *keys);
+    int32_t *vals = dt_xmalloc(nc * sizeof *vals);
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->keys[i]) {
+        size_t k = str_hash(m->keys[i]) & (nc - 1);
+        while (keys[k])
+          k = (k + 1) & (nc - 1);
+        keys[k] = m->keys[i];
+        vals[k] = m->vals[i];
+      }
+    free(m->keys);
+    free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = nc;
+  }
+  size_t k = str_hash(key) & (m->cap - 1);
+  while (m->keys[k])
+    k = (k + 1) & (m->cap - 1);
+  m->keys[k] = dt_xstrdup(key);
+  m->vals[k] = val;
+  m->n++;
+}
+
+void dt_strmap_free(dt_strmap *m)
+{
+  for (size_t i = 0; i < m->cap; i++)
+    free(m->keys[i]);
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}

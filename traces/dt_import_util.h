@@ -35,6 +35,19 @@ void dt_import_note_assumptions(dt_trace *t, const char *importer);
 unsigned dt_nccl_dtype_size(int id);
 const char *dt_nccl_dtype_name(int id);
 
+/* A string -> index map (open addressing, keys copied), for the importers' process and communicator tables. */
+typedef struct dt_strmap {
+  char **keys;
+  int32_t *vals;
+  size_t n, cap;
+} dt_strmap;
+
+/* Index stored for key, or -1. */
+int32_t dt_strmap_get(const dt_strmap *m, const char *key);
+/* Stores key -> val (key copied); key must not be in the map. */
+void dt_strmap_put(dt_strmap *m, const char *key, int32_t val);
+void dt_strmap_free(dt_strmap *m);
+
 /* Parses a decimal unsigned 64-bit integer that fills s; returns DT_OK or DT_ERR (empty, sign, junk, overflow). */
 int dt_parse_u64(const char *s, uint64_t *out);
 

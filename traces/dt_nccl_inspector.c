@@ -77,6 +77,7 @@ typedef struct ins {
   uint64_t unknown;
   char unknown_names[160];
   char versions[128];
+  dt_strmap proc_index, comm_index; /* key -> procs[], header id -> comms[] */
 } ins;
 
 static void reset_record(ins *x)
@@ -90,9 +91,10 @@ static void reset_record(ins *x)
 
 static int32_t find_proc(ins *x, const char *key)
 {
-  for (size_t i = x->nprocs; i-- > 0;)
-    if (strcmp(x->procs[i].key, key) == 0)
-      return (int32_t)i;
+  int32_t found = dt_strmap_get(&x->proc_index, key);
+  if (found >= 0)
+    return found;
+  dt_strmap_put(&x->proc_index, key, (int32_t)x->nprocs);
   x->procs = dt_grow(x->procs, &x->pcap, x->nprocs, sizeof *x->procs);
   iproc *p = &x->procs[x->nprocs];
   p->key = dt_xstrdup(key);
@@ -133,10 +135,10 @@ static int finish_record(ins *x)
   char key[200];
   snprintf(key, sizeof key, "%s:%" PRId64, x->host[0] ? x->host : x->path, x->pid);
   int32_t pi = find_proc(x, key);
-  size_t ci = 0;
-  while (ci < x->ncomms && strcmp(x->comms[ci].id, x->id) != 0)
-    ci++;
+  int32_t found = dt_strmap_get(&x->comm_index, x->id);
+  size_t ci = found >= 0 ? (size_t)found : x->ncomms;
   if (ci == x->ncomms) {
+    dt_strmap_put(&x->comm_index, x->id, (int32_t)ci);
     x->comms = dt_grow(x->comms, &x->ccap, x->ncomms, sizeof *x->comms);
     icomm *c = &x->comms[x->ncomms++];
     c->id = dt_xstrdup(x->id);
@@ -461,6 +463,8 @@ static void free_ins(ins *x)
     free(x->procs[i].seen);
   }
   free(x->procs);
+  dt_strmap_free(&x->proc_index);
+  dt_strmap_free(&x->comm_index);
 }
 
 /* Whether sorted array a (n entries) holds v. */
