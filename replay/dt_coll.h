@@ -77,6 +77,27 @@ int rp_closed_uniform(const rp_ctx *c, int32_t g, size_t nflows, const int32_t *
 void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, double lat, double rate, double before,
                     double after);
 
+/* The NCCL model's costs of running algorithm a with protocol pr on p (docs/replay.md, Protocols), computed in
+ * this one place for the replay and for auto's estimate: fixed = (L_P + L_A) x latency_factor (s, paid once),
+ * hop / net_hop = the protocol's per-step latency inside a node / across the network x latency_factor (s), eff =
+ * e_P x e_A (a flow carries bytes / eff). Without the NCCL model: all 0 and eff 1. dt_coll_select.c. */
+typedef struct rp_costs {
+  double fixed, hop, net_hop, eff;
+} rp_costs;
+rp_costs rp_costs_of(const dt_platform *p, dt_algo a, dt_proto pr);
+
+/* A ring collective as a plan (dt_coll_select.c), shared by the replay (rp_ring_run) and auto's estimate: `steps`
+ * steps of `chunk` bytes per member, `inter` of them network steps (rp_ring_inter_steps). kind is the algorithm
+ * kind (rp_algo_kind: all-reduce, reduce-scatter or all-gather), S the per-rank bytes. */
+typedef struct rp_ring_plan {
+  size_t steps, inter;
+  double chunk;
+} rp_ring_plan;
+rp_ring_plan rp_ring_plan_of(dt_op_kind kind, const rp_gshape *gs, double S);
+/* The latency of a ring's steps after the first at flow fidelity (s): textbook (steps - 1) alpha_max; NCCL model
+ * (steps - 1) mean hop latency + (steps - inter) hop + inter net_hop (NCCL pipelines a ring). */
+double rp_ring_rest(const rp_gshape *gs, rp_ring_plan plan, rp_costs k, int nccl);
+
 /* The group's shape (cached). */
 const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g);
 
@@ -95,11 +116,9 @@ double rp_hop(const rp_inst *x, int32_t a, int32_t b);
 /* Global GPU of member i of group g. */
 int32_t rp_gpu_of_member(const rp_ctx *c, int32_t g, int32_t i);
 
-/* Ring over channels: `steps` steps of `chunk` bytes, split evenly over the channels' rings (flow: one flow per
- * channel and neighbour plus (steps - 1) ring latencies; step: every step). `inter` is how many of the steps
- * NCCL's tuner counts as network steps (rp_ring_inter_steps): on the NCCL model at flow fidelity they pay the
- * network per-step latency, the others the NVLink one. dt_coll_ring.c. */
-void rp_ring_run(const rp_inst *x, size_t steps, size_t inter, double chunk);
+/* Ring over channels: the plan's steps of chunk bytes, split evenly over the channels' rings (flow: one flow per
+ * channel and neighbour plus rp_ring_rest; step: every step). dt_coll_ring.c. */
+void rp_ring_run(const rp_inst *x, rp_ring_plan plan);
 /* NCCL's network steps of a ring over the group (src/graph/tuning.cc, nInterSteps): 0 on one node, 2(N - 1) for an
  * all-reduce (allreduce != 0), N - 1 otherwise. */
 size_t rp_ring_inter_steps(const rp_gshape *gs, int allreduce);

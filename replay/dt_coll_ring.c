@@ -56,9 +56,10 @@ size_t rp_ring_inter_steps(const rp_gshape *gs, int allreduce)
   return (size_t)(allreduce ? 2 * (gs->nnodes - 1) : gs->nnodes - 1);
 }
 
-void rp_ring_run(const rp_inst *x, size_t steps, size_t inter, double chunk)
+void rp_ring_run(const rp_inst *x, rp_ring_plan plan)
 {
-  double per_channel = chunk / x->gs->nchannels;
+  size_t steps = plan.steps;
+  double per_channel = plan.chunk / x->gs->nchannels;
   if (x->fid == DT_FIDELITY_STEP) {
     /* the teaching model: every step waits for its slowest hop, and pays the largest per-step latency */
     double h = ring_hop(x);
@@ -69,18 +70,13 @@ void rp_ring_run(const rp_inst *x, size_t steps, size_t inter, double chunk)
     return;
   }
   /* flow: one aggregated flow per channel and neighbour carrying every step's bytes (its own route latency is
-   * the first step's), then the latency of the other steps. Textbook: the largest hop latency of the rings.
-   * NCCL model: NCCL pipelines a ring, a chunk's latency is the sum of the hops it crosses, so each step costs
-   * the mean hop latency; the protocol's per-step costs split as NCCL's tuner splits them, `inter` network
-   * steps and the rest NVLink (src/graph/tuning.cc). Both are exact when all hops are alike. */
-  double rest;
-  if (!x->c->p->nccl) {
-    rest = (double)(steps - 1) * x->gs->ring_alpha;
-  } else {
-    if (inter > steps)
-      inter = steps;
-    rest = (double)(steps - 1) * x->gs->ring_alpha_mean + (double)(steps - inter) * x->hop + (double)inter * x->net_hop;
-  }
+   * the first step's), then the latency of the other steps (rp_ring_rest, the same charge as auto's estimate).
+   * Textbook: the largest hop latency of the rings. NCCL model: NCCL pipelines a ring, a chunk's latency is the
+   * sum of the hops it crosses, so each step costs the mean hop latency; the protocol's per-step costs split as
+   * NCCL's tuner splits them, `inter` network steps and the rest NVLink (src/graph/tuning.cc). Both are exact
+   * when all hops are alike. */
+  rp_costs k = {x->fixed, x->hop, x->net_hop, x->eff};
+  double rest = rp_ring_rest(x->gs, plan, k, x->c->p->nccl);
   if (x->gs->ring_cf) {
     /* exact shortcut: nothing else shares the ring's links and every flow has the same share. The latency paid
      * once (x->lead, not slept by rp_collective_run), the exchange and the other steps' latency are one wait. */

@@ -22,6 +22,42 @@ dt_algo rp_default_algo(dt_op_kind kind)
   }
 }
 
+rp_costs rp_costs_of(const dt_platform *p, dt_algo a, dt_proto pr)
+{
+  rp_costs k = {0, 0, 0, 1};
+  if (!p->nccl)
+    return k;
+  const dt_proto_model *pm = &p->protocols[pr];
+  const dt_algo_model *am = &p->algorithms[a];
+  k.fixed = (pm->latency + am->latency) * p->latency_factor;
+  k.hop = pm->hop_latency * p->latency_factor;
+  k.net_hop = pm->net_hop_latency * p->latency_factor;
+  k.eff = (pm->efficiency > 0 ? pm->efficiency : 1) * (am->efficiency > 0 ? am->efficiency : 1);
+  return k;
+}
+
+rp_ring_plan rp_ring_plan_of(dt_op_kind kind, const rp_gshape *gs, double S)
+{
+  rp_ring_plan r;
+  size_t n1 = gs->n > 1 ? (size_t)(gs->n - 1) : 0;
+  r.steps = kind == DT_OP_ALLREDUCE ? 2 * n1 : n1;
+  r.inter = rp_ring_inter_steps(gs, kind == DT_OP_ALLREDUCE);
+  if (r.inter > r.steps)
+    r.inter = r.steps;
+  r.chunk = kind == DT_OP_ALLGATHER ? S : S / gs->n; /* all-gather: S is the shard */
+  return r;
+}
+
+double rp_ring_rest(const rp_gshape *gs, rp_ring_plan plan, rp_costs k, int nccl)
+{
+  if (plan.steps == 0)
+    return 0;
+  if (!nccl)
+    return (double)(plan.steps - 1) * gs->ring_alpha;
+  return (double)(plan.steps - 1) * gs->ring_alpha_mean + (double)(plan.steps - plan.inter) * k.hop +
+         (double)plan.inter * k.net_hop;
+}
+
 /* Whether algorithm a can run op kind on this platform and group shape. */
 static int runnable(const rp_ctx *c, dt_op_kind kind, const rp_gshape *gs, dt_algo a)
 {
@@ -48,15 +84,8 @@ double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_alg
   dt_op_kind kind = rp_algo_kind(op->kind);
   if (!runnable(c, kind, gs, a))
     return -1;
-  double L = 0, hi = 0, hn = 0, e = 1;
-  if (p->nccl) {
-    const dt_proto_model *pm = &p->protocols[pr];
-    const dt_algo_model *am = &p->algorithms[a];
-    L = (pm->latency + am->latency) * p->latency_factor;
-    hi = pm->hop_latency * p->latency_factor;
-    hn = pm->net_hop_latency * p->latency_factor;
-    e = (pm->efficiency > 0 ? pm->efficiency : 1) * (am->efficiency > 0 ? am->efficiency : 1);
-  }
+  rp_costs k = rp_costs_of(p, a, pr);
+  double L = k.fixed, hi = k.hop, hn = k.net_hop, e = k.eff;
   double S = op->kind == DT_OP_BARRIER ? 0 : op->kind == DT_OP_ALLTOALL ? (double)rp_alltoall_bytes(op)
                                                                          : (double)op->bytes;
   double n = gs->n, N = gs->nnodes, m = gs->max_per_node, mmin = gs->min_per_node;
@@ -69,13 +98,12 @@ double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_alg
   double Btree = N > 1 ? fmin(Bi, Bn) : Bi;
   switch (a) {
   case DT_ALGO_RING: {
-    /* as the flow-fidelity replay charges it (dt_coll_ring.c): the bottleneck hop's own latency, then the mean
-     * hop latency for every other step, and NCCL's split of the per-step costs into network and NVLink steps */
-    double steps = kind == DT_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
-    double inter = (double)rp_ring_inter_steps(gs, kind == DT_OP_ALLREDUCE);
-    double vol = kind == DT_OP_ALLREDUCE ? 2 * (n - 1) / n * S : kind == DT_OP_ALLGATHER ? (n - 1) * S : (n - 1) / n * S;
+    /* the plan the replay runs (rp_ring_run) and its flow-fidelity charge: the bottleneck hop's own latency,
+     * then rp_ring_rest for the other steps, and the volume over the bottleneck bandwidth */
+    rp_ring_plan plan = rp_ring_plan_of(kind, gs, S);
+    double vol = (double)plan.steps * plan.chunk;
     double first = N > 1 && Bring < Bi ? gs->alpha_net : gs->alpha_intra;
-    return L + first + (steps - 1) * gs->ring_alpha_mean + (steps - inter) * hi + inter * hn + vol / (e * Bring);
+    return L + first + rp_ring_rest(gs, plan, k, 1) + vol / (e * Bring);
   }
   case DT_ALGO_TREE: {
     double D = rp_tree_depth(gs->n);

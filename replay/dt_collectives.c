@@ -45,19 +45,10 @@ rp_live *rp_instance_of(rp_ctx *c, const dt_op *op, int32_t rank)
 
 /* ---- the (op, algorithm) table ---- */
 
-static void ring_allreduce(const rp_inst *x)
+/* all-reduce, reduce-scatter and all-gather: the ring plan of the op's kind (rp_ring_plan_of) */
+static void ring_collective(const rp_inst *x)
 {
-  rp_ring_run(x, 2 * (size_t)(x->n - 1), rp_ring_inter_steps(x->gs, 1), x->S / x->n);
-}
-
-static void ring_reducescatter(const rp_inst *x)
-{
-  rp_ring_run(x, (size_t)(x->n - 1), rp_ring_inter_steps(x->gs, 0), x->S / x->n);
-}
-
-static void ring_allgather(const rp_inst *x)
-{
-  rp_ring_run(x, (size_t)(x->n - 1), rp_ring_inter_steps(x->gs, 0), x->S);
+  rp_ring_run(x, rp_ring_plan_of(rp_algo_kind(x->op->kind), x->gs, x->S));
 }
 
 static void chain_broadcast(const rp_inst *x)
@@ -78,14 +69,14 @@ typedef struct algo_row {
 
 /* `other` and barrier run as all-reduces (a barrier of zero bytes). */
 static const algo_row algo_table[] = {
-    {DT_OP_ALLREDUCE, DT_ALGO_RING, ring_allreduce},
+    {DT_OP_ALLREDUCE, DT_ALGO_RING, ring_collective},
     {DT_OP_ALLREDUCE, DT_ALGO_TREE, rp_tree_allreduce},
     {DT_OP_ALLREDUCE, DT_ALGO_NVLS, rp_nvls_allreduce},
     {DT_OP_ALLREDUCE, DT_ALGO_NVLS_TREE, rp_nvls_tree_allreduce},
     {DT_OP_ALLREDUCE, DT_ALGO_HIER, rp_hier_allreduce},
     {DT_OP_ALLREDUCE, DT_ALGO_COLLNET, rp_collnet_allreduce},
-    {DT_OP_REDUCESCATTER, DT_ALGO_RING, ring_reducescatter},
-    {DT_OP_ALLGATHER, DT_ALGO_RING, ring_allgather},
+    {DT_OP_REDUCESCATTER, DT_ALGO_RING, ring_collective},
+    {DT_OP_ALLGATHER, DT_ALGO_RING, ring_collective},
     {DT_OP_BROADCAST, DT_ALGO_CHAIN, chain_broadcast},
     {DT_OP_REDUCE, DT_ALGO_CHAIN, chain_reduce},
     {DT_OP_ALLTOALL, DT_ALGO_DIRECT, rp_alltoall_run},
@@ -154,17 +145,11 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
   x.S = op->kind == DT_OP_BARRIER ? 0 : (double)op->bytes;
   x.algo = (dt_algo)in->sel_algo;
   x.proto = (dt_proto)in->sel_proto;
-  x.eff = 1;
-  x.hop = x.net_hop = x.fixed = 0;
-  if (p->nccl) {
-    const dt_proto_model *pm = &p->protocols[x.proto];
-    const dt_algo_model *am = &p->algorithms[x.algo];
-    double e = (pm->efficiency > 0 ? pm->efficiency : 1) * (am->efficiency > 0 ? am->efficiency : 1);
-    x.eff = e;
-    x.hop = pm->hop_latency * p->latency_factor;
-    x.net_hop = pm->net_hop_latency * p->latency_factor;
-    x.fixed = (pm->latency + am->latency) * p->latency_factor;
-  }
+  rp_costs costs = rp_costs_of(p, x.algo, x.proto);
+  x.eff = costs.eff;
+  x.hop = costs.hop;
+  x.net_hop = costs.net_hop;
+  x.fixed = costs.fixed;
   if (i == 0) {
     /* folding: an instance of the representatives stands for one per class member (a class's own for itself) */
     int m = c->fold && c->fold_cls[rank] != g ? c->fold : 1;
