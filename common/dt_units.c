@@ -100,6 +100,10 @@ int dt_parse_bandwidth(const char *text, double *out, char *why, size_t why_size
     return -1;
   }
   *out = v * mult * per;
+  if (!(*out <= DT_BANDWIDTH_MAX)) {
+    snprintf(why, why_size, "bandwidth '%s' is above the %.0e B/s dtsim accepts", text, DT_BANDWIDTH_MAX);
+    return -1;
+  }
   return 0;
 }
 
@@ -129,6 +133,10 @@ int dt_parse_time(const char *text, double *out, char *why, size_t why_size)
       } else {
         *out = v * pow(10.0, units[i].exp10);
       }
+      if (!(*out <= DT_TIME_MAX)) {
+        snprintf(why, why_size, "time '%s' is above the %.0e s dtsim accepts", text, DT_TIME_MAX);
+        return -1;
+      }
       return 0;
     }
   snprintf(why, why_size, "%s, found unit '%s'", expect, unit);
@@ -149,6 +157,10 @@ int dt_parse_flop_rate(const char *text, double *out, char *why, size_t why_size
     return -1;
   }
   *out = v * mult;
+  if (!(*out <= DT_FLOP_RATE_MAX)) {
+    snprintf(why, why_size, "compute rate '%s' is above the %.0e FLOP/s dtsim accepts", text, DT_FLOP_RATE_MAX);
+    return -1;
+  }
   return 0;
 }
 
@@ -165,8 +177,9 @@ int dt_parse_bytes(const char *text, uint64_t *out, char *why, size_t why_size)
     }
   errno = 0;
   unsigned long long v = strtoull(text, NULL, 10);
-  if (errno == ERANGE) {
-    snprintf(why, why_size, "byte count '%s' is out of range", text);
+  if (errno == ERANGE || v > DT_BYTES_MAX) {
+    snprintf(why, why_size, "byte count '%s' is above the %llu (2^53) bytes one op may move", text,
+             (unsigned long long)DT_BYTES_MAX);
     return -1;
   }
   *out = (uint64_t)v;

@@ -9,7 +9,20 @@
 
 /* Each parser converts text into *out and returns 0, or returns -1 and writes into why (size why_size)
  * what was expected, e.g. "expected a bandwidth with a unit such as '450GB/s' or '400Gb/s', found '12'".
- * The whole string must be consumed (surrounding spaces allowed). The value must be finite and >= 0. */
+ * The whole string must be consumed (surrounding spaces allowed). The value must be finite, >= 0 and at most
+ * the maximum below once the unit is applied; the message of a value above it states the range. Consumers add
+ * their own lower bounds (a platform bandwidth is at least DT_BANDWIDTH_MIN, ...). */
+
+/* The ranges of converted quantities (docs/platform.md "Ranges", docs/trace-format.md). They keep every derived
+ * time finite and far below the replay's deadlock horizon (DT_REPLAY_HORIZON_S in replay/dt_replay.c): a
+ * transfer of DT_BYTES_MAX at DT_BANDWIDTH_MIN takes 9e15 s. */
+#define DT_BANDWIDTH_MIN 1.0    /* B/s, platform links */
+#define DT_BANDWIDTH_MAX 1e18   /* B/s (1 EB/s) */
+#define DT_TIME_MAX 1e6         /* s (11.6 days): latencies, op durations, options */
+#define DT_FLOP_RATE_MIN 1.0    /* FLOP/s, platform gpu.peak */
+#define DT_FLOP_RATE_MAX 1e24   /* FLOP/s */
+#define DT_FLOP_MAX 1e30        /* FLOP of one compute op */
+#define DT_BYTES_MAX ((uint64_t)1 << 53) /* bytes of one op: exact as a double (DT_TRACE_MAX_BYTES) */
 
 /* Bandwidth in bytes per second. Units: B/s, Bps (bytes) and b/s, bit/s, bps, Gbps-style (bits; /8),
  * with optional prefixes k,K,M,G,T,P or Ki,Mi,Gi,Ti. "400Gb/s" = 5e10 B/s; "25GiB/s" = 25*2^30 B/s. */
@@ -21,7 +34,8 @@ int dt_parse_time(const char *text, double *out_seconds, char *why, size_t why_s
 /* Compute rate in FLOP per second: FLOPS or FLOP/s with prefixes (k M G T P E). "989TFLOPS" = 9.89e14. */
 int dt_parse_flop_rate(const char *text, double *out_flop_per_s, char *why, size_t why_size);
 
-/* Byte count: a plain non-negative integer (no unit, no sign), e.g. "8388608". Used for trace `bytes=`. */
+/* Byte count: a plain non-negative integer (no unit, no sign), e.g. "8388608", at most DT_BYTES_MAX. Used for
+ * trace `bytes=` and `splits=`. */
 int dt_parse_bytes(const char *text, uint64_t *out_bytes, char *why, size_t why_size);
 
 /* Formats seconds with a readable unit ("1.25 ms", "830 us", "2.5 s") into buf. Returns buf. */

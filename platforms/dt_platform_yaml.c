@@ -74,6 +74,12 @@ typedef struct key_spec {
   size_t nchoices, nsupported;
 } key_spec;
 
+/* Ranges of the plain numbers (docs/platform.md "Ranges"): an efficiency of 1e-300 or a factor of 1e308 made
+ * every derived time overflow or pass the replay's horizon. */
+#define EFF_MIN 1e-6    /* efficiencies: above this, at most 1 */
+#define FACTOR_MIN 1e-6 /* model factors: above this, at most FACTOR_MAX */
+#define FACTOR_MAX 1e6
+
 #define F(field) offsetof(dt_platform, field)
 #define NOFIELD 0
 #define CHOICES(list, supported) list, sizeof list / sizeof list[0], supported
@@ -83,11 +89,11 @@ typedef struct key_spec {
   [R_P_##P##_LAT] = {"latency", R_P_##P, T_TIME, 0, F(protocols[i].latency), 0, 0, 0, 0, NULL, 0, 0},               \
   [R_P_##P##_HOP] = {"hop_latency", R_P_##P, T_TIME, 0, F(protocols[i].hop_latency), 0, 0, 0, 0, NULL, 0, 0},       \
   [R_P_##P##_NET] = {"net_hop_latency", R_P_##P, T_TIME, 0, F(protocols[i].net_hop_latency), 0, 0, 0, 0, NULL, 0, 0}, \
-  [R_P_##P##_EFF] = {"efficiency", R_P_##P, T_REAL, 0, F(protocols[i].efficiency), 0, 0, 0.0, 1.0, NULL, 0, 0}
+  [R_P_##P##_EFF] = {"efficiency", R_P_##P, T_REAL, 0, F(protocols[i].efficiency), 0, 0, EFF_MIN, 1.0, NULL, 0, 0}
 #define ALGO_SPEC(A, name, i)                                                                                  \
   [R_A_##A] = {name, R_NCCL_ALGOS, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},                                    \
   [R_A_##A##_LAT] = {"latency", R_A_##A, T_TIME, 0, F(algorithms[i].latency), 0, 0, 0, 0, NULL, 0, 0},              \
-  [R_A_##A##_EFF] = {"efficiency", R_A_##A, T_REAL, 0, F(algorithms[i].efficiency), 0, 0, 0.0, 1.0, NULL, 0, 0}
+  [R_A_##A##_EFF] = {"efficiency", R_A_##A, T_REAL, 0, F(algorithms[i].efficiency), 0, 0, EFF_MIN, 1.0, NULL, 0, 0}
 
 static const key_spec schema[R_COUNT] = {
   [R_VERSION] = {"dtsim_platform", -1, T_VERSION, 1, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
@@ -95,19 +101,19 @@ static const key_spec schema[R_COUNT] = {
   [R_GPU] = {"gpu", -1, T_SECTION, 1, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
   [R_GPU_MODEL] = {"model", R_GPU, T_STRING, 1, F(gpu_model), 0, 0, 0, 0, NULL, 0, 0},
   [R_GPU_PEAK] = {"peak", R_GPU, T_FLOPS, 1, F(gpu_peak), 0, 0, 0, 0, NULL, 0, 0},
-  [R_GPU_EFF] = {"efficiency", R_GPU, T_REAL, 0, F(gpu_efficiency), 0, 0, 0.0, 1.0, NULL, 0, 0},
+  [R_GPU_EFF] = {"efficiency", R_GPU, T_REAL, 0, F(gpu_efficiency), 0, 0, EFF_MIN, 1.0, NULL, 0, 0},
   [R_GPU_CM] = {"compute", R_GPU, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
   [R_CM_BF16] = {"bf16", R_GPU_CM, T_FLOPS, 0, F(compute.peak_bf16), 0, 0, 0, 0, NULL, 0, 0},
   [R_CM_FP16] = {"fp16", R_GPU_CM, T_FLOPS, 0, F(compute.peak_fp16), 0, 0, 0, 0, NULL, 0, 0},
   [R_CM_FP8] = {"fp8", R_GPU_CM, T_FLOPS, 0, F(compute.peak_fp8), 0, 0, 0, 0, NULL, 0, 0},
   [R_CM_FP32] = {"fp32", R_GPU_CM, T_FLOPS, 0, F(compute.peak_fp32), 0, 0, 0, 0, NULL, 0, 0},
   [R_CM_HBM] = {"hbm_bandwidth", R_GPU_CM, T_BANDWIDTH, 1, F(compute.hbm_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
-  [R_CM_HBM_EFF] = {"hbm_efficiency", R_GPU_CM, T_REAL, 0, F(compute.hbm_efficiency), 0, 0, 0.0, 1.0, NULL, 0, 0},
-  [R_CM_GEMM_EFF] = {"gemm_efficiency", R_GPU_CM, T_REAL, 1, F(compute.gemm_efficiency), 0, 0, 0.0, 1.0, NULL, 0,
+  [R_CM_HBM_EFF] = {"hbm_efficiency", R_GPU_CM, T_REAL, 0, F(compute.hbm_efficiency), 0, 0, EFF_MIN, 1.0, NULL, 0, 0},
+  [R_CM_GEMM_EFF] = {"gemm_efficiency", R_GPU_CM, T_REAL, 1, F(compute.gemm_efficiency), 0, 0, EFF_MIN, 1.0, NULL, 0,
                      0},
-  [R_CM_GEMM8_EFF] = {"gemm_efficiency_fp8", R_GPU_CM, T_REAL, 0, F(compute.gemm_efficiency_fp8), 0, 0, 0.0, 1.0,
+  [R_CM_GEMM8_EFF] = {"gemm_efficiency_fp8", R_GPU_CM, T_REAL, 0, F(compute.gemm_efficiency_fp8), 0, 0, EFF_MIN, 1.0,
                       NULL, 0, 0},
-  [R_CM_ATTN_EFF] = {"attention_efficiency", R_GPU_CM, T_REAL, 0, F(compute.attn_efficiency), 0, 0, 0.0, 1.0, NULL,
+  [R_CM_ATTN_EFF] = {"attention_efficiency", R_GPU_CM, T_REAL, 0, F(compute.attn_efficiency), 0, 0, EFF_MIN, 1.0, NULL,
                      0, 0},
   [R_CM_SMS] = {"sms", R_GPU_CM, T_COUNT, 1, F(compute.sms), 1, 100000, 0, 0, NULL, 0, 0},
   [R_CM_TILE] = {"tile", R_GPU_CM, T_COUNT, 0, F(compute.tile), 8, 4096, 0, 0, NULL, 0, 0},
@@ -147,10 +153,10 @@ static const key_spec schema[R_COUNT] = {
   [R_NET_GLOB_BW] = {"global_bandwidth", R_NET, T_BANDWIDTH, 0, F(global_bandwidth), 0, 0, 0, 0, NULL, 0, 0},
   [R_NET_GLOB_LAT] = {"global_latency", R_NET, T_TIME, 0, F(global_latency), 0, 0, 0, 0, NULL, 0, 0},
   [R_MODEL] = {"model", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
-  [R_MODEL_BWF] = {"bandwidth_factor", R_MODEL, T_REAL, 0, F(bandwidth_factor), 0, 0, 0.0, HUGE_VAL, NULL, 0, 0},
-  [R_MODEL_NBWF] = {"network_bandwidth_factor", R_MODEL, T_REAL, 0, F(network_bandwidth_factor), 0, 0, 0.0,
-                    HUGE_VAL, NULL, 0, 0},
-  [R_MODEL_LATF] = {"latency_factor", R_MODEL, T_REAL, 0, F(latency_factor), 0, 0, 0.0, HUGE_VAL, NULL, 0, 0},
+  [R_MODEL_BWF] = {"bandwidth_factor", R_MODEL, T_REAL, 0, F(bandwidth_factor), 0, 0, FACTOR_MIN, FACTOR_MAX, NULL, 0, 0},
+  [R_MODEL_NBWF] = {"network_bandwidth_factor", R_MODEL, T_REAL, 0, F(network_bandwidth_factor), 0, 0, FACTOR_MIN,
+                    FACTOR_MAX, NULL, 0, 0},
+  [R_MODEL_LATF] = {"latency_factor", R_MODEL, T_REAL, 0, F(latency_factor), 0, 0, FACTOR_MIN, FACTOR_MAX, NULL, 0, 0},
   [R_INTRA_NVLS] = {"nvls", R_INTRA, T_BOOL, 0, F(nvls), 0, 0, 0, 0, NULL, 0, 0},
   [R_NET_SHARP] = {"sharp", R_NET, T_BOOL, 0, F(sharp), 0, 0, 0, 0, NULL, 0, 0},
   [R_NCCL] = {"nccl", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
@@ -440,6 +446,12 @@ static int convert(loader *L, int row, yaml_node_t *v)
       return fail_at(L, v, "bad value for '%s': %s", path, why);
     if (k->type != T_TIME && x <= 0)
       return fail_at(L, v, "expected %s above zero for '%s', found %s", what[k->type], path, found);
+    if (k->type == T_BANDWIDTH && x < DT_BANDWIDTH_MIN)
+      return fail_at(L, v, "expected a bandwidth from %g B/s to %g B/s for '%s', found %s (%.3g B/s)",
+                     DT_BANDWIDTH_MIN, DT_BANDWIDTH_MAX, path, found, x);
+    if (k->type == T_FLOPS && x < DT_FLOP_RATE_MIN)
+      return fail_at(L, v, "expected a compute rate from %g FLOP/s to %g FLOP/s for '%s', found %s (%.3g FLOP/s)",
+                     DT_FLOP_RATE_MIN, DT_FLOP_RATE_MAX, path, found, x);
     *(double *)field = x;
     return DT_OK;
   }

@@ -28,8 +28,10 @@
 /* Above this many actors SimGrid's guard pages run out (DESIGN.md §6). */
 #define GUARD_SIZE_ACTORS 30000
 /* The watchdog gives up waiting for the streams at this simulated date: only reached when every stream is
- * blocked forever (a deadlock), since then no other event is left. */
-#define WATCHDOG_TIMEOUT_S 1e15
+ * blocked forever (a deadlock), since then no other event is left. Far above any run of valid input: the unit
+ * ranges (common/dt_units.h) bound one op to about 1e36 s (DT_FLOP_MAX at the slowest GPU), so a run whose ops
+ * all complete is never called a deadlock (at 1e15 s, a 1e16 s op was). */
+#define WATCHDOG_TIMEOUT_S 1e200
 
 /* Per flat stream, as a waiter on an `after=` edge: it sleeps on sem until op `need` of the stream it waits for
  * has completed, linked (next) in that stream's list of waiters. Only the stream that completes the op wakes it,

@@ -313,7 +313,7 @@ START_TEST(test_wrong_type)
   parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, efficiency: 45%}", 0), 3, 49,
             "plain number for 'gpu.efficiency'", NULL);
   parse_err(variant(16, "  link_latency: 300ns\nmodel: {bandwidth_factor: 0}", 0), 17, 27,
-            "'model.bandwidth_factor'", "above 0", NULL);
+            "'model.bandwidth_factor'", "above 1e-06 and at most 1e+06", NULL);
   parse_err(variant(16, "  link_latency: 300ns\nmodel: 2", 0), 17, 8, "expected a mapping for 'model'", NULL);
 }
 END_TEST

@@ -140,11 +140,14 @@ START_TEST(test_bytes)
   ck_assert_uint_eq(v, 8388608u);
   ck_assert_int_eq(dt_parse_bytes("0", &v, why, sizeof why), 0);
   ck_assert_uint_eq(v, 0u);
-  ck_assert_int_eq(dt_parse_bytes("18446744073709551615", &v, why, sizeof why), 0); /* 2^64 - 1 */
-  ck_assert_uint_eq(v, UINT64_MAX);
+  ck_assert_int_eq(dt_parse_bytes("9007199254740992", &v, why, sizeof why), 0); /* 2^53, the limit */
+  ck_assert_uint_eq(v, DT_BYTES_MAX);
   v = 7;
+  ck_assert_int_eq(dt_parse_bytes("9007199254740993", &v, why, sizeof why), -1); /* 2^53 + 1 */
+  ck_assert_ptr_nonnull(strstr(why, "above the 9007199254740992 (2^53) bytes"));
+  ck_assert_int_eq(dt_parse_bytes("18446744073709551615", &v, why, sizeof why), -1); /* 2^64 - 1: was kept whole */
   ck_assert_int_eq(dt_parse_bytes("18446744073709551616", &v, why, sizeof why), -1); /* 2^64 */
-  ck_assert_ptr_nonnull(strstr(why, "out of range"));
+  ck_assert_ptr_nonnull(strstr(why, "2^53"));
   ck_assert_int_eq(dt_parse_bytes("-1", &v, why, sizeof why), -1);
   ck_assert_ptr_nonnull(strstr(why, "'-1'"));
   ck_assert_int_eq(dt_parse_bytes("8MiB", &v, why, sizeof why), -1);
@@ -154,6 +157,24 @@ START_TEST(test_bytes)
   ck_assert_ptr_nonnull(strstr(why, "found nothing"));
   ck_assert_int_eq(dt_parse_bytes(NULL, &v, why, sizeof why), -1);
   ck_assert_uint_eq(v, 7u); /* untouched by failures */
+}
+END_TEST
+
+/* Converted quantities stay finite and inside the documented maxima, whose value the message states. */
+START_TEST(test_ranges)
+{
+  double v = 7;
+  char why[256];
+  ck_assert_int_eq(dt_parse_bandwidth("1e308GB/s", &v, why, sizeof why), -1); /* was inf */
+  ck_assert_ptr_nonnull(strstr(why, "above the 1e+18 B/s"));
+  ck_assert_int_eq(dt_parse_bandwidth("1000PB/s", &v, why, sizeof why), 0);   /* 1e18: the maximum */
+  ck_assert_int_eq(dt_parse_time("1e308s", &v, why, sizeof why), -1);
+  ck_assert_ptr_nonnull(strstr(why, "above the 1e+06 s"));
+  ck_assert_int_eq(dt_parse_time("1e16s", &v, why, sizeof why), -1);
+  ck_assert_int_eq(dt_parse_time("1000000s", &v, why, sizeof why), 0);
+  ck_assert_int_eq(dt_parse_flop_rate("1e308TFLOPS", &v, why, sizeof why), -1);
+  ck_assert_ptr_nonnull(strstr(why, "above the 1e+24 FLOP/s"));
+  ck_assert_int_eq(dt_parse_bandwidth("1e400GB/s", &v, why, sizeof why), -1); /* strtod overflow */
 }
 END_TEST
 
@@ -185,6 +206,7 @@ int main(void)
       {"time", test_time, 1},
       {"flop_rate", test_flop_rate, 1},
       {"bytes", test_bytes, 1},
+      {"ranges", test_ranges, 1},
       {"format", test_format, 1},
   };
   return dt_test_run(dt_test_suite("units", cases, sizeof cases / sizeof cases[0], 0));

@@ -123,4 +123,34 @@ timeout 20 "$DTSIM" import "$tmp/kbig.json.gz" -o "$tmp/kbig.dtt" >/dev/null 2>"
 check "a 17 MiB JSON string: exit 2 at its byte offset with the 16 MiB limit" \
   '[ $rc -eq 2 ] && grep -q "JSON string longer than 16 MiB at byte 16777241" "$tmp/kbig.err"'
 
+# --- converted quantities: finite and inside the documented ranges (docs/platform.md "Ranges")
+# plat NAME SED: node8.yaml with one substitution, checked with 'platform check'
+plat() { sed "$2" tests/data/node8.yaml >"$tmp/$1.yaml"; "$DTSIM" platform check "$tmp/$1.yaml" >/dev/null 2>"$tmp/$1.err"; }
+plat bw 's/bandwidth: 100GB\/s/bandwidth: 1e308GB\/s/'; rc=$?
+check "1e308GB/s (was inf, 'ok'): exit 2 with the maximum" '[ $rc -eq 2 ] && grep -q "bw.yaml:7:.*above the 1e+18 B/s" "$tmp/bw.err"'
+plat bwlo 's/bandwidth: 100GB\/s/bandwidth: 1e-300B\/s/'; rc=$?
+check "1e-300B/s (was a false deadlock): exit 2 with the range" '[ $rc -eq 2 ] && grep -q "from 1 B/s to 1e+18 B/s" "$tmp/bwlo.err"'
+plat peak 's/peak: 100TFLOPS/peak: 1e-300FLOPS/'; rc=$?
+check "gpu.peak 1e-300FLOPS (was an abort): exit 2 with the range" '[ $rc -eq 2 ] && grep -q "from 1 FLOP/s to 1e+24 FLOP/s" "$tmp/peak.err"'
+plat lat 's/latency: 2us/latency: 1e308s/'; rc=$?
+check "latency 1e308s: exit 2 with the maximum" '[ $rc -eq 2 ] && grep -q "above the 1e+06 s" "$tmp/lat.err"'
+plat eff 's/efficiency: 0.5/efficiency: 1e-300/'; rc=$?
+check "efficiency 1e-300: exit 2 with the range" '[ $rc -eq 2 ] && grep -q "above 1e-06 and at most 1" "$tmp/eff.err"'
+plat fac 's/^nodes: 1/model: {latency_factor: 1e308}\nnodes: 1/'; rc=$?
+check "latency_factor 1e308: exit 2 with the range" '[ $rc -eq 2 ] && grep -q "at most 1e+06" "$tmp/fac.err"'
+# trace-side: dur= above 1e6 s and flop= above 1e30 are refused with their line
+printf 'dtsim_trace 1\nranks 1\nrank 0\ns0 compute dur=1e16s\n' >"$tmp/dur.dtt"
+"$DTSIM" run tests/data/node8.yaml "$tmp/dur.dtt" >/dev/null 2>"$tmp/dur.err"; rc=$?
+check "dur=1e16s (was a false deadlock): exit 2 at its line" '[ $rc -eq 2 ] && grep -q "dur.dtt:4.*above the 1e+06 s" "$tmp/dur.err"'
+printf 'dtsim_trace 1\nranks 1\nrank 0\ns0 compute flop=1e308\n' >"$tmp/flop.dtt"
+"$DTSIM" run tests/data/node8.yaml "$tmp/flop.dtt" >/dev/null 2>"$tmp/flop.err"; rc=$?
+check "flop=1e308: exit 2 at its line" '[ $rc -eq 2 ] && grep -q "flop.dtt:4.*above the 1e+30 FLOP" "$tmp/flop.err"'
+# the longest ops the ranges allow complete and are not called a deadlock: 1e30 FLOP at 1 FLOP/s x 0.5 = 2e30 s,
+# then 1e6 s; two ranks all-reduce 1 KiB in between (2 (alpha + S/2/B), negligible at this scale)
+sed 's/peak: 100TFLOPS/peak: 1FLOPS/' tests/data/node8.yaml >"$tmp/slow.yaml"
+printf 'dtsim_trace 1\nranks 2\ngroup g 0-1\nrank 0\ns0 compute flop=1e30\ns0 allreduce group=g bytes=1024\ns0 compute dur=1000000s\nrank 1\ns0 allreduce group=g bytes=1024\n' >"$tmp/long.dtt"
+"$DTSIM" run --json "$tmp/slow.yaml" "$tmp/long.dtt" >"$tmp/long.json" 2>"$tmp/long.err"; rc=$?
+check "ops of 2e30 s and 1e6 s complete: exit 0, makespan 2e30 s, no deadlock" \
+  '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/long.json")" 2e30 1e-9 && ! grep -qi deadlock "$tmp/long.err"'
+
 finish
