@@ -17,6 +17,7 @@
 #include "dt_report.h"
 
 #include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,61 @@ static void print_error(const dt_error *err)
 {
   char buf[2048];
   fprintf(stderr, "dtsim: error: %s\n", dt_error_format(err, buf, sizeof buf));
+}
+
+/* The SimGrid settings `run --cfg` accepts (docs/replay.md "SimGrid settings"), with their value ranges: others
+ * crashed, hung or aborted inside SimGrid (maxmin/precision:-1, contexts/stack-size:0, network/model:foo,
+ * contexts/factory:nope, surf/precision:-1), and dtsim sets the network model itself. */
+static const struct {
+  const char *key;
+  const char *choices; /* space-separated values; NULL: a number in [lo, hi] */
+  double lo, hi;
+  int integer;
+} cfg_keys[] = {
+    {"contexts/factory", "thread raw ucontext boost", 0, 0, 0},
+    {"contexts/stack-size", NULL, 64, 1048576, 1}, /* KiB */
+    {"contexts/guard-size", NULL, 0, 64, 1},        /* pages */
+    {"maxmin/precision", NULL, 1e-15, 1e-2, 0},
+    {"surf/precision", NULL, 1e-15, 1e-2, 0},
+};
+
+/* 0 when KEY:VALUE is an accepted SimGrid setting with a value in its range, else -1 with why set. */
+static int check_cfg(const char *kv, char *why, size_t why_size)
+{
+  const char *colon = strchr(kv, ':');
+  size_t klen = (size_t)(colon - kv);
+  const char *val = colon + 1;
+  char list[256] = "";
+  for (size_t i = 0; i < sizeof cfg_keys / sizeof cfg_keys[0]; i++) {
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", cfg_keys[i].key);
+    if (strlen(cfg_keys[i].key) != klen || strncmp(kv, cfg_keys[i].key, klen) != 0)
+      continue;
+    if (cfg_keys[i].choices) {
+      size_t vlen = strlen(val);
+      for (const char *c = cfg_keys[i].choices; *c;) {
+        size_t n = strcspn(c, " ");
+        if (n == vlen && vlen > 0 && strncmp(c, val, n) == 0)
+          return 0;
+        c += n + (c[n] == ' ');
+      }
+      snprintf(why, why_size, "--cfg %s: expected one of %s, found '%s'", cfg_keys[i].key, cfg_keys[i].choices, val);
+      return -1;
+    }
+    char *end;
+    errno = 0;
+    double x = strtod(val, &end);
+    int ok = end != val && *end == '\0' && errno == 0 && x >= cfg_keys[i].lo && x <= cfg_keys[i].hi &&
+             (!cfg_keys[i].integer || x == (double)(long)x);
+    if (!ok) {
+      snprintf(why, why_size, "--cfg %s: expected %s from %.15g to %.15g, found '%s'", cfg_keys[i].key,
+               cfg_keys[i].integer ? "a whole number" : "a number", cfg_keys[i].lo, cfg_keys[i].hi, val);
+      return -1;
+    }
+    return 0;
+  }
+  snprintf(why, why_size, "--cfg accepts only the SimGrid settings %s (dtsim sets the network model itself), "
+           "found '%.*s'", list, (int)klen, kv);
+  return -1;
 }
 
 static int usage_error(const char *cmdname, const char *fmt, const char *arg)
@@ -351,6 +407,13 @@ static int cmd_run(int argc, char **argv)
       if (!strchr(optarg, ':')) {
         usage_error("run", "--cfg expects a SimGrid setting KEY:VALUE, found '%s'", optarg);
         goto done_usage;
+      }
+      {
+        char why[512];
+        if (check_cfg(optarg, why, sizeof why) != 0) {
+          usage_error("run", "%s", why);
+          goto done_usage;
+        }
       }
       sg_cfg = dt_xrealloc(sg_cfg, sizeof *sg_cfg * (size_t)(ro.simgrid_argc + 1));
       sg_cfg[ro.simgrid_argc] = dt_xmalloc(strlen(optarg) + 7);

@@ -153,4 +153,14 @@ printf 'dtsim_trace 1\nranks 2\ngroup g 0-1\nrank 0\ns0 compute flop=1e30\ns0 al
 check "ops of 2e30 s and 1e6 s complete: exit 0, makespan 2e30 s, no deadlock" \
   '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/long.json")" 2e30 1e-9 && ! grep -qi deadlock "$tmp/long.err"'
 
+# --- run --cfg: an allow-list with value ranges (these crashed, hung or aborted inside SimGrid)
+for c in maxmin/precision:-1 contexts/stack-size:0 network/model:foo contexts/factory:nope surf/precision:-1; do
+  timeout 20 "$DTSIM" run --cfg "$c" tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/cfg.err"; rc=$?
+  check "--cfg $c: exit 2 with the accepted keys or range" '[ $rc -eq 2 ] && grep -q "^dtsim run: --cfg" "$tmp/cfg.err"'
+done
+for c in contexts/stack-size:128 maxmin/precision:1e-6 surf/precision:1e-9 contexts/guard-size:0; do
+  timeout 60 "$DTSIM" run --cfg "$c" tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>&1; rc=$?
+  check "--cfg $c is accepted (exit 0)" '[ $rc -eq 0 ]'
+done
+
 finish
