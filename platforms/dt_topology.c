@@ -92,6 +92,10 @@ int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err)
   *out = NULL;
   if (p == NULL || p->nodes < 1 || p->gpus_per_node < 1)
     return dt_error_set(err, "", 0, 0, "platform has no GPUs");
+  if ((long long)p->nodes * p->gpus_per_node > DT_TOPOLOGY_MAX_GPUS)
+    return dt_error_set(err, p->source ? p->source : "", 0, 0, "platform has %lld GPUs (%d nodes x %d): more than "
+                        "the %d dtsim builds", (long long)p->nodes * p->gpus_per_node, p->nodes, p->gpus_per_node,
+                        DT_TOPOLOGY_MAX_GPUS);
 
   dt_topology *t = dt_xcalloc(1, sizeof *t);
   t->p = p;
@@ -154,6 +158,14 @@ int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err)
   else if (p->intra_kind == DT_INTRA_PCIE && t->switches > 1)
     t->n_intra = (size_t)p->nodes * (size_t)t->switches;
   t->count = t->off_intra + t->n_intra;
+  if (t->count > DT_TOPOLOGY_MAX_LINKS) {
+    size_t n = t->count;
+    dt_topology_free(t);
+    return dt_error_set(err, p->source ? p->source : "", 0, 0, "platform would have %zu links: more than the %d dtsim "
+                        "builds (the network: %s)", n, DT_TOPOLOGY_MAX_LINKS,
+                        p->topology == DT_NET_DRAGONFLY ? "a dragonfly has groups x a(a-1)/2 local links and "
+                        "G(G-1)/2 x global_per_pair global ones" : "fewer nodes or a smaller radix");
+  }
 
   t->leaf_of_nic = dt_xcalloc(t->nics > 0 ? (size_t)t->nics : 1, sizeof *t->leaf_of_nic);
   for (int n = 0; n < t->nics; n++)

@@ -39,6 +39,12 @@ typedef struct dt_hop {
 
 #define DT_ROUTE_MAX_HOPS 16
 
+/* Most GPUs and links dt_topology_build builds (docs/platform.md "Ranges"): it refuses more with exit-2 errors
+ * before allocating, so a platform inside the key ranges (nodes: 1000000 x gpus_per_node: 1024, a dragonfly of
+ * 100,000 routers per group) cannot take the machine's memory. 2^20 GPUs is also the trace's rank limit. */
+#define DT_TOPOLOGY_MAX_GPUS (1 << 20)
+#define DT_TOPOLOGY_MAX_LINKS (1 << 24)
+
 typedef struct dt_topology dt_topology;
 
 /* Builds the link table for a validated platform. Link numbering: GPU ports first (index = global GPU,

@@ -163,4 +163,30 @@ for c in contexts/stack-size:128 maxmin/precision:1e-6 surf/precision:1e-9 conte
   check "--cfg $c is accepted (exit 0)" '[ $rc -eq 0 ]'
 done
 
+# --- platforms: sizes derived from the file are checked before anything is built
+sed -e 's/^nodes: 1/nodes: 1000000/' -e 's/^gpus_per_node: 8/gpus_per_node: 1024/' tests/data/node8.yaml |
+  sed 's/^intra_node.*/&\nnics: {per_node: 1, bandwidth: 50GB\/s, latency: 1us}\nnetwork: {topology: single-switch, link_bandwidth: 50GB\/s, link_latency: 1us}/' >"$tmp/huge.yaml"
+timeout 20 "$DTSIM" platform check "$tmp/huge.yaml" >/dev/null 2>"$tmp/huge.err"; rc=$?
+check "1,000,000 nodes x 1024 GPUs: exit 2 naming the GPU limit" '[ $rc -eq 2 ] && grep -q "more than the 1048576 dtsim builds" "$tmp/huge.err"'
+sed -e 's/^nodes: 64/nodes: 2/' -e 's/routers_per_group: 4/routers_per_group: 100000/' platforms/frontier-like.yaml >"$tmp/df1.yaml"
+timeout 20 "$DTSIM" platform check "$tmp/df1.yaml" >/dev/null 2>"$tmp/df1.err"; rc=$?
+check "a dragonfly of 100,000 routers per group: exit 2 naming the link limit" '[ $rc -eq 2 ] && grep -q "links: more than the 16777216" "$tmp/df1.err"'
+sed -e 's/groups: 4/groups: 1000/' -e 's/routers_per_group: 4/routers_per_group: 1000/' platforms/frontier-like.yaml >"$tmp/df2.yaml"
+timeout 20 "$DTSIM" platform check "$tmp/df2.yaml" >/dev/null 2>"$tmp/df2.err"; rc=$?
+check "1000 groups x 1000 routers: exit 2 naming the link limit" '[ $rc -eq 2 ] && grep -q "links: more than the 16777216" "$tmp/df2.err"'
+# mesh G: a full NVLink mesh of G GPUs plus one repeated link (G(G-1)/2 + 1 entries)
+mesh() {
+  printf 'dtsim_platform: 1\nname: m\ngpu: {model: X, peak: 100TFLOPS}\nnodes: 1\ngpus_per_node: %d\n' "$1"
+  printf 'intra_node:\n  kind: nvlink-mesh\n  link_bandwidth: 25GB/s\n  latency: 1us\n  links: ['
+  awk -v g="$1" 'BEGIN { for (a = 0; a < g; a++) for (b = a + 1; b < g; b++) printf "[%d,%d,1], ", a, b; printf "[%d,%d,1]]\n", g - 2, g - 1 }'
+}
+mesh 256 >"$tmp/m256.yaml"
+mesh 512 >"$tmp/m512.yaml"
+"$DTSIM" platform check "$tmp/m512.yaml" >/dev/null 2>"$tmp/m512.err"; rc=$?
+check "a repeated NVLink entry among 130,817: exit 2 naming both lines" '[ $rc -eq 2 ] && grep -q "duplicate link between GPUs 510 and 511" "$tmp/m512.err"'
+cpu "$tmp/cm256" "$DTSIM" platform check "$tmp/m256.yaml"
+cpu "$tmp/cm512" "$DTSIM" platform check "$tmp/m512.yaml"
+check "the NVLink duplicate check is not quadratic (32k vs 130k links: $(cat "$tmp/cm256") s, $(cat "$tmp/cm512") s)" \
+  'ratio_ok "$tmp/cm256" "$tmp/cm512"'
+
 finish
