@@ -22,31 +22,47 @@ typedef struct flag_row {
   const char *fixed;
 } flag_row;
 
-static const flag_row flag_rows[] = {
-    {"workload", 1, NULL, NULL},          {"set", 1, NULL, NULL},
-    {"tp", 1, "tp", NULL},                {"pp", 1, "pp", NULL},
-    {"dp", 1, "dp", NULL},                {"zero", 1, "zero", NULL},
-    {"sp", 0, "sp", "true"},              {"recompute", 1, "recompute", NULL},
-    {"schedule", 1, "schedule", NULL},    {"virtual-stages", 1, "virtual_stages", NULL},
-    {"microbatch", 1, "microbatch", NULL}, {"global-batch", 1, "global_batch", NULL},
-    {"seq", 1, "seq", NULL},              {"bucket", 1, "bucket", NULL},
-    {"no-dp-overlap", 0, "dp_overlap", "false"}, {"experts", 1, "experts", NULL},
-    {"top-k", 1, "top_k", NULL},          {"ep", 1, "ep", NULL},
-    {"dtype", 1, "dtype", NULL},          {"layers", 1, "layers", NULL},
-    {"hidden", 1, "hidden", NULL},        {"heads", 1, "heads", NULL},
-    {"kv-heads", 1, "kv_heads", NULL},    {"ffn", 1, "ffn", NULL},
-    {"vocab", 1, "vocab", NULL},          {"cp", 1, "cp", NULL},
-    {"tp-overlap", 0, "tp_overlap", "true"}, {"p2p-overlap", 0, "p2p_overlap", "true"},
-};
+/* The rows, once: flag_rows and dt_gen_long_options are both generated from this list (a table read inside
+ * another's initializer is not a constant expression in ISO C, which clang enforces). */
+#define FLAG_ROWS(X) \
+  X(workload, "workload", 1, NULL, NULL) \
+  X(set, "set", 1, NULL, NULL) \
+  X(tp, "tp", 1, "tp", NULL) \
+  X(pp, "pp", 1, "pp", NULL) \
+  X(dp, "dp", 1, "dp", NULL) \
+  X(zero, "zero", 1, "zero", NULL) \
+  X(sp, "sp", 0, "sp", "true") \
+  X(recompute, "recompute", 1, "recompute", NULL) \
+  X(schedule, "schedule", 1, "schedule", NULL) \
+  X(virtual_stages, "virtual-stages", 1, "virtual_stages", NULL) \
+  X(microbatch, "microbatch", 1, "microbatch", NULL) \
+  X(global_batch, "global-batch", 1, "global_batch", NULL) \
+  X(seq, "seq", 1, "seq", NULL) \
+  X(bucket, "bucket", 1, "bucket", NULL) \
+  X(no_dp_overlap, "no-dp-overlap", 0, "dp_overlap", "false") \
+  X(experts, "experts", 1, "experts", NULL) \
+  X(top_k, "top-k", 1, "top_k", NULL) \
+  X(ep, "ep", 1, "ep", NULL) \
+  X(dtype, "dtype", 1, "dtype", NULL) \
+  X(layers, "layers", 1, "layers", NULL) \
+  X(hidden, "hidden", 1, "hidden", NULL) \
+  X(heads, "heads", 1, "heads", NULL) \
+  X(kv_heads, "kv-heads", 1, "kv_heads", NULL) \
+  X(ffn, "ffn", 1, "ffn", NULL) \
+  X(vocab, "vocab", 1, "vocab", NULL) \
+  X(cp, "cp", 1, "cp", NULL) \
+  X(tp_overlap, "tp-overlap", 0, "tp_overlap", "true") \
+  X(p2p_overlap, "p2p-overlap", 0, "p2p_overlap", "true")
+
+#define FLAG_ENUM(id, flag, arg, key, fixed) FLAG_##id,
+enum { FLAG_ROWS(FLAG_ENUM) FLAG_COUNT };
+#define FLAG_ROW(id, flag, arg, key, fixed) {flag, arg, key, fixed},
+static const flag_row flag_rows[] = {FLAG_ROWS(FLAG_ROW)};
 #define NFLAGS (sizeof flag_rows / sizeof flag_rows[0])
 
-#define ROW(i) {flag_rows[i].flag, flag_rows[i].has_arg ? required_argument : no_argument, NULL, DT_GEN_OPT_BASE + i}
-const struct option dt_gen_long_options[] = {
-    ROW(0),  ROW(1),  ROW(2),  ROW(3),  ROW(4),  ROW(5),  ROW(6),  ROW(7),  ROW(8),
-    ROW(9),  ROW(10), ROW(11), ROW(12), ROW(13), ROW(14), ROW(15), ROW(16), ROW(17),
-    ROW(18), ROW(19), ROW(20), ROW(21), ROW(22), ROW(23), ROW(24), ROW(25), ROW(26), ROW(27),
-    {NULL, 0, NULL, 0}};
-_Static_assert(NFLAGS == 28, "dt_gen_long_options lists every flag row");
+#define FLAG_OPTION(id, flag, arg, key, fixed) {flag, (arg) ? required_argument : no_argument, NULL, DT_GEN_OPT_BASE + FLAG_##id},
+const struct option dt_gen_long_options[] = {FLAG_ROWS(FLAG_OPTION){NULL, 0, NULL, 0}};
+_Static_assert(FLAG_COUNT == 28, "dt_gen_long_options lists every flag row");
 
 const char dt_gen_flags_help[] =
     "  PRESET                 neox-19m, neox-125m, neox-1.3b, neox-13b, gpt3-175b, gpt3-5b, gpt3-20b,\n"
