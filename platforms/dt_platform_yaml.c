@@ -76,7 +76,7 @@ typedef struct key_spec {
 
 /* Ranges of the plain numbers (docs/platform.md "Ranges"): an efficiency of 1e-300 or a factor of 1e308 made
  * every derived time overflow or pass the replay's horizon. */
-#define EFF_MIN 1e-6    /* efficiencies: above this, at most 1 */
+#define EFF_MIN 1e-3    /* efficiencies: above this, at most 1 (2^53 bytes / 1e-3 still fits a long flow size) */
 #define FACTOR_MIN 1e-6 /* model factors: above this, at most FACTOR_MAX */
 #define FACTOR_MAX 1e6
 

@@ -29,7 +29,7 @@
 #define GUARD_SIZE_ACTORS 30000
 /* The watchdog gives up waiting for the streams at this simulated date: only reached when every stream is
  * blocked forever (a deadlock), since then no other event is left. Far above any run of valid input: the unit
- * ranges (common/dt_units.h) bound one op to about 1e36 s (DT_FLOP_MAX at the slowest GPU), so a run whose ops
+ * ranges (common/dt_units.h, docs/platform.md) bound one op to about 1e33 s (DT_FLOP_MAX at the slowest GPU), so a run whose ops
  * all complete is never called a deadlock (at 1e15 s, a 1e16 s op was). */
 #define WATCHDOG_TIMEOUT_S 1e200
 
@@ -438,6 +438,19 @@ static void wake_waiters(replay_run *R, size_t fs)
 
 /* ---- statistics, built as ops complete ---- */
 
+/* a + b, or UINT64_MAX when the sum does not fit: a byte total never wraps (each op moves at most 2^53 bytes,
+ * DT_TRACE_MAX_BYTES, so this takes more than 2,048 of the largest) */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* a * b, or UINT64_MAX when the product does not fit */
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+  return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
 static void iv_add(ivlist *l, double s, double e)
 {
   size_t j = l->n;
@@ -544,7 +557,7 @@ static void account(replay_run *R, const rp_live *l, int pair)
       report_instance(R, l, pair, op->bytes);
     dt_kind_stats *ks = &R->by_kind[DT_OP_SEND];
     ks->count += (uint64_t)m;
-    ks->bytes += op->bytes * (uint64_t)m;
+    ks->bytes = sat_add(ks->bytes, sat_mul(op->bytes, (uint64_t)m));
     ks->time_s += (l->last_end - l->last_issue) * m;
     ks->nccl_bytes += (double)op->bytes * m;
     ks->bus_bytes += (double)op->bytes * dt_busbw_factor(DT_OP_SEND, 2) * m;
@@ -557,7 +570,7 @@ static void account(replay_run *R, const rp_live *l, int pair)
     bytes = 0;
   double snccl = op->kind == DT_OP_ALLGATHER ? (double)n * (double)bytes : (double)bytes;
   ks->count += (uint64_t)m;
-  ks->bytes += bytes * (uint64_t)m;
+  ks->bytes = sat_add(ks->bytes, sat_mul(bytes, (uint64_t)m));
   ks->time_s += (l->last_end - l->last_issue) * m;
   ks->nccl_bytes += snccl * m;
   ks->bus_bytes += snccl * dt_busbw_factor(op->kind, n) * m;
