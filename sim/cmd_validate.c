@@ -4,6 +4,7 @@
  * per table for rows of at least 1 MiB and rows below. docs/bench.md describes the tables and the calibration. */
 #include "cmd_validate.h"
 
+#include "../common/dt_json.h"
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
 #include "cmd_bench.h"
@@ -11,6 +12,7 @@
 #include "dt_bench.h"
 
 #include <errno.h>
+#include <yajl/yajl_gen.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -464,42 +466,88 @@ static void print_text(const char *platform_dir, const table *tables, size_t nt)
   }
 }
 
-static void json_num(double v)
+static void json_num(yajl_gen g, double v)
 {
-  if (isfinite(v))
-    printf("%.17g", v);
-  else
-    printf("null");
+  if (!isfinite(v)) {
+    yajl_gen_null(g);
+    return;
+  }
+  char buf[40];
+  snprintf(buf, sizeof buf, "%.17g", v);
+  yajl_gen_number(g, buf, strlen(buf));
 }
 
+static void json_key(yajl_gen g, const char *k)
+{
+  yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+}
+
+static void json_kstr(yajl_gen g, const char *k, const char *v)
+{
+  json_key(g, k);
+  dt_json_string(g, v);
+}
+
+static void json_kint(yajl_gen g, const char *k, long long v)
+{
+  json_key(g, k);
+  yajl_gen_integer(g, v);
+}
+
+/* The --json object, through yajl so that every string is quoted and escaped (a quote in a path broke the
+ * printf version). */
 static void print_json(const char *platform_dir, const table *tables, size_t nt)
 {
-  printf("{\"tables\": [");
+  yajl_gen g = yajl_gen_alloc(NULL);
+  yajl_gen_map_open(g);
+  json_key(g, "tables");
+  yajl_gen_array_open(g);
   for (size_t ti = 0; ti < nt; ti++) {
     const table *t = &tables[ti];
-    printf("%s\n {\"name\": \"%s\", \"csv\": \"%s\", \"column\": \"%s\", \"platform\": \"%s/%s\", "
-           "\"gpus_per_process\": %d, \"rows\": [",
-           ti ? "," : "", t->name, t->spec->csv, t->column, platform_dir, t->spec->platform, t->spec->gpus_per_process);
+    char platform[1024];
+    snprintf(platform, sizeof platform, "%s/%s", platform_dir, t->spec->platform);
+    yajl_gen_map_open(g);
+    json_kstr(g, "name", t->name);
+    json_kstr(g, "csv", t->spec->csv);
+    json_kstr(g, "column", t->column);
+    json_kstr(g, "platform", platform);
+    json_kint(g, "gpus_per_process", t->spec->gpus_per_process);
+    json_key(g, "rows");
+    yajl_gen_array_open(g);
     for (size_t i = 0; i < t->n; i++) {
       const point *p = &t->pts[i];
-      printf("%s\n  {\"config\": \"%s\", \"op\": \"%s\", \"size_bytes\": %llu, \"metric\": \"%s\", \"measured\": ",
-             i ? "," : "", p->config, p->op->name, (unsigned long long)p->size, metric_names[p->m]);
-      json_num(p->measured);
-      printf(", \"simulated\": ");
-      json_num(p->simulated);
-      printf(", \"rel_error\": ");
-      json_num(rel_error(p));
-      printf("}");
+      yajl_gen_map_open(g);
+      json_kstr(g, "config", p->config);
+      json_kstr(g, "op", p->op->name);
+      json_kint(g, "size_bytes", (long long)p->size);
+      json_kstr(g, "metric", metric_names[p->m]);
+      json_key(g, "measured");
+      json_num(g, p->measured);
+      json_key(g, "simulated");
+      json_num(g, p->simulated);
+      json_key(g, "rel_error");
+      json_num(g, rel_error(p));
+      yajl_gen_map_close(g);
     }
+    yajl_gen_array_close(g);
     size_t nb, ns;
     double mb = median_error(t, 1, &nb), ms = median_error(t, 0, &ns);
-    printf("],\n  \"median_error_ge_1MiB\": ");
-    json_num(mb);
-    printf(", \"median_error_lt_1MiB\": ");
-    json_num(ms);
-    printf(", \"rows_ge_1MiB\": %zu, \"rows_lt_1MiB\": %zu}", nb, ns);
+    json_key(g, "median_error_ge_1MiB");
+    json_num(g, mb);
+    json_key(g, "median_error_lt_1MiB");
+    json_num(g, ms);
+    json_kint(g, "rows_ge_1MiB", (long long)nb);
+    json_kint(g, "rows_lt_1MiB", (long long)ns);
+    yajl_gen_map_close(g);
   }
-  printf("\n]}\n");
+  yajl_gen_array_close(g);
+  yajl_gen_map_close(g);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf(g, &buf, &len);
+  fwrite(buf, 1, len, stdout);
+  putchar('\n');
+  yajl_gen_free(g);
 }
 
 static int usage(const char *fmt, const char *arg)

@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../common/dt_json.h"
+
 #include <yajl/yajl_gen.h>
 
 size_t dt_report_note_count(const dt_report_input *in)
@@ -60,7 +62,7 @@ static int reported_kind(dt_op_kind k)
 
 static void json_str(yajl_gen g, const char *s)
 {
-  yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+  dt_json_string(g, s); /* valid UTF-8 whatever the capture holds */
 }
 
 static void json_double(yajl_gen g, double v)

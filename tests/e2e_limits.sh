@@ -166,6 +166,16 @@ printf 'dtsim_trace 1\nranks 2\ngroup g 0-1\nrank 0\ns0 allreduce group=g bytes=
 "$DTSIM" run --json tests/data/node8.yaml "$tmp/b52.dtt" >"$tmp/b52.json" 2>/dev/null; rc=$?
 check "two all-reduces of 2^52 bytes report 2^53 bytes" '[ $rc -eq 0 ] && [ "$(jq -r .by_kind.allreduce.bytes "$tmp/b52.json")" = 9007199254740992 ]'
 
+# --- outputs are always valid JSON: invalid UTF-8 in a process-group name reaches the notes as U+FFFD
+kineto '"rank":0,"world_size":2' "$(kev ncclKernel_AllReduce 0 5 7 ',"Collective name":"allreduce","In msg nelems":16,"Out msg nelems":16,"dtype":"Float","Group size":2,"Process Group Name":"'"$(printf 'bad\377name')"'","Process Group Ranks":"[0, 1]"')" >"$tmp/ku.json"
+"$DTSIM" run --json tests/data/node8.yaml "$tmp/ku.json" >"$tmp/ku.out" 2>/dev/null; rc=$?
+check "invalid UTF-8 from a capture: the --json report is valid JSON" \
+  '[ $rc -eq 0 ] && iconv -f UTF-8 -t UTF-8 "$tmp/ku.out" >/dev/null 2>&1 && jq -e ".notes | map(select(test(\"bad\uFFFDname\"))) | length > 0" "$tmp/ku.out" >/dev/null'
+mkdir -p "$tmp/q\"dir"
+cp -r validation/references/. "$tmp/q\"dir/" 2>/dev/null
+"$DTSIM" validate --references "$tmp/q\"dir" --json >"$tmp/vq.json" 2>/dev/null; rc=$?
+check "validate --json with a quote in a path is valid JSON" '[ $rc -eq 0 ] && jq -e ".tables | length > 0" "$tmp/vq.json" >/dev/null'
+
 # --- run --cfg: an allow-list with value ranges (these crashed, hung or aborted inside SimGrid)
 for c in maxmin/precision:-1 contexts/stack-size:0 network/model:foo contexts/factory:nope surf/precision:-1; do
   timeout 20 "$DTSIM" run --cfg "$c" tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/cfg.err"; rc=$?
