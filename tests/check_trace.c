@@ -745,6 +745,11 @@ START_TEST(test_load_sniffing)
   write_file(dir, "e.dtt", "", p, sizeof p);
   ck_assert_int_eq(dt_trace_load(one, 1, &o, &t, &e), DT_ERR);
   assert_error(&e, p, WORDS("empty file"));
+  /* a file of comments only (a capture cut after its header) is not called empty */
+  write_file(dir, "e2.log", "# NCCL debug log of 8 processes\n# (header only)\n\n", p, sizeof p);
+  ck_assert_int_eq(dt_trace_load(one, 1, &o, &t, &e), DT_ERR);
+  assert_error(&e, p, WORDS("unrecognised trace format", "only blank lines and '#' comments"));
+  ck_assert_msg(strstr(fmt_err(&e), "empty file") == NULL, "%s", fmt_err(&e));
   /* forcing the format: a JSON object read as native fails in the native reader */
   write_file(dir, "f.json", "{\"traceEvents\": []}\n", p, sizeof p);
   o.format = "native";

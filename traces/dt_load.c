@@ -247,8 +247,12 @@ static void supported_list(char *buf, size_t size)
 static void describe(const char *head, size_t len, int gz, char *what, size_t wsize)
 {
   const char *p = first_content_line(head);
-  if (len == 0 || !p) {
+  if (len == 0) {
     snprintf(what, wsize, "an empty file");
+    return;
+  }
+  if (!p) { /* not empty: blank lines and '#' comments only (a truncated capture keeps its header) */
+    snprintf(what, wsize, "only blank lines and '#' comments (%zu bytes read), no trace content", len);
     return;
   }
   int binary = 0;
