@@ -742,6 +742,11 @@ START_TEST(test_load_sniffing)
   write_file(dir, "d.log", "node1:12:12 [0] NCCL INFO AllReduce: opCount 0\n", p, sizeof p);
   ck_assert_int_eq(dt_trace_load(one, 1, &o, &t, &e), DT_ERR);
   assert_error(&e, p, WORDS("AllReduce call without 'count"));
+  /* a count that is there but does not fit 64 bits is named as such, not as missing */
+  write_file(dir, "d2.log", "node1:12:12 [0] NCCL INFO AllReduce: opCount 0 count 99999999999999999999999 datatype 7\n",
+             p, sizeof p);
+  ck_assert_int_eq(dt_trace_load(one, 1, &o, &t, &e), DT_ERR);
+  assert_error(&e, p, WORDS(":1:", "AllReduce call with count '99999999999999999999999'", "expected a number of elements"));
   write_file(dir, "e.dtt", "", p, sizeof p);
   ck_assert_int_eq(dt_trace_load(one, 1, &o, &t, &e), DT_ERR);
   assert_error(&e, p, WORDS("empty file"));

@@ -327,8 +327,11 @@ static int on_call(nl *x, int32_t pi, const char *msg, uint32_t file, long line,
   opcount = strtoull(v, &end, 16);
   if (*end)
     return dt_error_set(err, path, line, 0, "%s call with opCount '%s': expected a hexadecimal counter", name, v);
-  if (!field(rest, "count", v, sizeof v) || dt_parse_u64(v, &count) != DT_OK)
+  if (!field(rest, "count", v, sizeof v))
     return dt_error_set(err, path, line, 0, "%s call without 'count <elements>'", name);
+  if (dt_parse_u64(v, &count) != DT_OK)
+    return dt_error_set(err, path, line, 0, "%s call with count '%s': expected a number of elements (a decimal "
+                        "integer of at most 20 digits, below 2^64)", name, v);
   if (!field(rest, "datatype", v, sizeof v) || parse_i64(v, &dtype) != DT_OK)
     return dt_error_set(err, path, line, 0, "%s call without 'datatype <id>'", name);
   if (!dt_nccl_dtype_size((int)dtype) || dtype > 64)
