@@ -104,6 +104,10 @@ check "nccl-inspector: reduce-scatter bytes = per-rank size x ranks, on two 2-ra
 check "nccl-inspector: p2p peer mapped from the communicator rank" 'grep -q "send peer=1 bytes=1048576" "$tmp/tp.dtt" && grep -q "recv peer=0 bytes=1048576" "$tmp/tp.dtt"'
 "$DTSIM" import $D/world4/node1-pid7100.log $D/world4/node1-pid7101.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/inm.err"; rc=$?
 check "nccl-inspector: a missing process is an error naming the rank" '[ $rc -eq 2 ] && grep -q "rank 2 has no records" "$tmp/inm.err"'
+# a log cut after 300 bytes: the error names the end of the input (byte 300, not 301) on one line
+for f in $D/world4/*.log; do head -c 300 "$f" >"$tmp/cut-$(basename "$f")"; done
+"$DTSIM" import "$tmp"/cut-*.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/cut.err"; rc=$?
+check "nccl-inspector: a truncated log is exit 2 with the byte offset of its end" '[ $rc -eq 2 ] && grep -q "cut-node1-pid7100.log: truncated JSON at byte 300: " "$tmp/cut.err" && [ "$(wc -l <"$tmp/cut.err")" = 1 ]'
 
 # --- an imported trace written in the native format replays the same as the capture itself
 for c in "chakra:tests/data/chakra/u64.0.et tests/data/chakra/u64.1.et" "deepspeed:--world 8 --group-size reducescatter=4 tests/data/deepspeed/verbose.log" \

@@ -10,6 +10,7 @@
 
 #include "../common/dt_util.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -407,11 +408,14 @@ static int parse_file(ins *x, dt_error *err)
     }
     yajl_status st = n > 0 ? yajl_parse(x->h, buf, (size_t)n) : yajl_complete_parse(x->h);
     if (st != yajl_status_ok) {
-      uint64_t at = base + yajl_get_bytes_consumed(x->h);
+      /* after yajl_complete_parse (the end of the input) nothing more was consumed: the offset is the size */
+      uint64_t at = n > 0 ? base + yajl_get_bytes_consumed(x->h) : base;
       if (x->bad[0]) {
         rc = dt_error_set(err, x->path, 0, 0, "record ending near byte %" PRIu64 ": %s", at, x->bad);
       } else {
         unsigned char *m = yajl_get_error(x->h, 0, buf, (size_t)(n > 0 ? n : 0));
+        for (size_t k = m ? strlen((char *)m) : 0; k > 0 && isspace(m[k - 1]); k--)
+          m[k - 1] = '\0'; /* yajl ends its message with a newline */
         rc = dt_error_set(err, x->path, 0, 0, "%s at byte %" PRIu64 ": %s", n > 0 ? "invalid JSON" : "truncated JSON",
                           at, m ? (const char *)m : "parse error");
         if (m)
