@@ -66,6 +66,11 @@ cp $SYNC "$tmp/capture.json"
 check "no rank anywhere: exit 2 asking for --rank" '[ $rc -eq 2 ] && grep -q -- "--rank" "$tmp/err"'
 "$DTSIM" run --json platforms/dgx-a100.yaml "$tmp/capture.json" --rank 1 --expand 2 >"$tmp/r.json" 2>"$tmp/err"; rc=$?
 check "--rank gives the rank" '[ $rc -eq 0 ] && grep -q "capture rank 1 taken from the --rank option" "$tmp/err"'
+# an element count too large for 64 bits: exit 2, the byte offset, the key and the value found
+sed 's/"In msg nelems": 16777216/"In msg nelems": 99999999999999999999999/' $SYNC >"$tmp/huge_rank-0.json"
+"$DTSIM" import --explain "$tmp/huge_rank-0.json" >/dev/null 2>"$tmp/err"; rc=$?
+check "an element count over 2^63 is exit 2 naming the key, the offset and the value" \
+  '[ $rc -eq 2 ] && grep -q "near byte [0-9]*: .In msg nelems. is not a non-negative integer below 2^63 (an element count), found .99999999999999999999999." "$tmp/err"'
 
 # --- several ranks' captures of one run merge into one trace: rank 0's capture and a copy saying rank 1
 # (distributedInfo.rank edited) is the same run as the expansion of rank 0's capture, so the same iterations

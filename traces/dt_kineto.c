@@ -560,8 +560,8 @@ static int on_scalar(kin *k, const char *s, size_t len, int is_string)
     case K_IN_NELEMS:
     case K_OUT_NELEMS:
       if (parse_int(s, len, &v) != 0 || v < 0) {
-        set_bad(k, "'%s' is not a non-negative integer",
-                f->key == K_IN_NELEMS ? "In msg nelems" : "Out msg nelems");
+        set_bad(k, "'%s' is not a non-negative integer below 2^63 (an element count), found '%.*s'",
+                f->key == K_IN_NELEMS ? "In msg nelems" : "Out msg nelems", len > 40 ? 40 : (int)len, s);
         return 0;
       }
       if (f->key == K_IN_NELEMS)
