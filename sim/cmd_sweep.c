@@ -621,7 +621,6 @@ static int in_selection(const opts *o, size_t index)
 
 static void print_impossible(const opts *o, const dt_sweep_plan *P)
 {
-  size_t shown = 0;
   for (size_t i = 0; i < P->npoints; i++) {
     const dt_sweep_point *pt = &P->points[i];
     if (!pt->reason || !in_selection(o, i))
@@ -629,9 +628,7 @@ static void print_impossible(const opts *o, const dt_sweep_plan *P)
     char label[1024];
     fprintf(stderr, "dtsim sweep: point %zu (%s) cannot run: %s\n", i, dt_sweep_point_label(P, pt, label, sizeof label),
             pt->reason);
-    shown++;
   }
-  (void)shown;
 }
 
 static int emit_slurm(const opts *o, const dt_sweep_plan *P, size_t ntodo)
@@ -844,14 +841,13 @@ int dt_cmd_sweep(int argc, char **argv)
     rc = emit_slurm(&o, P, ntodo);
     goto done;
   }
-  long failed = 0;
   if (o.verb == 0) {
     long jobs = o.jobs ? o.jobs : usable_cpus();
     if (!o.quiet)
       fprintf(stderr, "dtsim sweep: %zu point%s%s: %zu cached, %zu to run on %ld worker%s, %zu cannot run; folder %s\n",
               nsel, nsel == 1 ? "" : "s", o.shard_n ? " in this shard" : "", ncached, ntodo, jobs,
               jobs == 1 ? "" : "s", P->nimpossible, spec->dir);
-    failed = run_pool(P, todo, ntodo, jobs, !o.quiet && isatty(2));
+    long failed = run_pool(P, todo, ntodo, jobs, !o.quiet && isatty(2));
     if (failed < 0) {
       size_t now = 0;
       for (size_t k = 0; k < ntodo; k++)
@@ -896,8 +892,8 @@ int dt_cmd_sweep(int argc, char **argv)
     fprintf(stderr, "%s\n", nmissing > shown ? " ..." : "");
   }
   if (!o.quiet || nfailed)
-    fprintf(stderr, "dtsim sweep: %zu ok, %zu failed, %zu cannot run%s%s\n", nsel - nfailed - nmissing, nfailed,
-            P->nimpossible, failed ? "" : "", nmissing ? ", some missing" : "");
+    fprintf(stderr, "dtsim sweep: %zu ok, %zu failed, %zu cannot run%s\n", nsel - nfailed - nmissing, nfailed,
+            P->nimpossible, nmissing ? ", some not run yet" : "");
   rc = nfailed || nmissing ? EXIT_PROBLEM : EXIT_OK;
   goto done;
 fail:

@@ -1,0 +1,210 @@
+/* Unit tests of the sweep module (sim/dt_sweep.c): SHA-256 against the FIPS 180-2 test vector, derived platforms
+ * (a replaced value, a key added with its mappings, a key that names a mapping), grid order, the Latin-hypercube
+ * balance, distinct random points, and hashes that change with what a point depends on and nothing else. */
+#include "dt_test.h"
+#include "sim/dt_sweep.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+static char root[64]; /* every plan's folder is made under it; main removes it */
+
+static const char *base_dir(void)
+{
+  const char *d = getenv("DTSIM_SOURCE_DIR");
+  return d ? d : ".";
+}
+
+/* Plans a sweep on tests/data/sweep/base.yaml with the extra --set flags, in a fresh folder. */
+static dt_sweep_plan *plan(dt_sweep_spec **spec, const char *const *extra, size_t nextra)
+{
+  static char dir[128];
+  snprintf(dir, sizeof dir, "%s/plan.XXXXXX", root);
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char platform[1024], dirset[256];
+  snprintf(platform, sizeof platform, "platform=%s/tests/data/sweep/base.yaml", base_dir());
+  snprintf(dirset, sizeof dirset, "dir=%s", dir);
+  const char *sets[32] = {platform, dirset, "workload.gen=neox-19m", "workload.dp=8", "workload.global_batch=32"};
+  size_t n = 5;
+  for (size_t i = 0; i < nextra; i++)
+    sets[n++] = extra[i];
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_msg(dt_sweep_spec_load(NULL, sets, n, spec, &err) == DT_OK, "%s", err.msg);
+  dt_sweep_plan *p = NULL;
+  ck_assert_msg(dt_sweep_plan_make(*spec, NULL, NULL, &p, &err) == DT_OK, "%s", err.msg);
+  return p;
+}
+
+static dt_platform *load(const char *path)
+{
+  dt_platform *p = NULL;
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_msg(dt_platform_load(path, &p, &err) == DT_OK, "%s", err.msg);
+  return p;
+}
+
+START_TEST(test_sha256_vector)
+{
+  char hex[65];
+  dt_sweep_sha256_hex("abc", 3, hex); /* FIPS 180-2, appendix B.1 */
+  ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+END_TEST
+
+START_TEST(test_derived_values)
+{
+  dt_sweep_spec *s;
+  const char *extra[] = {"axes.nics.bandwidth=50Gb/s,800Gb/s", "axes.network.oversubscription=3"};
+  dt_sweep_plan *p = plan(&s, extra, 2);
+  ck_assert_uint_eq(p->npoints, 2);
+  ck_assert_uint_eq(p->nimpossible, 0);
+  dt_platform *a = load(p->points[0].platform_path), *b = load(p->points[1].platform_path);
+  ck_assert_double_eq_tol(a->nic_bandwidth, 50e9 / 8, 1e-3);
+  ck_assert_double_eq_tol(b->nic_bandwidth, 800e9 / 8, 1e-3);
+  ck_assert_int_eq(a->oversubscription, 3);
+  /* what no axis touches is the base's */
+  ck_assert_double_eq_tol(a->link_latency, 500e-9, 1e-15);
+  ck_assert_int_eq(a->nodes, 4);
+  ck_assert_str_ne(p->points[0].hash, p->points[1].hash);
+  dt_platform_free(a);
+  dt_platform_free(b);
+  dt_sweep_plan_free(p);
+  dt_sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_derived_added_section)
+{
+  /* the base has no nccl: section: the axis adds it, which turns the NCCL model on */
+  dt_sweep_spec *s;
+  const char *extra[] = {"axes.nccl.channels=2,4", "axes.nccl.protocols.LL.latency=9us"};
+  dt_sweep_plan *p = plan(&s, extra, 2);
+  ck_assert_uint_eq(p->nimpossible, 0);
+  dt_platform *a = load(p->points[1].platform_path);
+  ck_assert_int_eq(a->nccl, 1);
+  ck_assert_int_eq(a->channels, 4);
+  ck_assert_double_eq_tol(a->protocols[DT_PROTO_LL].latency, 9e-6, 1e-15);
+  ck_assert_double_eq_tol(a->protocols[DT_PROTO_SIMPLE].latency, 8.4e-6, 1e-15); /* the default */
+  dt_platform_free(a);
+  dt_sweep_plan_free(p);
+  dt_sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_derived_mapping_is_impossible)
+{
+  dt_sweep_spec *s;
+  const char *extra[] = {"axes.nics=1,2", "axes.nics.bandwith=1Gb/s"};
+  dt_sweep_plan *p = plan(&s, extra, 2);
+  ck_assert_uint_eq(p->nimpossible, 2);
+  ck_assert_ptr_nonnull(strstr(p->points[0].reason, "names a mapping in the base platform"));
+  dt_sweep_plan_free(p);
+  /* a misspelt key reaches the platform loader, whose message names the nearest key */
+  const char *extra2[] = {"axes.nics.bandwith=1Gb/s"};
+  p = plan(&s, extra2, 1);
+  ck_assert_uint_eq(p->nimpossible, 1);
+  ck_assert_ptr_nonnull(strstr(p->points[0].reason, "did you mean 'bandwidth'"));
+  dt_sweep_plan_free(p);
+  dt_sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_grid_order)
+{
+  dt_sweep_spec *s;
+  const char *extra[] = {"axes.nics.latency=1us,2us", "axes.network.link_latency=1ns,2ns,3ns"};
+  dt_sweep_plan *p = plan(&s, extra, 2);
+  ck_assert_uint_eq(p->npoints, 6);
+  for (size_t i = 0; i < 6; i++) { /* the last axis varies fastest */
+    ck_assert_uint_eq(p->points[i].choice[0], i / 3);
+    ck_assert_uint_eq(p->points[i].choice[1], i % 3);
+  }
+  dt_sweep_plan_free(p);
+  dt_sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_lhs_balance)
+{
+  /* 12 points over axes of 3 and 4 values: every value of each axis is used 12/3 and 12/4 times */
+  dt_sweep_spec *s;
+  const char *extra[] = {"axes.nics.latency=1us,2us,3us", "axes.network.link_latency=1ns,2ns,3ns,4ns",
+                         "sample.method=lhs", "sample.points=12", "sample.seed=42"};
+  dt_sweep_plan *p = plan(&s, extra, 5);
+  ck_assert_uint_eq(p->npoints, 12);
+  size_t c0[3] = {0}, c1[4] = {0};
+  for (size_t i = 0; i < 12; i++) {
+    c0[p->points[i].choice[0]]++;
+    c1[p->points[i].choice[1]]++;
+  }
+  for (int v = 0; v < 3; v++)
+    ck_assert_uint_eq(c0[v], 4);
+  for (int v = 0; v < 4; v++)
+    ck_assert_uint_eq(c1[v], 3);
+  dt_sweep_plan_free(p);
+  dt_sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_random_distinct)
+{
+  dt_sweep_spec *s;
+  const char *extra[] = {"axes.nics.latency=1us,2us,3us,4us,5us", "axes.network.link_latency=1ns,2ns,3ns,4ns",
+                         "sample.method=random", "sample.points=19", "sample.seed=5"};
+  dt_sweep_plan *p = plan(&s, extra, 5);
+  ck_assert_uint_eq(p->npoints, 19);
+  int seen[20] = {0};
+  for (size_t i = 0; i < 19; i++) {
+    size_t g = p->points[i].choice[0] * 4 + p->points[i].choice[1];
+    ck_assert_int_eq(seen[g], 0);
+    seen[g] = 1;
+    if (i)
+      ck_assert_uint_gt(g, p->points[i - 1].choice[0] * 4 + p->points[i - 1].choice[1]); /* grid order */
+  }
+  dt_sweep_plan_free(p);
+  dt_sweep_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_hash_depends)
+{
+  /* the same point planned twice hashes the same; a generator key or a run option changes it */
+  dt_sweep_spec *s1, *s2, *s3;
+  const char *e1[] = {"axes.nics.latency=1us"};
+  const char *e2[] = {"axes.nics.latency=1us", "run.algo=ring"};
+  dt_sweep_plan *a = plan(&s1, e1, 1), *b = plan(&s2, e1, 1), *c = plan(&s3, e2, 2);
+  ck_assert_str_eq(a->points[0].hash, b->points[0].hash);
+  ck_assert_str_ne(a->points[0].hash, c->points[0].hash);
+  dt_sweep_plan_free(a);
+  dt_sweep_plan_free(b);
+  dt_sweep_plan_free(c);
+  dt_sweep_spec_free(s1);
+  dt_sweep_spec_free(s2);
+  dt_sweep_spec_free(s3);
+}
+END_TEST
+
+int main(void)
+{
+  const dt_test_case cases[] = {
+      {"sha256_vector", test_sha256_vector, 1},
+      {"derived_values", test_derived_values, 1},
+      {"derived_added_section", test_derived_added_section, 1},
+      {"derived_mapping_is_impossible", test_derived_mapping_is_impossible, 1},
+      {"grid_order", test_grid_order, 1},
+      {"lhs_balance", test_lhs_balance, 1},
+      {"random_distinct", test_random_distinct, 1},
+      {"hash_depends", test_hash_depends, 1},
+  };
+  snprintf(root, sizeof root, "/tmp/check_sweep.XXXXXX");
+  if (!mkdtemp(root))
+    return EXIT_FAILURE;
+  int rc = dt_test_run(dt_test_suite("sweep", cases, sizeof cases / sizeof cases[0], 0));
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  if (system(cmd) != 0)
+    fprintf(stderr, "check_sweep: could not remove %s\n", root);
+  return rc;
+}
