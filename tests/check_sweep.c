@@ -101,6 +101,7 @@ START_TEST(test_derived_mapping_is_impossible)
   ck_assert_uint_eq(p->nimpossible, 2);
   ck_assert_ptr_nonnull(strstr(p->points[0].reason, "names a mapping in the base platform"));
   dt_sweep_plan_free(p);
+  dt_sweep_spec_free(s);
   /* a misspelt key reaches the platform loader, whose message names the nearest key */
   const char *extra2[] = {"axes.nics.bandwith=1Gb/s"};
   p = plan(&s, extra2, 1);

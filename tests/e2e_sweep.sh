@@ -168,7 +168,7 @@ check "bad algorithm in an axis: exit 2 at its line" '[ $rc -eq 2 ] && grep -q "
   --set workload.global_batch=2048 --axis nics.bandwidth=25Gb/s,50Gb/s,100Gb/s,200Gb/s -j 1 --dir "$tmp/int" -q \
   >/dev/null 2>"$tmp/int.err" &
 pid=$!
-for _ in $(seq 1 600); do
+for _ in $(seq 1 4800); do  # up to 4 minutes (sanitizer builds on a loaded machine)
   [ "$(ls "$tmp/int/results/" 2>/dev/null | grep -c '\.json$')" -ge 1 ] && break
   sleep 0.05
 done
