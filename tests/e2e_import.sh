@@ -71,6 +71,13 @@ check "deepspeed: an unknown op is kept as other with a warning naming it" 'grep
 check "deepspeed: the summary table gives count calls per row" '[ $rc -eq 0 ] && [ "$(grep -c "^s0 allreduce" "$tmp/sum.dtt")" = 40 ] && [ "$(grep -c "^s0 allgather" "$tmp/sum.dtt")" = 32 ]'
 "$DTSIM" import $D/verbose.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/nw.err"; rc=$?
 check "deepspeed: without --world it is an error saying so" '[ $rc -eq 2 ] && grep -q -- "--world N" "$tmp/nw.err"'
+# a misspelt --group-size kind would leave its ops on the whole world: an error naming it, not a silent default
+"$DTSIM" import --world 8 --group-size allgahter=4 $D/verbose.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/gs.err"; rc=$?
+check "deepspeed: an unknown --group-size kind is exit 2 naming it" '[ $rc -eq 2 ] && grep -q -- "--group-size allgahter=4: .allgahter. is no op this importer knows" "$tmp/gs.err"'
+"$DTSIM" import --world 8 --group-size all_reduce_sparse=2 $D/mixed.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/gs.err"; rc=$?
+check "deepspeed: --group-size by the name of an op dtsim does not know but the log has" '[ $rc -eq 0 ] && grep -q "other group=g2_0 bytes=524288 name=all_reduce_sparse" "$tmp/x.dtt"'
+"$DTSIM" import --world 8 --group-size p2p=2 $D/verbose.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/gs.err"; rc=$?
+check "deepspeed: a --group-size that matches no call is a warning" '[ $rc -eq 0 ] && grep -q "warning: --group-size p2p=2 matched no call" "$tmp/gs.err"'
 
 # --- Chakra execution traces (tests/data/chakra/, written by tests/data/chakra/make_et.py in the public schema)
 D=tests/data/chakra

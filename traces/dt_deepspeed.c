@@ -298,15 +298,34 @@ static int parse(ds *d, const char *path, dt_error *err)
 
 /* Group size of an op: --group-size for its DeepSpeed name, then its kind's name, then "p2p" for point-to-point
  * names, then "all", else the world (point-to-point: 2). */
-static int32_t group_size(const dt_import_opts *o, const dsop *op, int p2p, int32_t world)
+static int32_t group_size(const dt_import_opts *o, const dsop *op, int p2p, int32_t world, unsigned char *used)
 {
   const char *kind = dt_op_kind_name(op->kind);
   const char *tries[4] = {op->name, op->kind == DT_OP_OTHER ? NULL : kind, p2p ? "p2p" : NULL, "all"};
   for (int t = 0; t < 4; t++)
     for (size_t i = 0; tries[t] && i < o->ngroup_sizes; i++)
-      if (strcmp(o->group_sizes[i].kind, tries[t]) == 0)
+      if (strcmp(o->group_sizes[i].kind, tries[t]) == 0) {
+        used[i] = 1;
         return o->group_sizes[i].n;
+      }
   return p2p ? 2 : world;
+}
+
+/* 1 when KIND of --group-size KIND=N can ever match: a DeepSpeed op name this importer knows or the log has
+ * (ops it does not know are kept as 'other' under their name), a dtsim op kind, "p2p" or "all". A misspelt KIND
+ * would otherwise be ignored and its ops run on the whole world. */
+static int known_group_kind(const char *kind, const ds *d)
+{
+  int p2p;
+  if (lookup(kind, &p2p) >= 0 || strcmp(kind, "p2p") == 0 || strcmp(kind, "all") == 0)
+    return 1;
+  for (size_t i = 0; i < d->nops; i++)
+    if (strcmp(kind, d->ops[i].name) == 0)
+      return 1;
+  for (int k = 0; k < DT_OP_COUNT; k++)
+    if (k != DT_OP_OTHER && strcmp(kind, dt_op_kind_name((dt_op_kind)k)) == 0)
+      return 1;
+  return 0;
 }
 
 int dt_deepspeed_import(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
@@ -331,6 +350,13 @@ int dt_deepspeed_import(const char *const *paths, size_t npaths, const dt_import
                         "written with comms_logger enabled (verbose: true, or comm.log_summary())");
   }
   int32_t world = opts->world;
+  for (size_t i = 0; i < opts->ngroup_sizes; i++)
+    if (!known_group_kind(opts->group_sizes[i].kind, &d))
+      return free(d.ops), dt_error_set(err, paths[0], 0, 0, "--group-size %s=%d: '%s' is no op this importer knows: "
+                                       "expected a DeepSpeed op name (all_reduce, all_gather_into_tensor, …), a "
+                                       "dtsim op kind (allreduce, allgather, reducescatter, alltoall, broadcast, …), "
+                                       "'p2p' or 'all'", opts->group_sizes[i].kind, (int)opts->group_sizes[i].n,
+                                       opts->group_sizes[i].kind);
   /* every group size must tile the world */
   for (size_t i = 0; i < opts->ngroup_sizes; i++)
     if (opts->group_sizes[i].n > world || world % opts->group_sizes[i].n)
@@ -345,11 +371,12 @@ int dt_deepspeed_import(const char *const *paths, size_t npaths, const dt_import
   size_t nsizes = 0;
   int32_t *ranks = dt_xmalloc((size_t)world * sizeof *ranks);
   int32_t *op_group = dt_xmalloc(d.nops * sizeof *op_group);
+  unsigned char gs_used[DT_IMPORT_MAX_GROUP_SIZES] = {0};
   int rc = DT_OK;
   for (size_t i = 0; i < d.nops && rc == DT_OK; i++) {
     int p2p;
     lookup(d.ops[i].name, &p2p);
-    int32_t g = group_size(opts, &d.ops[i], p2p, world);
+    int32_t g = group_size(opts, &d.ops[i], p2p, world, gs_used);
     if (g > world || world % g) {
       rc = dt_error_set(err, paths[0], d.ops[i].line, 0, "%s on groups of %d ranks do not tile --world %d",
                         d.ops[i].name, (int)g, (int)world);
@@ -441,6 +468,10 @@ int dt_deepspeed_import(const char *const *paths, size_t npaths, const dt_import
     else
       dt_trace_add_note(t, "deepspeed: the log has no compute: none between calls (give --compute-gap TIME for "
                         "some); the simulated time is communication only");
+    for (size_t i = 0; i < opts->ngroup_sizes; i++)
+      if (!gs_used[i])
+        dt_trace_add_note(t, "deepspeed: warning: --group-size %s=%d matched no call of the log (or an earlier, "
+                          "more specific --group-size did)", opts->group_sizes[i].kind, (int)opts->group_sizes[i].n);
     if (d.np2p)
       dt_trace_add_note(t, "deepspeed: warning: %" PRIu64 " point-to-point calls (%s) name no peer: kept as opaque "
                         "'other' collectives of their size on groups of 2 contiguous ranks (--group-size p2p=N)",
