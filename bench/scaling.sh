@@ -4,11 +4,11 @@
 # iteration, and the CPU ratio to the previous row of its section.
 #   bench/scaling.sh [path/to/dtsim] [MAX_GPUS]     (from the repo root; MAX_GPUS default 16384)
 # Environment: EXACT=1 runs every row again with --exact and prints the relative difference of the simulated
-# iteration (the shortcuts' exactness, docs/replay.md); SECTIONS="gpt target bench moe" picks sections.
+# iteration (the shortcuts' exactness, docs/replay.md); SECTIONS="gpt gpt8 target bench moe" picks sections.
 set -euo pipefail
 DTSIM=${1:-build/dtsim}
 MAX_GPUS=${2:-16384}
-SECTIONS=${SECTIONS:-gpt target bench moe}
+SECTIONS=${SECTIONS:-gpt gpt8 target bench moe}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prev_cpu=""
@@ -58,6 +58,15 @@ for s in $SECTIONS; do
         --dp $((g / 32)) --schedule interleaved --virtual-stages 12 --global-batch $((2 * g))
     done
     ;;
+  gpt8) # weak scaling with TP 8 in a node (shortcuts: closed-form TP rings, folded TP ranks), global batch 1.5 x GPUs
+    echo "== GPT-3 175B weak scaling: TP 8, PP 16, DP = GPUs / 128, global batch = 1.5 x GPUs, rail fat-trees"
+    prev_cpu=""
+    for g in 1024 2048 4096 8192 16384; do
+      [ "$g" -le "$MAX_GPUS" ] || break
+      row "gpt3-175b tp8 pp16 $g GPUs" "$ITER" -- run --json "$(platform_of "$g")" --gen gpt3-175b --tp 8 --pp 16 \
+        --dp $((g / 128)) --global-batch $((3 * g / 2))
+    done
+    ;;
   target) # the issue's 1,024-GPU target: TP 8, PP 16, DP 8 (192 micro-batches per pipeline)
     echo "== GPT-3 175B TP 8, PP 16, DP 8 on bench/h100-128node.yaml (1,024 GPUs)"
     prev_cpu=""
@@ -83,7 +92,7 @@ for s in $SECTIONS; do
       --experts 64 --top-k 2 --ep 64 --tp 1 --pp 1 --dp 128
     ;;
   *)
-    echo "unknown section '$s' (expected gpt, target, bench, moe)" >&2
+    echo "unknown section '$s' (expected gpt, gpt8, target, bench, moe)" >&2
     exit 2
     ;;
   esac
