@@ -71,6 +71,10 @@ check "deepspeed: an unknown op is kept as other with a warning naming it" 'grep
 check "deepspeed: the summary table gives count calls per row" '[ $rc -eq 0 ] && [ "$(grep -c "^s0 allreduce" "$tmp/sum.dtt")" = 40 ] && [ "$(grep -c "^s0 allgather" "$tmp/sum.dtt")" = 32 ]'
 "$DTSIM" import $D/verbose.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/nw.err"; rc=$?
 check "deepspeed: without --world it is an error saying so" '[ $rc -eq 2 ] && grep -q -- "--world N" "$tmp/nw.err"'
+# a negative time: exit 2 with the line and the value found
+sed '0,/time (ms): [0-9.]*/s//time (ms): -3/' $D/verbose.log >"$tmp/neg.log"
+"$DTSIM" import --world 8 "$tmp/neg.log" -o "$tmp/x.dtt" >/dev/null 2>"$tmp/neg.err"; rc=$?
+check "deepspeed: a negative time is exit 2 naming the line and the value" '[ $rc -eq 2 ] && grep -q "neg.log:[0-9]*: .time (ms):. of all_reduce: expected a non-negative number of milliseconds, found .-3." "$tmp/neg.err"'
 # a misspelt --group-size kind would leave its ops on the whole world: an error naming it, not a silent default
 "$DTSIM" import --world 8 --group-size allgahter=4 $D/verbose.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/gs.err"; rc=$?
 check "deepspeed: an unknown --group-size kind is exit 2 naming it" '[ $rc -eq 2 ] && grep -q -- "--group-size allgahter=4: .allgahter. is no op this importer knows" "$tmp/gs.err"'

@@ -161,8 +161,13 @@ static int on_verbose(ds *d, const char *s, long line, const char *path, dt_erro
     return dt_error_set(err, path, line, 0, "'comm op: %s' line without '%s'", name, t ? "msg size:" : "time (ms):");
   char *e;
   double ms = strtod(t + 10, &e);
-  if (e == t + 10 || !isfinite(ms) || ms < 0)
-    return dt_error_set(err, path, line, 0, "'time (ms):' of %s is not a time in milliseconds", name);
+  if (e == t + 10 || !isfinite(ms) || ms < 0) {
+    const char *v = t + 10;
+    while (*v == ' ')
+      v++;
+    return dt_error_set(err, path, line, 0, "'time (ms):' of %s: expected a non-negative number of milliseconds, "
+                        "found '%.*s'", name, (int)strcspn(v, " |\r\n"), v);
+  }
   uint64_t bytes;
   const char *end;
   if (parse_size(m + 9, &bytes, &end) != DT_OK)
