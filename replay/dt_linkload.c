@@ -212,8 +212,9 @@ static int cmp_link(const void *a, const void *b)
   const dt_link_load *x = a, *y = b;
   if (x->busy_s != y->busy_s)
     return (x->busy_s < y->busy_s) - (x->busy_s > y->busy_s);
-  if (x->bytes != y->bytes)
-    return (x->bytes < y->bytes) - (x->bytes > y->bytes);
+  double tx = x->bandwidth > 0 ? x->bytes / x->bandwidth : 0, ty = y->bandwidth > 0 ? y->bytes / y->bandwidth : 0;
+  if (tx != ty) /* the time its bytes need at full rate: a slower link with the same traffic first */
+    return (tx < ty) - (tx > ty);
   if (x->link != y->link)
     return (x->link > y->link) - (x->link < y->link);
   return (x->dir > y->dir) - (x->dir < y->dir);

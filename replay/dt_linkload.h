@@ -56,7 +56,8 @@ typedef struct dt_class_load {
 typedef struct dt_linkstats {
   uint64_t transfers;  /* dt_linkload_add calls with bytes > 0 */
   size_t nlinks;
-  dt_link_load *links; /* used directions, busiest first (busy_s, then bytes, then link index and direction) */
+  dt_link_load *links; /* used directions, busiest first (busy_s, then bytes / bandwidth, then link index and
+                          direction) */
   dt_class_load classes[DT_LC_COUNT];
 } dt_linkstats;
 

@@ -8,6 +8,7 @@
 
 #include "../common/dt_util.h"
 #include "../platforms/dt_compute.h"
+#include "dt_critpath.h"
 #include "dt_linkload.h"
 #include "dt_replay_internal.h"
 #include "dt_sg_platform.h"
@@ -99,6 +100,7 @@ typedef struct ivlist {
 /* Per rank: the unions of DESIGN.md §7, built as ops complete. */
 typedef struct rank_acc {
   ivlist comp, comm, both, wait;
+  ivlist dboth[DT_DIM_COUNT]; /* per dimension the trace uses: its communication and the compute, united */
   double end;
 } rank_acc;
 
@@ -123,6 +125,11 @@ typedef struct replay_run {
   void *on_instance_data;
   sg_mailbox_t *pair_boxes; /* by pair id: looked up once (sg_mailbox_by_name is a simcall), NULL until then */
   size_t pair_boxes_cap;
+  rp_cp *cp;            /* the critical path (dt_critpath.h) */
+  dt_dim *dims;         /* per-dimension exposure: the dimensions the trace uses, ndims of them */
+  int ndims;
+  dt_hist hist_kind[DT_OP_COUNT], hist_dim[DT_DIM_COUNT];
+  dt_hist *hist_group;  /* ngroups + 1 (the last: send/recv pairs) */
 } replay_run;
 
 static char payload_token;
@@ -137,16 +144,12 @@ void dt_replay_opts_init(dt_replay_opts *o)
   o->links = 1;
 }
 
-/* The per-link accounting's watermark: no op still running or to come was issued before the earliest issue
- * over the streams, so no transfer still to be recorded starts before it. O(streams), called rarely. */
+/* The per-link accounting's watermark: no transfer still to be recorded starts before the earliest issue of an op
+ * in flight, nor before now (rp_cp_watermark). */
 static double link_watermark(void *data)
 {
   const replay_run *R = data;
-  double w = INFINITY;
-  for (size_t fs = 0; fs < R->nstreams; fs++)
-    if (R->stream_lo[fs] < w)
-      w = R->stream_lo[fs];
-  return w;
+  return rp_cp_watermark(R->cp, simgrid_get_clock());
 }
 
 /* ---- actors ---- */
@@ -513,7 +516,10 @@ static int over(const ivlist *l)
 static void rank_compact(replay_run *R, int32_t rank)
 {
   rank_acc *a = &R->acc[rank];
-  if (!over(&a->comp) && !over(&a->comm) && !over(&a->both) && !over(&a->wait))
+  int dover = 0;
+  for (int d = 0; d < R->ndims; d++)
+    dover |= over(&a->dboth[R->dims[d]]);
+  if (!dover && !over(&a->comp) && !over(&a->comm) && !over(&a->both) && !over(&a->wait))
     return;
   double w = INFINITY;
   for (size_t fs = R->rank_stream0[rank]; fs < R->rank_stream0[rank + 1]; fs++)
@@ -523,6 +529,8 @@ static void rank_compact(replay_run *R, int32_t rank)
   iv_fold(&a->comm, w);
   iv_fold(&a->both, w);
   iv_fold(&a->wait, w);
+  for (int d = 0; d < R->ndims; d++)
+    iv_fold(&a->dboth[R->dims[d]], w);
 }
 
 /* Hands a completed instance or pair to the caller's on_instance callback. */
@@ -546,12 +554,61 @@ static void report_instance(replay_run *R, const rp_live *l, int pair, uint64_t 
 }
 
 /* An instance or pair is complete: its per-kind totals (DESIGN.md §7). */
+/* How long rank computed (on its other streams) during the critical-path part of the communication op stream fs
+ * just completed: its completed compute intervals and the computes still running, united, within the span. */
+static double hidden_by_compute(replay_run *R, int32_t rank, size_t fs)
+{
+  double t0, t1;
+  rp_cp_last_span(R->cp, fs, &t0, &t1);
+  if (!(t1 > t0))
+    return 0;
+  /* the computes still running all end after t1: together they cover [s, t1], s their earliest issue */
+  double s = t1;
+  for (size_t q = R->rank_stream0[rank]; q < R->rank_stream0[rank + 1]; q++) {
+    double since;
+    if (q != fs && rp_cp_running_compute(R->cp, q, &since) && since < s)
+      s = since;
+  }
+  if (s < t0)
+    return t1 - t0;
+  /* the completed ones: the rank's compute union (sorted, disjoint) within [t0, s] */
+  const ivlist *c = &R->acc[rank].comp;
+  double h = t1 - s;
+  for (size_t k = c->n; k-- > 0 && c->v[k][1] > t0;) {
+    double a = c->v[k][0] > t0 ? c->v[k][0] : t0, b = c->v[k][1] < s ? c->v[k][1] : s;
+    if (b > a)
+      h += b - a;
+  }
+  return h;
+}
+
+/* Message-size histograms: one instance of kind on trace group g (-1: a pair) of per-rank `bytes`. */
+static void hist_add(replay_run *R, dt_op_kind kind, int32_t g, uint64_t bytes)
+{
+  const dt_trace *t = R->c.t;
+  int b = dt_hist_bucket(bytes);
+  dt_dim d = g >= 0 ? t->groups[g].dim : dt_trace_p2p_dim(t);
+  dt_hist *h[3] = {&R->hist_kind[kind], &R->hist_dim[d], &R->hist_group[g >= 0 ? (size_t)g : t->ngroups]};
+  for (int k = 0; k < 3; k++) {
+    h[k]->count[b]++;
+    h[k]->bytes[b] += (double)bytes;
+  }
+}
+
 static void account(replay_run *R, const rp_live *l, int pair)
 {
   const dt_op *op = l->op;
   /* folding: an instance or pair of the representatives stands for one per class member (a class's own instance
    * for itself) */
   int m = R->c.fold && (pair || R->c.fold_cls[l->op_rank] != (int32_t)l->key[0]) ? R->c.fold : 1;
+  {
+    int32_t hg = pair ? -1 : (int32_t)l->key[0];
+    uint64_t hb = pair ? op->bytes : op->kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(op) : op->kind == DT_OP_BARRIER ? 0 : op->bytes;
+    for (int f = 0; f < m; f++) { /* folded: the images of the instance, each on its own group */
+      int32_t ig = hg >= 0 && m > 1 ? R->c.fold_gimg[(size_t)hg * R->c.fold + f] : hg;
+      hist_add(R, pair ? DT_OP_SEND : op->kind, ig >= 0 || hg < 0 ? ig : hg, hb);
+    }
+  }
   if (pair) {
     if (R->on_instance)
       report_instance(R, l, pair, op->bytes);
@@ -580,7 +637,7 @@ static void account(replay_run *R, const rp_live *l, int pair)
 
 /* One op of rank completed: issued at `issue` (its batch's issue), completed at `end` (its own completion;
  * the stream goes on when the whole batch has). */
-static void op_done(replay_run *R, int32_t rank, const dt_op *op, double issue, double end)
+static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const dt_op *op, double issue, double end)
 {
   rank_acc *a = &R->acc[rank];
   R->ops_done += R->c.fold ? (size_t)R->c.fold : 1;
@@ -595,17 +652,24 @@ static void op_done(replay_run *R, int32_t rank, const dt_op *op, double issue, 
   if (op->kind == DT_OP_COMPUTE) {
     iv_add(&a->comp, issue, end);
     iv_add(&a->both, issue, end);
-    return;
+    for (int d = 0; d < R->ndims; d++)
+      iv_add(&a->dboth[R->dims[d]], issue, end);
   }
   int pair = op->kind == DT_OP_SEND || op->kind == DT_OP_RECV;
-  if (!pair && !dt_op_is_collective(op->kind))
+  if (!pair && !dt_op_is_collective(op->kind)) {
+    rp_cp_done(R->cp, rank, fs, index, op, -1, issue, end, NULL, 0);
     return;
+  }
+  int32_t g = pair ? -1 : dt_trace_op_group(R->c.t, rank, op);
   iv_add(&a->comm, issue, end);
   iv_add(&a->both, issue, end);
+  iv_add(&a->dboth[g >= 0 ? R->c.t->groups[g].dim : dt_trace_p2p_dim(R->c.t)], issue, end);
   /* every member has arrived by now (none completes before), so last_issue is final */
   rp_live *l = pair ? pair_of(R, rank, op) : rp_instance_of(&R->c, op, rank);
   if (l->last_issue > issue)
     iv_add(&a->wait, issue, l->last_issue);
+  rp_cp_done(R->cp, rank, fs, index, op, g, issue, end, &l->cp_cell, l->last_issue);
+  rp_cp_set_hidden(R->cp, fs, hidden_by_compute(R, rank, fs));
   if (l->ndone == 0 || end > l->last_end)
     l->last_end = end;
   l->ndone++;
@@ -615,6 +679,7 @@ static void op_done(replay_run *R, int32_t rank, const dt_op *op, double issue, 
   }
   if (l->ndone == l->n) {
     account(R, l, pair);
+    rp_cp_instance_done(R->cp, &l->cp_cell);
     rp_live_remove(pair ? &R->c.pairs : &R->c.instances, l);
   }
 }
@@ -638,17 +703,18 @@ static void stream_actor(int argc, char **argv)
       wait_deps(R, rank, a->flat, &st->ops[k]);
     double issue = simgrid_get_clock();
     R->stream_lo[a->flat] = issue;
+    rp_cp_issue(R->cp, rank, a->flat, st, i, j, issue);
     double now;
     if (j == i + 1) {
       exec_op(R, rank, &st->ops[i]);
       now = simgrid_get_clock();
-      op_done(R, rank, &st->ops[i], issue, now);
+      op_done(R, rank, a->flat, i, &st->ops[i], issue, now);
     } else {
       scratch_reserve(&a->b, j - i);
       run_batch(R, rank, st, i, j, &a->b);
       now = simgrid_get_clock();
       for (size_t k = i; k < j; k++)
-        op_done(R, rank, &st->ops[k], issue, st->ops[k].kind == DT_OP_MARK ? now : a->b.end[k - i]);
+        op_done(R, rank, a->flat, k, &st->ops[k], issue, st->ops[k].kind == DT_OP_MARK ? now : a->b.end[k - i]);
     }
     R->stream_done[a->flat] = j;
     R->stream_lo[a->flat] = j < st->nops ? now : INFINITY;
@@ -822,6 +888,10 @@ static dt_stats *collect_stats(replay_run *R)
     if (rs->exposed_comm_s < 0)
       rs->exposed_comm_s = 0;
     rs->wait_s = iv_total(&a->wait);
+    for (int d = 0; d < R->ndims; d++) {
+      double e = iv_total(&a->dboth[R->dims[d]]) - rs->compute_s;
+      rs->exposed_by_dim_s[R->dims[d]] = e > 0 ? e : 0;
+    }
   }
   if (R->c.fold) /* folded ranks did what their representatives did; so did their streams */
     for (int32_t r = 0; r < t->nranks; r++) {
@@ -832,6 +902,13 @@ static dt_stats *collect_stats(replay_run *R)
       for (size_t si = 0; si < dt_trace_rank_body(t, r)->nstreams; si++)
         R->stream_done[R->rank_stream0[r] + si] = R->stream_done[R->rank_stream0[rep] + si];
     }
+  memcpy(s->hist_kind, R->hist_kind, sizeof s->hist_kind);
+  memcpy(s->hist_dim, R->hist_dim, sizeof s->hist_dim);
+  s->nhist_groups = t->ngroups + 1;
+  s->hist_group = R->hist_group;
+  R->hist_group = NULL;
+  rp_cp_finish(R->cp, s);
+  R->cp = NULL;
 
   /* iterations: rank 0's marks */
   if (R->nmarks == 0) {
@@ -978,6 +1055,18 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     }
   }
   R.stream_done = dt_xcalloc(R.nstreams + 1, sizeof *R.stream_done);
+  R.cp = rp_cp_new(t, R.nstreams, R.rank_stream0);
+  R.hist_group = dt_xcalloc(t->ngroups + 1, sizeof *R.hist_group);
+  {
+    int used[DT_DIM_COUNT] = {0};
+    for (size_t g = 0; g < t->ngroups; g++)
+      used[t->groups[g].dim] = 1;
+    used[dt_trace_p2p_dim(t)] = 1;
+    R.dims = dt_xmalloc(sizeof *R.dims * DT_DIM_COUNT);
+    for (int d = 0; d < DT_DIM_COUNT; d++)
+      if (used[d])
+        R.dims[R.ndims++] = (dt_dim)d;
+  }
   R.acc = dt_xcalloc(nranks + 1, sizeof *R.acc);
   R.waiter = dt_xcalloc(R.nstreams + 1, sizeof *R.waiter);
   R.wait_head = dt_xmalloc(sizeof *R.wait_head * (R.nstreams + 1));
@@ -1087,7 +1176,12 @@ cleanup:
       iv_free(&R.acc[r].comm);
       iv_free(&R.acc[r].both);
       iv_free(&R.acc[r].wait);
+      for (int d = 0; d < DT_DIM_COUNT; d++)
+        iv_free(&R.acc[r].dboth[d]);
     }
+  rp_cp_free(R.cp);
+  free(R.dims);
+  free(R.hist_group);
   free(R.acc);
   free(R.marks);
   free(R.pair_boxes);

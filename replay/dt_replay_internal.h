@@ -29,6 +29,7 @@ typedef struct rp_live {
   const char *algo;    /* static label of the algorithm that ran, set by the algorithm module; NULL: the kind's
                           default (dt_replay.c) */
   const char *proto;   /* static label of the protocol that ran, or NULL */
+  struct rp_cp_node *cp_cell; /* the critical path's cell of this instance (dt_critpath.h), NULL until used */
   int sel_algo;        /* dt_algo and dt_proto chosen once per instance by its last member to arrive, so that
                           every member runs the same algorithm (all-to-allv members differ in their splits) */
   int sel_proto;

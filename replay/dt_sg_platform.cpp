@@ -132,7 +132,17 @@ int dt_sg_init(int* argc, char** argv, dt_error* err)
 
 void dt_sg_comm_wait_all_times(sg_comm_t* comms, size_t n, double* start, double* finish)
 {
-  std::vector<simgrid::s4u::CommPtr> held(comms, comms + n); /* our references outlive the wait's release */
+  /* our references outlive the wait's release; held in RAII objects so that a killed actor (a deadlocked run, its
+   * stack unwound by SimGrid) drops them too. Up to 16 without a heap allocation. */
+  simgrid::s4u::CommPtr small[16];
+  std::vector<simgrid::s4u::CommPtr> big;
+  simgrid::s4u::CommPtr* held = small;
+  if (n > 16) {
+    big.resize(n);
+    held = big.data();
+  }
+  for (size_t i = 0; i < n; i++)
+    held[i] = comms[i];
   sg_comm_wait_all(comms, n);
   for (size_t i = 0; i < n; i++) {
     start[i]  = held[i]->get_start_time();

@@ -74,5 +74,19 @@ void dt_stats_free(dt_stats *s)
     free(s->deadlock[i]);
   free(s->deadlock);
   dt_linkstats_free(s->links);
+  if (s->critical)
+    free(s->critical->segs);
+  free(s->critical);
+  free(s->hist_group);
   free(s);
+}
+
+int dt_hist_bucket(uint64_t bytes)
+{
+  int b = 0;
+  while (bytes) {
+    bytes >>= 1;
+    b++;
+  }
+  return b;
 }

@@ -14,6 +14,8 @@ typedef struct dt_rank_stats {
   double exposed_comm_s; /* the part of comm_s not covered by compute */
   double wait_s;         /* union of the intervals spent waiting for the last member of an instance */
   double end_s;          /* completion time of the rank's last op (0 for an idle rank) */
+  double exposed_by_dim_s[DT_DIM_COUNT]; /* per dimension: the union of its communication intervals not covered
+                                            by compute (issue to completion, as exposed_comm_s) */
 } dt_rank_stats;
 
 /* Per op kind, over instances (a collective counts once, a send/recv pair once under DT_OP_SEND). */
@@ -24,6 +26,46 @@ typedef struct dt_kind_stats {
   double nccl_bytes;     /* sum of S_nccl (bytes, or n*bytes for allgather) */
   double bus_bytes;      /* sum of S_nccl * busbw factor (nccl-tests PERFORMANCE.md) */
 } dt_kind_stats;
+
+/* One op on the critical path: [start_s, end_s] is the part on the path (a collective or send/recv: from its last
+ * member's arrival to its completion on this rank; other ops: issue to completion). */
+typedef struct dt_cp_segment {
+  int32_t rank;
+  int32_t stream;        /* the sN number */
+  uint32_t op;           /* index of the op in the stream */
+  dt_op_kind kind;       /* a send/recv pair: DT_OP_SEND or DT_OP_RECV as the op is */
+  int32_t group;         /* trace group, -1 when none */
+  dt_dim dim;
+  double start_s, end_s;
+} dt_cp_segment;
+
+/* Most segments dt_critical keeps (the last ones, up to the makespan). */
+#define DT_CP_MAX_SEGMENTS 20000
+
+/* The critical path (docs/report.md): the chain of ops, each waiting for the previous, that ends at the makespan,
+ * and its split. compute_s + host_s + wait_s + sum of comm_s = makespan (up to rounding). */
+typedef struct dt_critical {
+  double compute_s;      /* compute ops on the path */
+  double host_s;         /* delay ops (host/launch time from captures) */
+  double wait_s;         /* time on the path where no op of it ran (waiting for peers or an after= edge) */
+  double comm_s[DT_DIM_COUNT][DT_OP_COUNT]; /* communication on the path (exposed: nothing hides it), by dimension
+                                               and op kind (pairs under DT_OP_SEND) */
+  size_t nops;           /* ops on the path */
+  size_t nranks_on_path; /* distinct ranks it visits */
+  size_t nsegs;          /* segments kept, in time order: the last DT_CP_MAX_SEGMENTS of nops */
+  dt_cp_segment *segs;
+} dt_critical;
+
+/* Message sizes (per-rank bytes of an instance) in powers of two: bucket 0 holds 0 bytes, bucket b >= 1 holds
+ * [2^(b-1), 2^b). */
+#define DT_HIST_BUCKETS 66
+typedef struct dt_hist {
+  uint64_t count[DT_HIST_BUCKETS];
+  double bytes[DT_HIST_BUCKETS];
+} dt_hist;
+
+/* Bucket of a size (see dt_hist). */
+int dt_hist_bucket(uint64_t bytes);
 
 typedef struct dt_stats {
   double makespan_s;     /* first op start (0) to last op end */
@@ -39,6 +81,11 @@ typedef struct dt_stats {
   size_t ndeadlock;
   char **deadlock;       /* one line per blocked op: "rank 3 s1 op 4 (allreduce group=tp0, trace.dtt:12)" */
   struct dt_linkstats *links; /* per-link accounting (replay/dt_linkload.h), owned; NULL when turned off */
+  dt_critical *critical;  /* the critical path, owned; NULL when no op completed */
+  dt_hist hist_kind[DT_OP_COUNT]; /* message sizes per op kind, over instances (pairs under DT_OP_SEND) */
+  dt_hist hist_dim[DT_DIM_COUNT]; /* per dimension */
+  size_t nhist_groups;    /* trace groups + 1 */
+  dt_hist *hist_group;    /* per trace group, the last entry for send/recv pairs; owned */
 } dt_stats;
 
 /* algbw and busbw in bytes/s of a kind (0 when its time is 0): nccl_bytes/time_s and bus_bytes/time_s. */

@@ -5,7 +5,8 @@
 # --emit slurm` submit to the cluster they already have.
 set -euo pipefail
 packages=(cmake make gcc g++ pkg-config libsimgrid-dev libyaml-dev check zlib1g-dev libyajl-dev
-          libprotobuf-c-dev protobuf-c-compiler jq time libssl-dev gnuplot-nox parallel clang libclang-rt-dev)
+          libprotobuf-c-dev protobuf-c-compiler jq time libssl-dev gnuplot-nox parallel clang libclang-rt-dev
+          python3 python3-jsonschema)
 [ "${1:-}" = "--slurm" ] && packages+=(slurm-wlm munge)
 missing=()
 for p in "${packages[@]}"; do

@@ -183,6 +183,286 @@ static void json_links(yajl_gen g, const dt_report_input *in)
   yajl_gen_map_close(g);
 }
 
+/* ---- the bound: the largest part of the critical path ---- */
+
+typedef struct bound_item {
+  int what;       /* 0 compute, 1 host, 2 wait, 3 communication */
+  dt_dim dim;
+  dt_op_kind kind;
+  double s;
+} bound_item;
+
+static bound_item the_bound(const dt_critical *c)
+{
+  bound_item b = {0, DT_DIM_NONE, DT_OP_COMPUTE, c->compute_s};
+  if (c->host_s > b.s)
+    b = (bound_item){1, DT_DIM_NONE, DT_OP_DELAY, c->host_s};
+  if (c->wait_s > b.s)
+    b = (bound_item){2, DT_DIM_NONE, DT_OP_MARK, c->wait_s};
+  for (int d = 0; d < DT_DIM_COUNT; d++)
+    for (int k = 0; k < DT_OP_COUNT; k++)
+      if (c->comm_s[d][k] > b.s)
+        b = (bound_item){3, (dt_dim)d, (dt_op_kind)k, c->comm_s[d][k]};
+  return b;
+}
+
+/* The link that carried the most of dimension dim's bytes relative to its bandwidth (its bytes of dim / bandwidth:
+ * the time it needed at full rate), or NULL. */
+static const dt_link_load *bottleneck_link(const dt_linkstats *L, dt_dim dim)
+{
+  const dt_link_load *best = NULL;
+  double bt = 0;
+  for (size_t k = 0; L && k < L->nlinks; k++) {
+    const dt_link_load *l = &L->links[k];
+    double t = l->bandwidth > 0 ? l->by_dim[dim] / l->bandwidth : 0;
+    if (t > bt) {
+      bt = t;
+      best = l;
+    }
+  }
+  return best;
+}
+
+static const char *kind_phrase(dt_op_kind k)
+{
+  return k == DT_OP_SEND ? "send/recv" : dt_op_kind_name(k);
+}
+
+/* One sentence naming what bounds the iteration (docs/report.md). */
+static void bound_sentence(const dt_report_input *in, char *buf, size_t size)
+{
+  const dt_stats *s = in->stats;
+  const dt_critical *c = s->critical;
+  if (!c || !(s->makespan_s > 0)) {
+    snprintf(buf, size, "nothing ran: the makespan is 0");
+    return;
+  }
+  bound_item b = the_bound(c);
+  double pct = 100.0 * b.s / s->makespan_s;
+  if (b.what == 0)
+    snprintf(buf, size, "compute: %.1f %% of the iteration is compute on the critical path", pct);
+  else if (b.what == 1)
+    snprintf(buf, size, "host/launch time: %.1f %% of the iteration is delay ops on the critical path", pct);
+  else if (b.what == 2)
+    snprintf(buf, size, "waiting: %.1f %% of the iteration the critical path waits with no op running", pct);
+  else {
+    char dim[16] = "";
+    if (b.dim != DT_DIM_NONE)
+      snprintf(dim, sizeof dim, "%s ", dt_dim_name(b.dim));
+    const dt_link_load *l = bottleneck_link(s->links, b.dim);
+    if (l)
+      snprintf(buf, size, "exposed %s%s over the %s tier: %.1f %% of the iteration (busiest %s, busy %.0f %%)", dim,
+               kind_phrase(b.kind), dt_link_class_name(l->cls), pct, l->name, 100.0 * l->busy_s / s->makespan_s);
+    else
+      snprintf(buf, size, "exposed %s%s: %.1f %% of the iteration", dim, kind_phrase(b.kind), pct);
+  }
+}
+
+static const char *dim_key(dt_dim d)
+{
+  return d == DT_DIM_NONE ? "none" : dt_dim_name(d);
+}
+
+static void json_bound(yajl_gen g, const dt_report_input *in)
+{
+  const dt_stats *s = in->stats;
+  const dt_critical *c = s->critical;
+  char sentence[512];
+  bound_sentence(in, sentence, sizeof sentence);
+  json_str(g, "bound");
+  yajl_gen_map_open(g);
+  json_str(g, "sentence");
+  json_str(g, sentence);
+  bound_item b = c ? the_bound(c) : (bound_item){0, DT_DIM_NONE, DT_OP_COMPUTE, 0};
+  static const char *const what[4] = {"compute", "host", "wait", "comm"};
+  json_str(g, "what");
+  json_str(g, what[b.what]);
+  if (b.what == 3) {
+    json_str(g, "dim");
+    json_str(g, dim_key(b.dim));
+    json_str(g, "kind");
+    json_str(g, dt_op_kind_name(b.kind));
+    const dt_link_load *l = bottleneck_link(s->links, b.dim);
+    if (l) {
+      json_str(g, "link_class");
+      json_str(g, dt_link_class_name(l->cls));
+      json_str(g, "link");
+      json_str(g, l->name);
+      json_key_double(g, "link_busy", s->makespan_s > 0 ? l->busy_s / s->makespan_s : 0);
+    }
+  }
+  json_key_double(g, "fraction", s->makespan_s > 0 ? b.s / s->makespan_s : 0);
+  json_key_double(g, "compute_s", c ? c->compute_s : 0);
+  json_key_double(g, "host_s", c ? c->host_s : 0);
+  json_key_double(g, "wait_s", c ? c->wait_s : 0);
+  json_str(g, "comm_s");
+  yajl_gen_map_open(g);
+  for (int d = 0; c && d < DT_DIM_COUNT; d++) {
+    double sum = 0;
+    for (int k = 0; k < DT_OP_COUNT; k++)
+      sum += c->comm_s[d][k];
+    if (!(sum > 0))
+      continue;
+    json_str(g, dim_key((dt_dim)d));
+    yajl_gen_map_open(g);
+    for (int k = 0; k < DT_OP_COUNT; k++)
+      if (c->comm_s[d][k] > 0)
+        json_key_double(g, dt_op_kind_name((dt_op_kind)k), c->comm_s[d][k]);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_map_close(g);
+  yajl_gen_map_close(g);
+}
+
+static void json_critical(yajl_gen g, const dt_report_input *in)
+{
+  const dt_critical *c = in->stats->critical;
+  json_str(g, "critical_path");
+  yajl_gen_map_open(g);
+  json_str(g, "ops");
+  json_uint(g, c->nops);
+  json_str(g, "ranks");
+  json_uint(g, c->nranks_on_path);
+  json_str(g, "segments");
+  yajl_gen_array_open(g);
+  for (size_t k = 0; k < c->nsegs; k++) {
+    const dt_cp_segment *x = &c->segs[k];
+    yajl_gen_map_open(g);
+    json_str(g, "rank");
+    json_uint(g, (uint64_t)x->rank);
+    json_str(g, "stream");
+    json_uint(g, (uint64_t)x->stream);
+    json_str(g, "op");
+    json_uint(g, x->op);
+    json_str(g, "kind");
+    json_str(g, dt_op_kind_name(x->kind));
+    if (x->group >= 0) {
+      json_str(g, "group");
+      json_str(g, in->trace->groups[x->group].name);
+    }
+    json_str(g, "dim");
+    json_str(g, dim_key(x->dim));
+    json_key_double(g, "start_s", x->start_s);
+    json_key_double(g, "end_s", x->end_s);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
+  yajl_gen_map_close(g);
+}
+
+/* per dimension: mean and max over ranks of exposed_by_dim_s, and the rank of the max */
+static void exposed_dim_summary(const dt_stats *s, dt_dim d, double *mean, double *max, int32_t *argmax)
+{
+  double sum = 0;
+  *max = 0;
+  *argmax = -1;
+  for (int32_t r = 0; r < s->nranks; r++) {
+    double e = s->per_rank[r].exposed_by_dim_s[d];
+    sum += e;
+    if (*argmax < 0 || e > *max) {
+      *max = e;
+      *argmax = r;
+    }
+  }
+  *mean = s->nranks > 0 ? sum / (double)s->nranks : 0;
+}
+
+/* dimensions with communication: those with a histogram entry */
+static int dim_has_comm(const dt_stats *s, dt_dim d)
+{
+  for (int b = 0; b < DT_HIST_BUCKETS; b++)
+    if (s->hist_dim[d].count[b])
+      return 1;
+  return 0;
+}
+
+static void json_exposed(yajl_gen g, const dt_stats *s)
+{
+  json_str(g, "exposed_by_dim");
+  yajl_gen_map_open(g);
+  for (int d = 0; d < DT_DIM_COUNT; d++) {
+    if (!dim_has_comm(s, (dt_dim)d))
+      continue;
+    double mean, max;
+    int32_t arg;
+    exposed_dim_summary(s, (dt_dim)d, &mean, &max, &arg);
+    json_str(g, dim_key((dt_dim)d));
+    yajl_gen_map_open(g);
+    json_key_double(g, "mean_s", mean);
+    json_key_double(g, "max_s", max);
+    json_str(g, "max_rank");
+    json_uint(g, (uint64_t)(arg < 0 ? 0 : arg));
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_map_close(g);
+}
+
+/* [lo, hi) of a histogram bucket in bytes (bucket 0: [0, 1)) */
+static void bucket_range(int b, double *lo, double *hi)
+{
+  *lo = b == 0 ? 0 : ldexp(1, b - 1);
+  *hi = ldexp(1, b);
+}
+
+static void json_hist1(yajl_gen g, const dt_hist *h)
+{
+  yajl_gen_array_open(g);
+  for (int b = 0; b < DT_HIST_BUCKETS; b++) {
+    if (!h->count[b])
+      continue;
+    double lo, hi;
+    bucket_range(b, &lo, &hi);
+    yajl_gen_map_open(g);
+    json_key_double(g, "min_bytes", lo);
+    json_key_double(g, "below_bytes", hi);
+    json_str(g, "count");
+    json_uint(g, h->count[b]);
+    json_key_double(g, "bytes", h->bytes[b]);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
+}
+
+static int hist_empty(const dt_hist *h)
+{
+  for (int b = 0; b < DT_HIST_BUCKETS; b++)
+    if (h->count[b])
+      return 0;
+  return 1;
+}
+
+static void json_histogram(yajl_gen g, const dt_report_input *in)
+{
+  const dt_stats *s = in->stats;
+  json_str(g, "histogram");
+  yajl_gen_map_open(g);
+  json_str(g, "by_kind");
+  yajl_gen_map_open(g);
+  for (int k = 0; k < DT_OP_COUNT; k++)
+    if (!hist_empty(&s->hist_kind[k])) {
+      json_str(g, dt_op_kind_name((dt_op_kind)k));
+      json_hist1(g, &s->hist_kind[k]);
+    }
+  yajl_gen_map_close(g);
+  json_str(g, "by_dim");
+  yajl_gen_map_open(g);
+  for (int d = 0; d < DT_DIM_COUNT; d++)
+    if (!hist_empty(&s->hist_dim[d])) {
+      json_str(g, dim_key((dt_dim)d));
+      json_hist1(g, &s->hist_dim[d]);
+    }
+  yajl_gen_map_close(g);
+  json_str(g, "by_group");
+  yajl_gen_map_open(g);
+  for (size_t q = 0; q < s->nhist_groups; q++)
+    if (!hist_empty(&s->hist_group[q])) {
+      json_str(g, q < in->trace->ngroups ? in->trace->groups[q].name : "(send/recv)");
+      json_hist1(g, &s->hist_group[q]);
+    }
+  yajl_gen_map_close(g);
+  yajl_gen_map_close(g);
+}
+
 int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
 {
   const dt_stats *s = in->stats;
@@ -193,6 +473,13 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
   yajl_gen_map_open(g);
   json_str(g, "schema");
   json_uint(g, 1);
+  json_bound(g, in);
+  json_str(g, "platform");
+  json_str(g, in->platform->name ? in->platform->name : "");
+  json_str(g, "fidelity");
+  json_str(g, in->fidelity);
+  if (in->trace->captured_step_s > 0)
+    json_key_double(g, "captured_step_s", in->trace->captured_step_s);
   json_key_double(g, "makespan_s", s->makespan_s);
   json_str(g, "ranks");
   json_uint(g, (uint64_t)s->nranks);
@@ -212,6 +499,12 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
     json_key_double(g, "comm_s", rs->comm_s);
     json_key_double(g, "exposed_comm_s", rs->exposed_comm_s);
     json_key_double(g, "wait_s", rs->wait_s);
+    json_str(g, "exposed_by_dim_s");
+    yajl_gen_map_open(g);
+    for (int d = 0; d < DT_DIM_COUNT; d++)
+      if (dim_has_comm(s, (dt_dim)d))
+        json_key_double(g, dim_key((dt_dim)d), rs->exposed_by_dim_s[d]);
+    yajl_gen_map_close(g);
     yajl_gen_map_close(g);
   }
   yajl_gen_array_close(g);
@@ -239,6 +532,10 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
     yajl_gen_map_close(g);
   }
   yajl_gen_map_close(g);
+  json_exposed(g, s);
+  if (s->critical)
+    json_critical(g, in);
+  json_histogram(g, in);
   if (s->links)
     json_links(g, in);
   json_str(g, "notes");
@@ -368,6 +665,134 @@ static void text_links(FILE *f, const dt_report_input *in)
              "  counted by dtsim from each transfer's route\n");
 }
 
+static void text_bound(FILE *f, const dt_report_input *in)
+{
+  const dt_stats *s = in->stats;
+  const dt_critical *c = s->critical;
+  char sentence[512];
+  bound_sentence(in, sentence, sizeof sentence);
+  fprintf(f, "\nbound              %s\n", sentence);
+  if (!c || !(s->makespan_s > 0))
+    return;
+  double ms = s->makespan_s;
+  fprintf(f, "critical path      compute %.1f %%, host/launch %.1f %%, waiting %.1f %%, exposed comm",
+          100 * c->compute_s / ms, 100 * c->host_s / ms, 100 * c->wait_s / ms);
+  int any = 0;
+  for (int d = 0; d < DT_DIM_COUNT; d++)
+    for (int k = 0; k < DT_OP_COUNT; k++)
+      if (c->comm_s[d][k] > 0) {
+        fprintf(f, "%s %s%s%s %.1f %%", any ? "," : "", d != DT_DIM_NONE ? dt_dim_name((dt_dim)d) : "",
+                d != DT_DIM_NONE ? " " : "", kind_phrase((dt_op_kind)k), 100 * c->comm_s[d][k] / ms);
+        any = 1;
+      }
+  if (!any)
+    fprintf(f, " 0 %%");
+  fprintf(f, "\n");
+}
+
+static void text_critical(FILE *f, const dt_report_input *in)
+{
+  const dt_critical *c = in->stats->critical;
+  if (!c || c->nsegs == 0)
+    return;
+  char b1[64], b2[64];
+  fprintf(f, "\ncritical path      %zu ops on %zu rank%s, the chain of ops that ends at the makespan (runs of one rank)\n",
+          c->nops, c->nranks_on_path, c->nranks_on_path == 1 ? "" : "s");
+  /* runs: consecutive segments of one rank and stream */
+  size_t nruns = 0;
+  for (size_t k = 0; k < c->nsegs; k++)
+    if (k == 0 || c->segs[k].rank != c->segs[k - 1].rank || c->segs[k].stream != c->segs[k - 1].stream)
+      nruns++;
+  size_t run = 0, first = 0;
+  for (size_t k = 0; k < c->nsegs; k++) {
+    int last = k + 1 == c->nsegs || c->segs[k + 1].rank != c->segs[k].rank || c->segs[k + 1].stream != c->segs[k].stream;
+    if (!last)
+      continue;
+    if (run < 4 || run + 8 >= nruns) {
+      const dt_cp_segment *a = &c->segs[first], *b = &c->segs[k];
+      size_t nk[DT_OP_COUNT] = {0};
+      for (size_t q = first; q <= k; q++)
+        nk[c->segs[q].kind]++;
+      fprintf(f, "  rank %-5d s%-3d ops %u-%u  %s -> %s ", (int)a->rank, (int)a->stream, a->op, b->op,
+              dt_format_time(a->start_s, b1, sizeof b1), dt_format_time(b->end_s, b2, sizeof b2));
+      int sep = 0;
+      for (int q = 0; q < DT_OP_COUNT; q++)
+        if (nk[q]) {
+          fprintf(f, "%s%s x%zu", sep ? ", " : "", dt_op_kind_name((dt_op_kind)q), nk[q]);
+          sep = 1;
+        }
+      fprintf(f, "\n");
+    } else if (run == 4) {
+      fprintf(f, "  ... %zu more runs ...\n", nruns - 12);
+    }
+    run++;
+    first = k + 1;
+  }
+  if (c->nsegs < c->nops)
+    fprintf(f, "  (the last %zu ops are listed: runs before them are not kept)\n", c->nsegs);
+}
+
+static void text_exposed(FILE *f, const dt_stats *s)
+{
+  char b1[64], b2[64];
+  int any = 0;
+  for (int d = 0; d < DT_DIM_COUNT; d++) {
+    if (!dim_has_comm(s, (dt_dim)d))
+      continue;
+    if (!any)
+      fprintf(f, "\nexposed comm by dimension (per rank: its communication not covered by its compute)\n");
+    any = 1;
+    double mean, max;
+    int32_t arg;
+    exposed_dim_summary(s, (dt_dim)d, &mean, &max, &arg);
+    fprintf(f, "  %-16s mean %-12s max %-12s (rank %d)\n", d == DT_DIM_NONE ? "unlabelled" : dt_dim_name((dt_dim)d),
+            dt_format_time(mean, b1, sizeof b1), dt_format_time(max, b2, sizeof b2), (int)arg);
+  }
+}
+
+/* histogram rows: the instances per size range, with the share of the row's bytes in brackets */
+static const int hist_edges[] = {0, 11, 17, 21, 25, 29, DT_HIST_BUCKETS}; /* <1K, 1K-64K, 64K-1M, 1M-16M, 16M-256M, >=256M */
+
+static void text_hist_row(FILE *f, const char *label, const dt_hist *h)
+{
+  double total = 0;
+  for (int b = 0; b < DT_HIST_BUCKETS; b++)
+    total += h->bytes[b];
+  fprintf(f, "  %-16s", label);
+  for (int r = 0; r + 1 < (int)(sizeof hist_edges / sizeof hist_edges[0]); r++) {
+    uint64_t n = 0;
+    double by = 0;
+    for (int b = hist_edges[r]; b < hist_edges[r + 1]; b++) {
+      n += h->count[b];
+      by += h->bytes[b];
+    }
+    char cell[48];
+    if (n)
+      snprintf(cell, sizeof cell, "%llu (%.0f%%)", (unsigned long long)n, total > 0 ? 100 * by / total : 0);
+    else
+      snprintf(cell, sizeof cell, "-");
+    fprintf(f, " %-14s", cell);
+  }
+  fprintf(f, "\n");
+}
+
+static void text_histogram(FILE *f, const dt_stats *s)
+{
+  int any = 0;
+  for (int k = 0; k < DT_OP_COUNT; k++)
+    any |= !hist_empty(&s->hist_kind[k]);
+  if (!any)
+    return;
+  fprintf(f, "\nmessage sizes      instances by per-rank bytes (share of the row's bytes)\n"
+             "                   <1 KiB         1-64 KiB       64 KiB-1 MiB   1-16 MiB       16-256 MiB     >=256 MiB\n");
+  for (int k = 0; k < DT_OP_COUNT; k++)
+    if (!hist_empty(&s->hist_kind[k]))
+      text_hist_row(f, kind_phrase((dt_op_kind)k), &s->hist_kind[k]);
+  for (int d = 0; d < DT_DIM_COUNT; d++)
+    if (!hist_empty(&s->hist_dim[d]))
+      text_hist_row(f, d == DT_DIM_NONE ? "unlabelled" : dt_dim_name((dt_dim)d), &s->hist_dim[d]);
+}
+
 void dt_report_text(FILE *f, const dt_report_input *in)
 {
   const dt_stats *s = in->stats;
@@ -393,6 +818,8 @@ void dt_report_text(FILE *f, const dt_report_input *in)
               100.0 * (sim - in->trace->captured_step_s) / in->trace->captured_step_s);
     }
   }
+
+  text_bound(f, in);
 
   fprintf(f, "\nper rank           compute      comm         exposed comm wait\n");
   if (s->nranks <= 16) {
@@ -464,6 +891,9 @@ void dt_report_text(FILE *f, const dt_report_input *in)
     }
   }
 
+  text_exposed(f, s);
+  text_critical(f, in);
+  text_histogram(f, s);
   if (s->links)
     text_links(f, in);
 

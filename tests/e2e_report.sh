@@ -25,5 +25,81 @@ check "--no-links: no links key, same makespan" \
   '[ "$(jq -r "has(\"links\")" "$tmp/nolinks.json")" = false ] && [ "$(jq .makespan_s "$tmp/nolinks.json")" = "$(jq .makespan_s "$tmp/nic.json")" ]'
 "$DTSIM" run tests/data/shared-nic.yaml tests/data/shared-nic.dtt >"$tmp/nic.txt" 2>&1
 check "text report lists the busiest links" 'grep -q "^busiest links" "$tmp/nic.txt" && grep -q "nic0.0 up" "$tmp/nic.txt"'
+sentence=$(jq -r .bound.sentence "$tmp/nic.json")
+check "shared NIC: the bound sentence names the NIC ($sentence)" \
+  'echo "$sentence" | grep -Eq "gpu-nic tier.*(nic0.0 up|nic1.0 down), busy 100 %"'
+check "shared NIC: bound is send/recv communication on nic0.0 up" \
+  '[ "$(jq -r "[.bound.what, .bound.kind, .bound.link] | join(\" \")" "$tmp/nic.json")" = "comm send nic0.0 up" ]'
+
+# --- exposed communication (tests/data/node2.yaml: a 2-rank ring all-reduce of S bytes takes 2a + S/B, a = 2 us,
+# B = 10 GB/s): beside a 10 ms compute on another stream, 50 MB (5.004 ms) is hidden, 200 MB (20.004 ms) is exposed
+# for exactly 20.004 - 10 = 10.004 ms, under DP (the group is dp0)
+for S in 50000000 200000000; do
+  { echo "dtsim_trace 1"; echo "ranks 2"; echo "group dp0 0-1"
+    for r in 0 1; do echo "rank $r"; echo "s0 compute dur=10ms"; echo "s1 allreduce group=dp0 bytes=$S"; done; } >"$tmp/ex$S.dtt"
+  "$DTSIM" run --json tests/data/node2.yaml "$tmp/ex$S.dtt" >"$tmp/ex$S.json" 2>/dev/null
+  t=$(awk -v S=$S 'BEGIN { printf "%.12g", 2 * 2e-6 + S / 10e9 }')
+  want=$(awk -v t=$t 'BEGIN { e = t - 0.01; printf "%.12g", (e > 0 ? e : 0) }')
+  for r in 0 1; do
+    got=$(jq -r ".per_rank[$r].exposed_by_dim_s.DP" "$tmp/ex$S.json")
+    if [ $S = 50000000 ]; then
+      check "exposed: $S B hidden behind the compute, rank $r DP exposed $got = 0" '[ "$got" = 0 ]'
+    else
+      check "exposed: $S B, rank $r DP exposed $got = t - 10 ms = $want" 'close "$got" "$want" 1e-9'
+    fi
+  done
+  got=$(jq -r '.bound.comm_s.DP.allreduce // 0' "$tmp/ex$S.json")
+  check "exposed: $S B, critical path DP all-reduce $got = $want" 'close "$got" "$want" 1e-9 || [ "$got" = "$want" ]'
+  got=$(jq -r .bound.compute_s "$tmp/ex$S.json")
+  check "exposed: $S B, critical path compute $got = 10 ms" 'close "$got" 0.01 1e-9'
+done
+check "exposed: 200 MB, the bound is the DP all-reduce" \
+  '[ "$(jq -r "[.bound.what, .bound.dim, .bound.kind] | join(\" \")" "$tmp/ex200000000.json")" = "comm DP allreduce" ]'
+check "exposed: 50 MB, the bound is compute" '[ "$(jq -r .bound.what "$tmp/ex50000000.json")" = compute ]'
+
+# --- oversubscribed fat-tree permutation (tests/data/fat-tree-perm.yaml: 2 leaves of 6 nodes, 2 up-ports each,
+# every link 25 GB/s): after a 10 ms compute, node i sends S to node i+6 mod 12 and receives from it. Uplink =
+# destination NIC mod 2, so each of the 8 leaf-spine directions carries 3 flows: each flow gets B/3 and all end at
+# T = alpha + 3S/B, alpha = 2 NICs x 1 us + 4 cables x 100 ns. Leaf-spine bytes: 12 flows x 2 cables x S; every
+# leaf-spine direction is busy T of the makespan 10 ms + T.
+S=250000000
+{ echo "dtsim_trace 1"; echo "ranks 12"
+  for r in $(seq 0 11); do p=$(( (r + 6) % 12 )); echo "rank $r"; echo "s0 compute dur=10ms"
+    echo "s0 send peer=$p bytes=$S batch=1"; echo "s0 recv peer=$p bytes=$S batch=1"; done; } >"$tmp/perm.dtt"
+"$DTSIM" run --json tests/data/fat-tree-perm.yaml "$tmp/perm.dtt" >"$tmp/perm.json" 2>"$tmp/perm.err"; rc=$?
+check "permutation exits 0" '[ $rc -eq 0 ]'
+T=$(awk -v S=$S 'BEGIN { printf "%.12g", 2 * 1e-6 + 4 * 100e-9 + 3 * S / 25e9 }')
+got=$(jq -r .makespan_s "$tmp/perm.json")
+check "permutation: makespan $got = 10 ms + alpha + 3S/B" 'close "$got" "$(awk -v T=$T "BEGIN { print 0.01 + T }")" 1e-9'
+got=$(jq -r '.links.classes[] | select(.class == "leaf-spine") | .bytes' "$tmp/perm.json")
+check "permutation: leaf-spine bytes $got = 24 S by hand" 'close "$got" $((24 * S)) 1e-12'
+check "permutation: all 8 leaf-spine directions used" \
+  '[ "$(jq -c ".links.classes[] | select(.class == \"leaf-spine\") | [.links, .used, .peak_flows]" "$tmp/perm.json")" = "[8,8,3]" ]'
+want=$(awk -v T=$T 'BEGIN { printf "%.12g", T / (0.01 + T) }')
+for key in busy_mean busy_max; do
+  got=$(jq -r ".links.classes[] | select(.class == \"leaf-spine\") | .$key" "$tmp/perm.json")
+  check "permutation: leaf-spine $key $got = T / (10 ms + T) = $want" 'close "$got" "$want" 1e-9'
+done
+got=$(jq -r '.links.classes[] | select(.class == "nic-leaf") | .bytes' "$tmp/perm.json")
+check "permutation: nic-leaf bytes $got = 24 S (each flow up and down)" 'close "$got" $((24 * S)) 1e-12'
+check "permutation: the bound names the leaf-spine tier" 'jq -r .bound.sentence "$tmp/perm.json" | grep -q "over the leaf-spine tier"'
+
+# --- critical path: contiguous in time, ends at the makespan, sums to it (a generated 2x2x2 iteration)
+"$DTSIM" run --json platforms/dgx-h100-4node.yaml --gen gpt3-175b --tp 8 --pp 2 --dp 2 --layers 4 --global-batch 8 \
+  >"$tmp/gen.json" 2>/dev/null
+ms=$(jq -r .makespan_s "$tmp/gen.json")
+check "critical path ends at the makespan" 'close "$(jq -r ".critical_path.segments[-1].end_s" "$tmp/gen.json")" "$ms" 1e-12'
+check "critical path starts at 0" '[ "$(jq -r ".critical_path.segments[0].start_s" "$tmp/gen.json")" = 0 ]'
+gaps=$(jq -r '.critical_path.segments as $s | [range(1; $s | length) | select(($s[.].start_s - $s[. - 1].end_s) | fabs > 1e-12)] | length' "$tmp/gen.json")
+check "critical path: consecutive ops touch ($gaps gaps)" '[ "$gaps" = 0 ]'
+check "critical path: all ops listed" '[ "$(jq -r ".critical_path.segments | length" "$tmp/gen.json")" = "$(jq -r .critical_path.ops "$tmp/gen.json")" ]'
+sum=$(jq -r '.bound | .compute_s + .host_s + .wait_s + ([.comm_s[][]] | add)' "$tmp/gen.json")
+check "critical path split $sum sums to the makespan $ms" 'close "$sum" "$ms" 1e-9'
+check "generated run: TP, PP and DP histograms" '[ "$(jq -r ".histogram.by_dim | keys | join(\",\")" "$tmp/gen.json")" = "DP,PP,TP" ]'
+
+# --- histogram: per-rank bytes per instance by powers of two (allreduce8: one 64 MiB instance)
+"$DTSIM" run --json tests/data/node8.yaml tests/data/allreduce8.dtt >"$tmp/ar.json" 2>/dev/null
+check "histogram: one all-reduce of 64 MiB in [64 MiB, 128 MiB)" \
+  '[ "$(jq -c ".histogram.by_kind.allreduce" "$tmp/ar.json")" = "[{\"min_bytes\":67108864,\"below_bytes\":134217728,\"count\":1,\"bytes\":67108864}]" ]'
 
 finish
