@@ -23,6 +23,14 @@ struct rp_cp_node {
 
 #define POOL_CHUNK 4096
 
+/* Times this close count as equal when choosing among predecessors, late members and the last op: the lowest rank
+ * (or the op's own stream) wins, so that the path does not depend on rounding (a closed-form wait against the same
+ * exchange simulated as flows). */
+static int later(double a, double b)
+{
+  return a > b + 1e-12 + 1e-9 * fabs(b);
+}
+
 struct rp_cp {
   const dt_trace *t;
   const size_t *rank_stream0;
@@ -113,7 +121,7 @@ void rp_cp_issue(rp_cp *cp, int32_t rank, size_t fs, const dt_stream *st, size_t
   for (size_t k = i; k < j; k++)
     for (uint32_t d = 0; d < st->ops[k].ndeps; d++) {
       rp_cp_node *c = cp->last[cp->rank_stream0[rank] + (size_t)st->ops[k].deps[d].stream];
-      if (c && c->t1 <= issue && (!best || c->t1 > best->t1))
+      if (c && !later(c->t1, issue) && (!best || later(c->t1, best->t1)))
         best = c;
     }
   unref(cp, cp->pred[fs]);
@@ -164,17 +172,23 @@ void rp_cp_done(rp_cp *cp, int32_t rank, size_t fs, size_t index, const dt_op *o
   n->t0 = issue;
   n->t1 = end;
   if (cell) {
-    if (!*cell)
+    if (!*cell) {
       *cell = node_new(cp); /* the instance's reference */
+      (*cell)->rank = INT32_MAX;
+    }
     n->cell = ref(*cell);
     if (last_issue > issue)
       n->t0 = last_issue < end ? last_issue : end;
-    else if (!(*cell)->prev) /* this member arrived last: its predecessor is the instance's */
+    /* a member that arrived last (the lowest rank among those that did): its predecessor is the instance's */
+    if (!later(last_issue, issue) && rank < (*cell)->rank) {
+      unref(cp, (*cell)->prev);
       (*cell)->prev = ref(cp->pred[fs]);
+      (*cell)->rank = rank;
+    }
   } else {
     n->prev = ref(cp->pred[fs]);
   }
-  if (!cp->best || end > cp->best->t1) {
+  if (!cp->best || later(end, cp->best->t1) || (!later(cp->best->t1, end) && rank < cp->best->rank)) {
     unref(cp, cp->best);
     cp->best = ref(n);
   }

@@ -88,7 +88,7 @@ check "permutation: the bound names the leaf-spine tier" 'jq -r .bound.sentence 
 "$DTSIM" run --json platforms/dgx-h100-4node.yaml --gen gpt3-175b --tp 8 --pp 2 --dp 2 --layers 4 --global-batch 8 \
   >"$tmp/gen.json" 2>/dev/null
 ms=$(jq -r .makespan_s "$tmp/gen.json")
-check "critical path ends at the makespan" 'close "$(jq -r ".critical_path.segments[-1].end_s" "$tmp/gen.json")" "$ms" 1e-12'
+check "critical path ends at the makespan" 'close "$(jq -r ".critical_path.segments[-1].end_s" "$tmp/gen.json")" "$ms" 1e-9'
 check "critical path starts at 0" '[ "$(jq -r ".critical_path.segments[0].start_s" "$tmp/gen.json")" = 0 ]'
 gaps=$(jq -r '.critical_path.segments as $s | [range(1; $s | length) | select(($s[.].start_s - $s[. - 1].end_s) | fabs > 1e-12)] | length' "$tmp/gen.json")
 check "critical path: consecutive ops touch ($gaps gaps)" '[ "$gaps" = 0 ]'
