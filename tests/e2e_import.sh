@@ -115,6 +115,9 @@ check "nccl-inspector: reduce-scatter bytes = per-rank size x ranks, on two 2-ra
 check "nccl-inspector: p2p peer mapped from the communicator rank" 'grep -q "send peer=1 bytes=1048576" "$tmp/tp.dtt" && grep -q "recv peer=0 bytes=1048576" "$tmp/tp.dtt"'
 "$DTSIM" import $D/world4/node1-pid7100.log $D/world4/node1-pid7101.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/inm.err"; rc=$?
 check "nccl-inspector: a missing process is an error naming the rank" '[ $rc -eq 2 ] && grep -q "rank 2 has no records" "$tmp/inm.err"'
+# a directory of Inspector logs (not of .dtt files): exit 2 saying to give the files
+"$DTSIM" import --explain $D/world4 >/dev/null 2>"$tmp/dir.err"; rc=$?
+check "a directory without .dtt files is exit 2 suggesting DIR/*.log" '[ $rc -eq 2 ] && grep -q "world4: is a directory without .\.dtt. files: .*world4/\*\.log" "$tmp/dir.err"'
 # a log cut after 300 bytes: the error names the end of the input (byte 300, not 301) on one line
 for f in $D/world4/*.log; do head -c 300 "$f" >"$tmp/cut-$(basename "$f")"; done
 "$DTSIM" import "$tmp"/cut-*.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/cut.err"; rc=$?

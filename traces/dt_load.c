@@ -6,6 +6,7 @@
 #include "../common/dt_util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,6 +279,19 @@ int dt_trace_sniff(const char *path, const dt_importer **imp, dt_error *err)
   if (stat(path, &st) != 0)
     return dt_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
   if (S_ISDIR(st.st_mode)) { /* a directory of per-rank .dtt files, as dt_trace_write_native writes them */
+    DIR *dir = opendir(path);
+    if (!dir)
+      return dt_error_set(err, path, 0, 0, "cannot open directory: %s", strerror(errno));
+    int dtt = 0;
+    for (struct dirent *de; !dtt && (de = readdir(dir));) {
+      size_t n = strlen(de->d_name);
+      dtt = n > 4 && strcmp(de->d_name + n - 4, ".dtt") == 0;
+    }
+    closedir(dir);
+    if (!dtt) /* most likely a folder of NCCL logs, Inspector logs or Chakra traces */
+      return dt_error_set(err, path, 0, 0, "is a directory without '.dtt' files: a directory is read as a native "
+                                           "per-rank trace; for captures of other formats give the files "
+                                           "themselves (e.g. %s/*.log or %s/*.et)", path, path);
     *imp = dt_importer_find("native");
     return DT_OK;
   }
