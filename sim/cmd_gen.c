@@ -2,6 +2,9 @@
  * file and flags; the flag table and the configuration builder are shared with `dtsim run --gen`. */
 #include "dt_cmd_gen.h"
 
+#include "dt_bench.h"
+#include "dt_cli.h"
+
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
 #include "../traces/dt_trace_io.h"
@@ -93,6 +96,7 @@ const char dt_gen_usage[] =
     "(tensor, pipeline, data parallelism, ZeRO, MoE), or prints its communication volumes.\n"
     "\n"
     "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout\n"
+    "  --max-output SIZE      refuse to write more than SIZE (K, M, G, T = 1024; default 16G)\n"
     "  --summary              print bytes per GPU and in total by scheme and op kind, the seed study's\n"
     "                         closed forms and the message-size histogram\n";
 
@@ -297,9 +301,11 @@ int dt_gen_print_summary(FILE *out, const dt_gen_config *c, const dt_trace *t, d
 
 int dt_cmd_gen(int argc, char **argv)
 {
-  struct option longopts[NFLAGS + 4];
+  struct option longopts[NFLAGS + 5];
   size_t n = 0;
+  uint64_t max_output = DT_MAX_OUTPUT_DEFAULT;
   longopts[n++] = (struct option){"output", required_argument, NULL, 'o'};
+  longopts[n++] = (struct option){"max-output", required_argument, NULL, 'M'};
   longopts[n++] = (struct option){"summary", no_argument, NULL, 'S'};
   longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
   for (size_t i = 0; i <= NFLAGS; i++)
@@ -326,6 +332,14 @@ int dt_cmd_gen(int argc, char **argv)
     case 'S':
       summary = 1;
       break;
+    case 'M': {
+      char why[256];
+      if (dt_bench_parse_size(optarg, &max_output, why, sizeof why) != 0) {
+        fprintf(stderr, "dtsim gen: --max-output: %s\nrun 'dtsim help gen' for usage\n", why);
+        goto cleanup;
+      }
+      break;
+    }
     case 'h':
       fputs(dt_gen_usage, stdout);
       fputs(dt_gen_flags_help, stdout);
@@ -357,7 +371,7 @@ int dt_cmd_gen(int argc, char **argv)
   if (dt_gen_flags_config(&gf, &c, &err) != DT_OK || dt_gen_build(&c, 0, &t, &err) != DT_OK)
     goto fail;
   if (out) {
-    if (dt_trace_write_native(t, out, &err) != DT_OK)
+    if (dt_check_output_size(t, out, max_output, "gen", &err) != DT_OK || dt_trace_write_native(t, out, &err) != DT_OK)
       goto fail;
     if (strcmp(out, "-") != 0)
       fprintf(stderr, "dtsim: wrote %s: %d ranks, %zu ops\n", out, (int)t->nranks, dt_trace_op_count(t));

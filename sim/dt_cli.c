@@ -1,6 +1,7 @@
 /* The dtsim command line: a table of subcommands, option parsing with getopt_long, and one place that maps
  * results to exit codes (0 success, 1 simulation finished with a problem, 2 bad input or usage). */
 #include "dt_cli.h"
+#include "dt_bench.h"
 
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
@@ -18,6 +19,7 @@
 
 #include <getopt.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +85,8 @@ static const char import_usage[] =
     "lists every importer and its assumptions.\n"
     "\n"
     "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout\n"
+    "  --max-output SIZE      refuse to write more than SIZE (K, M, G, T = 1024; default 16G); the size is\n"
+    "                         estimated before writing, at 8 bytes or more per op\n"
     "  --explain              print what the import assumed (on stdout)\n"
     "  --format F, --expand N, --rank R, --dep-window TIME, --gaps host|keep|drop, --compute-gap TIME,\n"
     "  --world N, --group-size KIND=N   as for 'dtsim run'\n";
@@ -562,15 +566,27 @@ static void explain(FILE *f, const dt_trace *t, const dt_import_opts *io, size_t
     fprintf(f, "  - %s\n", t->notes[i]);
 }
 
+int dt_check_output_size(const dt_trace *t, const char *out, uint64_t max_output, const char *cmd, dt_error *err)
+{
+  uint64_t bound = dt_trace_native_size_bound(t);
+  if (bound <= max_output)
+    return DT_OK;
+  return dt_error_set(err, out, 0, 0, "the trace would be at least %" PRIu64 " bytes (%zu ops on %d ranks, 8 bytes "
+                      "or more each), more than --max-output %" PRIu64 " bytes: give '%s --max-output SIZE' (such as "
+                      "64G) to write it", bound, dt_trace_op_count(t), (int)t->nranks, max_output, cmd);
+}
+
 static int cmd_import(int argc, char **argv)
 {
   static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
                                            {"help", no_argument, NULL, 'h'},
                                            {"explain", no_argument, NULL, 'x'},
+                                           {"max-output", required_argument, NULL, 'M'},
                                            IMPORT_LONG_OPTIONS,
                                            {NULL, 0, NULL, 0}};
   const char *out = NULL;
   int do_explain = 0;
+  uint64_t max_output = DT_MAX_OUTPUT_DEFAULT;
   dt_import_opts io;
   dt_import_opts_init(&io);
   int opt;
@@ -588,6 +604,12 @@ static int cmd_import(int argc, char **argv)
     case 'x':
       do_explain = 1;
       break;
+    case 'M': {
+      char why[256];
+      if (dt_bench_parse_size(optarg, &max_output, why, sizeof why) != 0)
+        return usage_error("import", "--max-output: %s", why);
+      break;
+    }
     case 'h':
       fputs(import_usage, stdout);
       return EXIT_OK;
@@ -615,6 +637,7 @@ static int cmd_import(int argc, char **argv)
   int rc = EXIT_OK;
   size_t nfiles = (size_t)(argc - optind);
   if (dt_trace_load((const char *const *)&argv[optind], nfiles, &io, &t, &err) != DT_OK ||
+      (out && dt_check_output_size(t, out, max_output, "import", &err) != DT_OK) ||
       (out && dt_trace_write_native(t, out, &err) != DT_OK)) {
     print_error(&err);
     rc = EXIT_USAGE;

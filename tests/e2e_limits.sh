@@ -176,6 +176,19 @@ cp -r validation/references/. "$tmp/q\"dir/" 2>/dev/null
 "$DTSIM" validate --references "$tmp/q\"dir" --json >"$tmp/vq.json" 2>/dev/null; rc=$?
 check "validate --json with a quote in a path is valid JSON" '[ $rc -eq 0 ] && jq -e ".tables | length > 0" "$tmp/vq.json" >/dev/null'
 
+# --- outputs: a large output is refused before writing (--max-output), files appear whole or not at all
+mkdir -p "$tmp/out"
+timeout 60 "$DTSIM" import --expand 1048576 traces/samples/allreduce_bcast_2ranks_rank0.json.gz -o "$tmp/out/x.dtt" >/dev/null 2>"$tmp/mo.err"; rc=$?
+check "import --expand 1048576 (was ~330 GB written): exit 2 with the estimate and --max-output, nothing written" \
+  '[ $rc -eq 2 ] && grep -q "more than --max-output 17179869184 bytes" "$tmp/mo.err" && [ -z "$(ls -A "$tmp/out")" ]'
+"$DTSIM" import --max-output 1K traces/samples/allreduce_bcast_2ranks_rank0.json.gz -o "$tmp/out/y.dtt" >/dev/null 2>&1; rc=$?
+check "import --max-output 1K of the sample: exit 2" '[ $rc -eq 2 ] && [ -z "$(ls -A "$tmp/out")" ]'
+"$DTSIM" import --max-output 1M traces/samples/allreduce_bcast_2ranks_rank0.json.gz -o "$tmp/out/z.dtt" >/dev/null 2>&1; rc=$?
+check "import --max-output 1M of the sample writes it, and no temporary file is left" \
+  '[ $rc -eq 0 ] && [ "$(ls -A "$tmp/out")" = z.dtt ]'
+"$DTSIM" gen neox-19m --max-output 1K -o "$tmp/out/g.dtt" >/dev/null 2>"$tmp/mg.err"; rc=$?
+check "gen --max-output 1K: exit 2 naming the limit" '[ $rc -eq 2 ] && grep -q "more than --max-output 1024 bytes" "$tmp/mg.err" && [ ! -e "$tmp/out/g.dtt" ]'
+
 # --- run --cfg: an allow-list with value ranges (these crashed, hung or aborted inside SimGrid)
 for c in maxmin/precision:-1 contexts/stack-size:0 network/model:foo contexts/factory:nope surf/precision:-1; do
   timeout 20 "$DTSIM" run --cfg "$c" tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/cfg.err"; rc=$?

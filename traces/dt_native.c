@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <zlib.h>
@@ -1190,10 +1191,34 @@ int dt_trace_write_native_file(const dt_trace *t, FILE *f, dt_error *err)
   return DT_OK;
 }
 
+static int write_tmp(const dt_trace *t, const char *tmp, const char *path, int32_t only_rank, dt_dep **order,
+                     size_t *cap, dt_error *err);
+
+uint64_t dt_trace_native_size_bound(const dt_trace *t)
+{
+  return (uint64_t)dt_trace_op_count(t) * 8;
+}
+
+/* Writes to PATH.tmp.PID and renames it to path once complete, so that an interrupted or failed write never
+ * leaves half a file under the final name. */
 static int write_path(const dt_trace *t, const char *path, int32_t only_rank, dt_dep **order, size_t *cap,
                       dt_error *err)
 {
-  FILE *f = fopen(path, "w");
+  char *tmp = dt_xmalloc(strlen(path) + 32);
+  sprintf(tmp, "%s.tmp.%ld", path, (long)getpid());
+  int rc = write_tmp(t, tmp, path, only_rank, order, cap, err);
+  if (rc == DT_OK && rename(tmp, path) != 0)
+    rc = dt_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
+  if (rc != DT_OK)
+    unlink(tmp);
+  free(tmp);
+  return rc;
+}
+
+static int write_tmp(const dt_trace *t, const char *tmp, const char *path, int32_t only_rank, dt_dep **order,
+                     size_t *cap, dt_error *err)
+{
+  FILE *f = fopen(tmp, "w");
   if (!f)
     return dt_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
   write_header(t, f);

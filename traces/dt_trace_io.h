@@ -22,6 +22,12 @@ int dt_trace_parse_native(const char *text, size_t len, const char *source_name,
  * section, its template's ops with its groups and peers; the reader gives back ranks that own their ops.
  * Returns DT_OK or DT_ERR (I/O error, with the path). */
 int dt_trace_write_native(const dt_trace *t, const char *path, dt_error *err);
+/* A lower bound of the bytes dt_trace_write_native writes for t: 8 per op as written (the shortest op line,
+ * "s0 mark\n"; template users count their template's ops), so that refusing above a limit never refuses an
+ * output that would have fit. */
+uint64_t dt_trace_native_size_bound(const dt_trace *t);
+/* The output limit of `import` and `gen` unless --max-output raises it: 16 GiB. */
+#define DT_MAX_OUTPUT_DEFAULT ((uint64_t)16 << 30)
 /* Writes t in native format to an open stream. */
 int dt_trace_write_native_file(const dt_trace *t, FILE *f, dt_error *err);
 
