@@ -337,6 +337,8 @@ START_TEST(test_build_time_8192)
 }
 END_TEST
 
+#define SHIPPED_LOOPS 32 /* iterations of test_shipped_platforms: at least the number of shipped platforms */
+
 /* Every shipped platforms/NAME.yaml loads, builds in SimGrid and routes as dt_topology (loop index = file). */
 START_TEST(test_shipped_platforms)
 {
@@ -346,6 +348,9 @@ START_TEST(test_shipped_platforms)
   glob_t g;
   int rc = glob(pattern, 0, NULL, &g);
   ck_assert_msg(rc == 0 && g.gl_pathc > 0, "no platform files match %s", pattern);
+  /* every file gets an iteration: more files than SHIPPED_LOOPS would leave some untested */
+  ck_assert_msg(g.gl_pathc <= SHIPPED_LOOPS, "%zu platform files but only %d loop iterations: raise SHIPPED_LOOPS",
+                g.gl_pathc, SHIPPED_LOOPS);
   if ((size_t)_i < g.gl_pathc) {
     dt_platform *p = NULL;
     dt_error err;
@@ -374,7 +379,7 @@ static Suite *sg_platform_suite(void)
   tcase_add_test(tc, test_routes_two_level_rail_oversubscribed);
   tcase_add_test(tc, test_routes_three_level);
   suite_add_tcase(s, tc);
-  tcase_add_loop_test(tc, test_shipped_platforms, 0, 16);
+  tcase_add_loop_test(tc, test_shipped_platforms, 0, SHIPPED_LOOPS);
   tc = tcase_create("flows");
   tcase_add_test(tc, test_flow_alpha_beta);
   tcase_add_test(tc, test_flow_shared_nic);

@@ -7,10 +7,13 @@ DTSIM=${1:?usage: e2e_platform.sh DTSIM}
 source "$(dirname "$0")/e2e-lib.sh"
 
 # --- check: every shipped platform is valid (and the cluster platforms of the end-to-end validation)
+nplat=0
 for f in platforms/*.yaml validation/platforms/*.yaml; do
+  nplat=$((nplat + 1))
   "$DTSIM" platform check "$f" >"$tmp/out" 2>"$tmp/err"; rc=$?
   check "check $f exits 0 and says ok" '[ $rc -eq 0 ] && grep -q "^ok: " "$tmp/out" && [ ! -s "$tmp/err" ]'
 done
+check "the loop found the shipped platforms (at least 9, found $nplat)" '[ "$nplat" -ge 9 ] && [ -f platforms/dgx-a100.yaml ]'
 "$DTSIM" platform check platforms/dgx1-v100.yaml >"$tmp/out"
 check "dgx1-v100 summary: 1 node x 8 GPUs, nvlink-mesh, 8 ports + 16 pairs = 24 links" \
   'grep -qx "ok: dgx1-v100: 1 node x 8 GPUs, nvlink-mesh, 24 links" "$tmp/out"'
