@@ -6,6 +6,7 @@
 
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
+#include "../common/dt_yaml.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -771,6 +772,8 @@ int dt_platform_parse(const char *text, size_t len, const char *source_name, dt_
   dt_error_clear(err);
   *out = NULL;
 
+  if (dt_yaml_check_depth(text, text ? len : 0, L.file, DT_YAML_MAX_DEPTH, err) != DT_OK)
+    goto cleanup;
   if (!yaml_parser_initialize(&parser)) {
     dt_error_set(err, L.file, 0, 0, "cannot initialise the YAML parser");
     goto cleanup;
