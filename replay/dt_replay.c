@@ -10,6 +10,7 @@
 #include "../platforms/dt_compute.h"
 #include "dt_critpath.h"
 #include "dt_linkload.h"
+#include "dt_timeline.h"
 #include "dt_replay_internal.h"
 #include "dt_sg_platform.h"
 
@@ -126,6 +127,7 @@ typedef struct replay_run {
   sg_mailbox_t *pair_boxes; /* by pair id: looked up once (sg_mailbox_by_name is a simcall), NULL until then */
   size_t pair_boxes_cap;
   rp_cp *cp;            /* the critical path (dt_critpath.h) */
+  dt_timeline *tl;      /* --timeline (dt_timeline.h), or NULL */
   dt_dim *dims;         /* per-dimension exposure: the dimensions the trace uses, ndims of them */
   int ndims;
   dt_hist hist_kind[DT_OP_COUNT], hist_dim[DT_DIM_COUNT];
@@ -656,8 +658,11 @@ static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const 
       iv_add(&a->dboth[R->dims[d]], issue, end);
   }
   int pair = op->kind == DT_OP_SEND || op->kind == DT_OP_RECV;
+  int32_t sid = R->tl ? dt_trace_rank_body(R->c.t, rank)->streams[fs - R->rank_stream0[rank]].id : 0;
   if (!pair && !dt_op_is_collective(op->kind)) {
     rp_cp_done(R->cp, rank, fs, index, op, -1, issue, end, NULL, 0);
+    if (R->tl)
+      dt_timeline_op(R->tl, rank, sid, index, op, -1, issue, end, NULL, NULL);
     return;
   }
   int32_t g = pair ? -1 : dt_trace_op_group(R->c.t, rank, op);
@@ -670,6 +675,8 @@ static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const 
     iv_add(&a->wait, issue, l->last_issue);
   rp_cp_done(R->cp, rank, fs, index, op, g, issue, end, &l->cp_cell, l->last_issue);
   rp_cp_set_hidden(R->cp, fs, hidden_by_compute(R, rank, fs));
+  if (R->tl)
+    dt_timeline_op(R->tl, rank, sid, index, op, g, issue, end, l->algo ? l->algo : pair ? "p2p" : NULL, l->proto);
   if (l->ndone == 0 || end > l->last_end)
     l->last_end = end;
   l->ndone++;
@@ -1056,6 +1063,8 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   }
   R.stream_done = dt_xcalloc(R.nstreams + 1, sizeof *R.stream_done);
   R.cp = rp_cp_new(t, R.nstreams, R.rank_stream0);
+  if (opts->timeline && !(R.tl = dt_timeline_open(opts->timeline, t, opts->timeline_ranks, opts->ntimeline_ranks, err)))
+    goto cleanup;
   R.hist_group = dt_xcalloc(t->ngroups + 1, sizeof *R.hist_group);
   {
     int used[DT_DIM_COUNT] = {0};
@@ -1082,7 +1091,7 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     qsort(R.c.members[g], gr->nranks, sizeof *R.c.members[g], cmp_member);
   }
   rp_coll_init(&R.c);
-  if (!opts->on_instance && rp_fold_plan(&R.c) > 0) { /* only the representatives run */
+  if (!opts->on_instance && !opts->timeline && rp_fold_plan(&R.c) > 0) { /* only the representatives run */
     active = 0;
     for (size_t r = 0; r < nranks; r++) {
       const dt_rank *body = dt_trace_rank_body(t, (int32_t)r);
@@ -1158,6 +1167,15 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
 
   *out = collect_stats(&R);
   rc = DT_OK;
+  if (R.tl) {
+    dt_timeline *tl = R.tl;
+    R.tl = NULL;
+    if (dt_timeline_close(tl, err) != DT_OK) {
+      dt_stats_free(*out);
+      *out = NULL;
+      rc = DT_ERR;
+    }
+  }
 
 cleanup:
   if (R.all_done)
@@ -1180,6 +1198,8 @@ cleanup:
         iv_free(&R.acc[r].dboth[d]);
     }
   rp_cp_free(R.cp);
+  if (R.tl)
+    dt_timeline_close(R.tl, NULL);
   free(R.dims);
   free(R.hist_group);
   free(R.acc);

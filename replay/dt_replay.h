@@ -39,6 +39,9 @@ typedef struct dt_replay_opts {
                                  when unset, and the replay keeps no list of them */
   void *on_instance_data;     /* passed to on_instance */
   int links;                  /* per-link accounting (dt_linkload.h, stats->links): 1 (default) or 0 (off) */
+  const char *timeline;       /* Chrome trace event file to write (dt_timeline.h), or NULL (default) */
+  const int32_t *timeline_ranks; /* the ranks it shows (ntimeline_ranks), or NULL: every rank */
+  size_t ntimeline_ranks;
   int exact;                  /* 0 (default): exact shortcuts allowed (docs/replay.md, "Shortcuts"); 1: every
                                  exchange is simulated as SimGrid flows (--exact) */
 } dt_replay_opts;

@@ -61,6 +61,8 @@ static const char run_usage[] =
     "  --cfg KEY:VALUE        a SimGrid setting, repeatable (e.g. contexts/factory:thread)\n"
     "  --top N                busiest link directions listed in the report (default 10)\n"
     "  --no-links             turn the per-link accounting off (no links section; a little faster)\n"
+    "  --timeline FILE        write a Chrome trace event timeline (open it in Perfetto or chrome://tracing)\n"
+    "  --timeline-ranks LIST  ranks the timeline shows, e.g. 0-7,64 (default: all, or 0-63 above 64 ranks)\n"
     "  --placement FILE       rank-to-GPU map, lines 'rank node gpu' (default rank r on node r/G, GPU r%G)\n"
     "  --format F             input format: auto (default: sniffed from the content), native, kineto,\n"
     "                         nccl-log, nccl-inspector, deepspeed, chakra\n"
@@ -305,6 +307,47 @@ static int import_option(int opt, const char *cmdname, dt_import_opts *io)
       {"gaps", required_argument, NULL, 'G'}, {"compute-gap", required_argument, NULL, 'c'},                 \
       {"world", required_argument, NULL, 'w'}, {"group-size", required_argument, NULL, 'z'}
 
+/* Ranks a --timeline shows when --timeline-ranks does not say. */
+#define TIMELINE_DEFAULT_RANKS 64
+
+/* Parses a rank list "0-7,16" (ranks below nranks) into a new array (caller frees). Returns 0, or -1 when it is
+ * not one. */
+static int parse_rank_list(const char *s, int32_t nranks, int32_t **out, size_t *n)
+{
+  size_t cap = 0;
+  *out = NULL;
+  *n = 0;
+  const char *p = s;
+  while (*p) {
+    char *end;
+    long a = strtol(p, &end, 10), b;
+    if (end == p || a < 0 || a >= nranks)
+      goto bad;
+    p = end;
+    b = a;
+    if (*p == '-') {
+      b = strtol(p + 1, &end, 10);
+      if (end == p + 1 || b < a || b >= nranks)
+        goto bad;
+      p = end;
+    }
+    for (long r = a; r <= b; r++) {
+      *out = dt_grow(*out, &cap, *n, sizeof **out);
+      (*out)[(*n)++] = (int32_t)r;
+    }
+    if (*p == ',')
+      p++;
+    else if (*p)
+      goto bad;
+  }
+  if (*n > 0)
+    return 0;
+bad:
+  free(*out);
+  *out = NULL;
+  return -1;
+}
+
 /* Joins the trace paths into one label for the report header. */
 static char *trace_label(char **paths, int n)
 {
@@ -335,6 +378,8 @@ static int cmd_run(int argc, char **argv)
                                            {"proto", required_argument, NULL, 'P'},
                                            {"cfg", required_argument, NULL, 'C'},
                                            {"no-links", no_argument, NULL, 'L'},
+                                           {"timeline", required_argument, NULL, 'Y'},
+                                           {"timeline-ranks", required_argument, NULL, 'K'},
                                            {"top", required_argument, NULL, 'T'},
                                            {"exact", no_argument, NULL, 'X'},
                                            IMPORT_LONG_OPTIONS};
@@ -349,6 +394,8 @@ static int cmd_run(int argc, char **argv)
   int gen = 0;
   int json = 0;
   size_t top_links = 10;
+  const char *tl_ranks_arg = NULL; /* --timeline-ranks, parsed once the trace's rank count is known */
+  int32_t *tl_ranks = NULL;
   const char *placement_path = NULL;
   dt_import_opts io;
   dt_import_opts_init(&io);
@@ -380,6 +427,12 @@ static int cmd_run(int argc, char **argv)
       break;
     case 'L':
       ro.links = 0;
+      break;
+    case 'Y':
+      ro.timeline = optarg;
+      break;
+    case 'K':
+      tl_ranks_arg = optarg;
       break;
     case 'T': {
       char *end;
@@ -485,6 +538,27 @@ static int cmd_run(int argc, char **argv)
       goto fail;
     ro.placement = placement;
   }
+  if (ro.timeline) {
+    size_t n = 0;
+    if (tl_ranks_arg) {
+      if (parse_rank_list(tl_ranks_arg, t->nranks, &tl_ranks, &n) != 0) {
+        char last[32];
+        snprintf(last, sizeof last, "%d", (int)t->nranks - 1);
+        usage_error("run", "--timeline-ranks expects a list of ranks like 0-7,16 within the trace's 0-%s", last);
+        rc = EXIT_USAGE;
+        goto cleanup;
+      }
+    } else if (t->nranks > TIMELINE_DEFAULT_RANKS) {
+      n = TIMELINE_DEFAULT_RANKS;
+      tl_ranks = dt_xmalloc(sizeof *tl_ranks * n);
+      for (size_t i = 0; i < n; i++)
+        tl_ranks[i] = (int32_t)i;
+      fprintf(stderr, "dtsim: note: --timeline shows ranks 0-%d of %d (--timeline-ranks picks others)\n",
+              TIMELINE_DEFAULT_RANKS - 1, (int)t->nranks);
+    }
+    ro.timeline_ranks = tl_ranks;
+    ro.ntimeline_ranks = n;
+  }
   if (dt_replay_run(p, t, &ro, &s, &err) != DT_OK)
     goto fail;
 
@@ -514,6 +588,7 @@ fail:
 cleanup:
   free(label);
   free(placement);
+  free(tl_ranks);
   dt_stats_free(s);
   dt_trace_free(t);
   dt_platform_free(p);

@@ -102,4 +102,45 @@ check "generated run: TP, PP and DP histograms" '[ "$(jq -r ".histogram.by_dim |
 check "histogram: one all-reduce of 64 MiB in [64 MiB, 128 MiB)" \
   '[ "$(jq -c ".histogram.by_kind.allreduce" "$tmp/ar.json")" = "[{\"min_bytes\":67108864,\"below_bytes\":134217728,\"count\":1,\"bytes\":67108864}]" ]'
 
+# --- timeline: Chrome trace event JSON, one slice per op (counted in the same trace written as a native file),
+# slice ends equal the simulated times (the last one the makespan; every critical-path op ends where its slice does)
+GEN="--gen gpt3-175b --tp 8 --pp 2 --dp 2 --layers 4 --global-batch 8"
+"$DTSIM" gen ${GEN#--gen } -o "$tmp/gen.dtt" >/dev/null 2>&1
+nops=$(grep -cE '^s[0-9]+ ' "$tmp/gen.dtt")
+"$DTSIM" run --json --timeline "$tmp/tl.json" platforms/dgx-h100-4node.yaml $GEN >"$tmp/tlrun.json" 2>/dev/null; rc=$?
+check "timeline run exits 0" '[ $rc -eq 0 ]'
+cat >"$tmp/tl.py" <<'PY'
+import json, sys
+tl = json.load(open(sys.argv[1]))
+rep = json.load(open(sys.argv[2]))
+nops = int(sys.argv[3])
+x = [e for e in tl["traceEvents"] if e["ph"] == "X"]
+errors = []
+if len(x) != nops:
+    errors.append(f"{len(x)} slices for {nops} ops")
+end = max(e["ts"] + e["dur"] for e in x)
+if abs(end - rep["makespan_s"] * 1e6) > 1e-6 * end:
+    errors.append(f"last slice ends at {end} us, makespan {rep['makespan_s']} s")
+names = {(e["pid"], e["args"]["name"]) for e in tl["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+if len(names) != rep["ranks"]:
+    errors.append(f"{len(names)} processes for {rep['ranks']} ranks")
+by = {(e["pid"], e["tid"], e["args"]["index"]): e for e in x}
+for s in rep["critical_path"]["segments"]:
+    e = by.get((s["rank"], s["stream"], s["op"]))
+    if e is None or abs(e["ts"] + e["dur"] - s["end_s"] * 1e6) > 1e-6 * max(1.0, s["end_s"] * 1e6):
+        errors.append(f"critical-path op {s} has no slice ending with it")
+        break
+comm = [e for e in x if e["cat"] == "comm"]
+if not comm or any(k not in comm[0]["args"] for k in ("bytes", "dim", "algorithm")):
+    errors.append("communication slices lack bytes, dim or algorithm")
+print("; ".join(errors) if errors else "ok")
+PY
+got=$(python3 "$tmp/tl.py" "$tmp/tl.json" "$tmp/tlrun.json" "$nops" 2>&1)
+check "timeline: $nops slices, one per op, ends equal the simulated times ($got)" '[ "$got" = ok ]'
+"$DTSIM" run --json --timeline "$tmp/tl2.json" --timeline-ranks 0-1,9 platforms/dgx-h100-4node.yaml $GEN >/dev/null 2>&1
+check "--timeline-ranks 0-1,9 writes ranks 0, 1 and 9 only" \
+  '[ "$(jq -c "[.traceEvents[] | select(.ph == \"X\") | .pid] | unique" "$tmp/tl2.json")" = "[0,1,9]" ]'
+"$DTSIM" run --timeline "$tmp/tl3.json" --timeline-ranks 0-99 platforms/dgx-h100-4node.yaml $GEN >/dev/null 2>&1; rc=$?
+check "--timeline-ranks outside the trace: exit 2" '[ $rc -eq 2 ]'
+
 finish
