@@ -4,6 +4,7 @@
  * multiplier gpu.efficiency, and the other rows are predicted with it. One child process per simulation (SimGrid
  * runs once per process). docs/validation.md describes the rows, the mapping and the results. */
 #include "cmd_e2e.h"
+#include "dt_fork.h"
 
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
@@ -250,36 +251,6 @@ static int config_of(const e2e_row *r, dt_gen_config *c, dt_error *err)
   return DT_OK;
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-  const char *p = buf;
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-static int read_all(int fd, void *buf, size_t n)
-{
-  char *p = buf;
-  while (n > 0) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return -1;
-    p += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
-
 /* Simulates row r on platform file path with gpu.efficiency = eff (and without gpu.compute when plain): the
  * iteration's seconds into *secs. In this process (SimGrid once per process: call through simulate). */
 static int simulate_here(const e2e_row *r, const char *path, double eff, int plain, double *secs, dt_error *err)
@@ -312,46 +283,25 @@ done:
   return rc;
 }
 
+/* simulate_here's arguments, for dt_run_forked. */
+typedef struct {
+  const e2e_row *r;
+  const char *path;
+  double eff;
+  int plain;
+} e2e_job;
+
+static int simulate_child(void *arg, void *out, dt_error *err)
+{
+  const e2e_job *j = arg;
+  return simulate_here(j->r, j->path, j->eff, j->plain, out, err);
+}
+
 /* simulate_here in a child process. */
 static int simulate(const e2e_row *r, const char *path, double eff, int plain, double *secs, dt_error *err)
 {
-  int fds[2];
-  if (pipe(fds) != 0)
-    return dt_error_set(err, "", 0, 0, "cannot create a pipe: %s", strerror(errno));
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return dt_error_set(err, "", 0, 0, "cannot fork: %s", strerror(errno));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    dt_error e;
-    dt_error_clear(&e);
-    double v = 0;
-    int status = simulate_here(r, path, eff, plain, &v, &e);
-    int ok = write_all(fds[1], &status, sizeof status) == 0 &&
-             (status == DT_OK ? write_all(fds[1], &v, sizeof v) : write_all(fds[1], &e, sizeof e)) == 0;
-    close(fds[1]);
-    _exit(ok ? 0 : 1);
-  }
-  close(fds[1]);
-  int status = DT_ERR, rc = DT_ERR;
-  if (read_all(fds[0], &status, sizeof status) != 0)
-    dt_error_set(err, "", 0, 0, "the simulation process ended without a result");
-  else if (status == DT_OK)
-    rc = read_all(fds[0], secs, sizeof *secs) == 0 ? DT_OK : dt_error_set(err, "", 0, 0, "the simulation ended early");
-  else if (read_all(fds[0], err, sizeof *err) != 0)
-    dt_error_set(err, "", 0, 0, "the simulation process failed without a message");
-  close(fds[0]);
-  int ws = 0;
-  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-    ;
-  if (rc == DT_OK && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0))
-    rc = dt_error_set(err, "", 0, 0, "the simulation process failed");
-  return rc;
+  e2e_job j = {r, path, eff, plain};
+  return dt_run_forked(simulate_child, &j, secs, sizeof *secs, "the simulation process", err);
 }
 
 /* ---- calibration ---- */

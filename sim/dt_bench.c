@@ -2,6 +2,7 @@
  * nccl-tests' doc/PERFORMANCE.md, one trace holding every size and iteration in sequence, and the time of each
  * instance from the replay's per-instance records (dt_replay_opts.on_instance). */
 #include "dt_bench.h"
+#include "dt_fork.h"
 
 #include "../common/dt_util.h"
 #include "../replay/dt_stats.h"
@@ -319,85 +320,33 @@ cleanup:
 
 /* ---- one benchmark per child process ---- */
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-  const char *p = buf;
-  while (len > 0) {
-    ssize_t w = write(fd, p, len);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    p += w;
-    len -= (size_t)w;
-  }
-  return 0;
-}
+/* dt_bench_run in the child: its rows copied into the parent's buffer (o->nsizes rows). */
+typedef struct {
+  const dt_platform *p;
+  const dt_bench_opts *o;
+} bench_job;
 
-static int read_all(int fd, void *buf, size_t len)
+static int bench_child(void *arg, void *out, dt_error *err)
 {
-  char *p = buf;
-  while (len > 0) {
-    ssize_t r = read(fd, p, len);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return -1;
-    p += r;
-    len -= (size_t)r;
-  }
-  return 0;
+  const bench_job *j = arg;
+  dt_bench_row *v = NULL;
+  int rc = dt_bench_run(j->p, j->o, &v, err);
+  if (rc == DT_OK)
+    memcpy(out, v, sizeof *v * j->o->nsizes);
+  free(v);
+  return rc;
 }
 
 int dt_bench_run_forked(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **rows, dt_error *err)
 {
-  *rows = NULL;
-  int fds[2];
-  if (pipe(fds) != 0)
-    return dt_error_set(err, "", 0, 0, "cannot create a pipe: %s", strerror(errno));
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return dt_error_set(err, "", 0, 0, "cannot fork: %s", strerror(errno));
-  }
-  if (pid == 0) { /* child: status, then the error record or the rows */
-    close(fds[0]);
-    dt_bench_row *v = NULL;
-    dt_error e;
-    dt_error_clear(&e);
-    int status = dt_bench_run(p, o, &v, &e);
-    int ok = write_all(fds[1], &status, sizeof status) == 0 &&
-             (status == DT_OK ? write_all(fds[1], v, sizeof *v * o->nsizes) : write_all(fds[1], &e, sizeof e)) == 0;
-    close(fds[1]);
-    _exit(ok ? 0 : 1);
-  }
-  close(fds[1]);
-  int status = DT_ERR, rc = DT_ERR;
+  bench_job j = {p, o};
   dt_bench_row *v = dt_xcalloc(o->nsizes + 1, sizeof *v);
-  if (read_all(fds[0], &status, sizeof status) != 0) {
-    dt_error_set(err, "", 0, 0, "the benchmark process ended without a result");
-  } else if (status == DT_OK) {
-    if (read_all(fds[0], v, sizeof *v * o->nsizes) == 0)
-      rc = DT_OK;
-    else
-      dt_error_set(err, "", 0, 0, "the benchmark process ended before its rows");
-  } else if (read_all(fds[0], err, sizeof *err) != 0) {
-    dt_error_set(err, "", 0, 0, "the benchmark process failed without a message");
-  }
-  close(fds[0]);
-  int ws = 0;
-  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-    ;
-  if (rc == DT_OK && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0)) {
-    rc = DT_ERR;
-    dt_error_set(err, "", 0, 0, "the benchmark process ended abnormally");
-  }
+  int rc = dt_run_forked(bench_child, &j, v, sizeof *v * o->nsizes, "the benchmark process", err);
   if (rc == DT_OK)
     *rows = v;
-  else
+  else {
+    *rows = NULL;
     free(v);
+  }
   return rc;
 }
