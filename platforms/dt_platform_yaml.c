@@ -856,11 +856,12 @@ int dt_platform_load(const char *path, dt_platform **out, dt_error *err)
     if (n == 0)
       break;
   }
-  int read_failed = ferror(f);
+  int read_failed = ferror(f), read_errno = errno; /* a directory opens, then fails to read: EISDIR */
   fclose(f);
   if (read_failed) {
     free(buf);
-    return dt_error_set(err, NULL, 0, 0, "cannot read '%s'", path);
+    return dt_error_set(err, NULL, 0, 0, "cannot read '%s': %s (expected a platform YAML file)", path,
+                        strerror(read_errno));
   }
   int rc = dt_platform_parse(buf, len, path, out, err);
   free(buf);

@@ -867,8 +867,9 @@ void dt_report_text(FILE *f, const dt_report_input *in)
   }
   if (!any)
     fprintf(f, "  (no communication)\n");
-  fprintf(f, "  algbw = size / time; busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, reducescatter,\n"
-             "  alltoall), 1 (broadcast, reduce, send): nccl-tests conventions, GB/s = 1e9 bytes/s\n");
+  fprintf(f, "  algbw = size / time, size = bytes (n x bytes for allgather, whose bytes are the per-rank shard);\n"
+             "  busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, reducescatter, alltoall), 1 (broadcast,\n"
+             "  reduce, send): nccl-tests conventions, GB/s = 1e9 bytes/s\n");
   const dt_trace *t = in->trace;
   int measured = 0;
   for (int k = 0; k < DT_OP_COUNT; k++)

@@ -72,4 +72,8 @@ check "route to a GPU out of range exits 2" '[ $rc -eq 2 ] && grep -q "from 0 to
 "$DTSIM" platform show platforms/frontier-like.yaml --route 0 >/dev/null 2>&1; rc=$?
 check "--route with one GPU exits 2" '[ $rc -eq 2 ]'
 
+mkdir -p "$tmp/adir"
+"$DTSIM" platform check "$tmp/adir" >/dev/null 2>"$tmp/err"; rc=$?
+check "a directory given as the platform exits 2 and says it is one" '[ $rc -eq 2 ] && grep -q "Is a directory" "$tmp/err"'
+
 finish
