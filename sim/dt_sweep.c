@@ -3,6 +3,7 @@
  * hash (SHA-256, libcrypto) and the points manifest (JSON lines, yajl). docs/sweep.md is the user's view. */
 #include "dt_sweep.h"
 
+#include "../common/dt_json.h"
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
 #include "../traces/dt_gen.h"
@@ -1223,11 +1224,6 @@ const char *dt_sweep_point_label(const dt_sweep_plan *p, const dt_sweep_point *p
 
 /* ---- manifest ---- */
 
-static void jstr(yajl_gen g, const char *s)
-{
-  yajl_gen_string(g, (const unsigned char *)s, strlen(s));
-}
-
 int dt_sweep_manifest_write(const dt_sweep_plan *p, dt_error *err)
 {
   yajl_gen g = yajl_gen_alloc(NULL);
@@ -1239,30 +1235,30 @@ int dt_sweep_manifest_write(const dt_sweep_plan *p, dt_error *err)
   for (size_t i = 0; i < p->npoints; i++) {
     const dt_sweep_point *pt = &p->points[i];
     yajl_gen_map_open(g);
-    jstr(g, "point");
+    dt_json_string(g, "point");
     yajl_gen_integer(g, (long long)pt->index);
-    jstr(g, "params");
+    dt_json_string(g, "params");
     yajl_gen_map_open(g);
     for (size_t a = 0; a < s->naxes; a++) {
-      jstr(g, s->axes[a].key);
-      jstr(g, s->axes[a].labels[pt->choice[a]]);
+      dt_json_string(g, s->axes[a].key);
+      dt_json_string(g, s->axes[a].labels[pt->choice[a]]);
     }
     yajl_gen_map_close(g);
-    jstr(g, "status");
-    jstr(g, pt->reason ? "impossible" : "run");
+    dt_json_string(g, "status");
+    dt_json_string(g, pt->reason ? "impossible" : "run");
     if (pt->reason) {
-      jstr(g, "reason");
-      jstr(g, pt->reason);
+      dt_json_string(g, "reason");
+      dt_json_string(g, pt->reason);
     } else {
-      jstr(g, "hash");
-      jstr(g, pt->hash);
-      jstr(g, "platform");
-      jstr(g, pt->platform_path);
-      jstr(g, "argv");
+      dt_json_string(g, "hash");
+      dt_json_string(g, pt->hash);
+      dt_json_string(g, "platform");
+      dt_json_string(g, pt->platform_path);
+      dt_json_string(g, "argv");
       yajl_gen_array_open(g);
-      jstr(g, "dtsim");
+      dt_json_string(g, "dtsim");
       for (size_t k = 0; k < pt->argc; k++)
-        jstr(g, pt->argv[k]);
+        dt_json_string(g, pt->argv[k]);
       yajl_gen_array_close(g);
     }
     yajl_gen_map_close(g);

@@ -2,6 +2,7 @@
  * gnuplot plot. The runs' JSON is read with yajl's tree API; numbers copied into the CSV keep the run's digits. */
 #include "dt_sweep.h"
 
+#include "../common/dt_json.h"
 #include "../common/dt_util.h"
 
 #include <errno.h>
@@ -338,11 +339,6 @@ int dt_sweep_write_csv(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r
 
 /* ---- JSON lines ---- */
 
-static void jstr(yajl_gen g, const char *s)
-{
-  yajl_gen_string(g, (const unsigned char *)s, strlen(s));
-}
-
 int dt_sweep_write_jsonl(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r, dt_error *err)
 {
   const dt_sweep_spec *s = p->spec;
@@ -356,27 +352,27 @@ int dt_sweep_write_jsonl(FILE *f, const dt_sweep_plan *p, const dt_sweep_result 
   for (size_t i = 0; i < p->npoints; i++) {
     const dt_sweep_point *pt = &p->points[i];
     yajl_gen_map_open(g);
-    jstr(g, "point");
+    dt_json_string(g, "point");
     yajl_gen_integer(g, (long long)pt->index);
-    jstr(g, "status");
-    jstr(g, status_name(r[i].status));
-    jstr(g, "params");
+    dt_json_string(g, "status");
+    dt_json_string(g, status_name(r[i].status));
+    dt_json_string(g, "params");
     yajl_gen_map_open(g);
     for (size_t a = 0; a < s->naxes; a++) {
-      jstr(g, s->axes[a].key);
-      jstr(g, s->axes[a].labels[pt->choice[a]]);
+      dt_json_string(g, s->axes[a].key);
+      dt_json_string(g, s->axes[a].labels[pt->choice[a]]);
     }
     yajl_gen_map_close(g);
     if (pt->hash[0]) {
-      jstr(g, "hash");
-      jstr(g, pt->hash);
+      dt_json_string(g, "hash");
+      dt_json_string(g, pt->hash);
     }
     if (r[i].reason) {
-      jstr(g, "reason");
-      jstr(g, r[i].reason);
+      dt_json_string(g, "reason");
+      dt_json_string(g, r[i].reason);
     }
     if (t->rows[i].has_iter) {
-      jstr(g, "iteration_s");
+      dt_json_string(g, "iteration_s");
       yajl_gen_number(g, t->rows[i].iteration, strlen(t->rows[i].iteration));
     }
     const unsigned char *buf;
