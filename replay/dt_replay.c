@@ -555,7 +555,6 @@ static void report_instance(replay_run *R, const rp_live *l, int pair, uint64_t 
   R->on_instance(&rec, R->on_instance_data);
 }
 
-/* An instance or pair is complete: its per-kind totals (DESIGN.md §7). */
 /* How long rank computed (on its other streams) during the critical-path part of the communication op stream fs
  * just completed: its completed compute intervals and the computes still running, united, within the span. */
 static double hidden_by_compute(replay_run *R, int32_t rank, size_t fs)
@@ -597,42 +596,31 @@ static void hist_add(replay_run *R, dt_op_kind kind, int32_t g, uint64_t bytes)
   }
 }
 
+/* An instance or pair is complete: its per-kind totals (DESIGN.md §7). */
 static void account(replay_run *R, const rp_live *l, int pair)
 {
   const dt_op *op = l->op;
   /* folding: an instance or pair of the representatives stands for one per class member (a class's own instance
    * for itself) */
   int m = R->c.fold && (pair || R->c.fold_cls[l->op_rank] != (int32_t)l->key[0]) ? R->c.fold : 1;
-  {
-    int32_t hg = pair ? -1 : (int32_t)l->key[0];
-    uint64_t hb = pair ? op->bytes : op->kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(op) : op->kind == DT_OP_BARRIER ? 0 : op->bytes;
-    for (int f = 0; f < m; f++) { /* folded: the images of the instance, each on its own group */
-      int32_t ig = hg >= 0 && m > 1 ? R->c.fold_gimg[(size_t)hg * R->c.fold + f] : hg;
-      hist_add(R, pair ? DT_OP_SEND : op->kind, ig >= 0 || hg < 0 ? ig : hg, hb);
-    }
+  dt_op_kind kind = pair ? DT_OP_SEND : op->kind;
+  int32_t g = pair ? -1 : (int32_t)l->key[0];
+  size_t n = pair ? 2 : R->c.t->groups[g].nranks; /* l->n counts only the members that ran (folding) */
+  uint64_t bytes = pair                        ? op->bytes
+                   : kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(op)
+                   : kind == DT_OP_BARRIER  ? 0
+                                            : op->bytes;
+  for (int f = 0; f < m; f++) { /* folded: the images of the instance, each on its own group */
+    int32_t ig = g >= 0 && m > 1 ? R->c.fold_gimg[(size_t)g * R->c.fold + f] : g;
+    hist_add(R, kind, ig >= 0 || g < 0 ? ig : g, bytes);
   }
-  if (pair) {
-    if (R->on_instance)
-      report_instance(R, l, pair, op->bytes);
-    dt_kind_stats *ks = &R->by_kind[DT_OP_SEND];
-    ks->count += (uint64_t)m;
-    ks->bytes = sat_add(ks->bytes, sat_mul(op->bytes, (uint64_t)m));
-    ks->time_s += (l->last_end - l->last_issue) * m;
-    ks->nccl_bytes += (double)op->bytes * m;
-    ks->bus_bytes += (double)op->bytes * dt_busbw_factor(DT_OP_SEND, 2) * m;
-    return;
-  }
-  size_t n = R->c.t->groups[l->key[0]].nranks; /* l->n counts only the members that ran (folding) */
-  dt_kind_stats *ks = &R->by_kind[op->kind];
-  uint64_t bytes = op->kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(op) : op->bytes;
-  if (op->kind == DT_OP_BARRIER)
-    bytes = 0;
-  double snccl = op->kind == DT_OP_ALLGATHER ? (double)n * (double)bytes : (double)bytes;
+  double snccl = kind == DT_OP_ALLGATHER ? (double)n * (double)bytes : (double)bytes;
+  dt_kind_stats *ks = &R->by_kind[kind];
   ks->count += (uint64_t)m;
   ks->bytes = sat_add(ks->bytes, sat_mul(bytes, (uint64_t)m));
   ks->time_s += (l->last_end - l->last_issue) * m;
   ks->nccl_bytes += snccl * m;
-  ks->bus_bytes += snccl * dt_busbw_factor(op->kind, n) * m;
+  ks->bus_bytes += snccl * dt_busbw_factor(kind, n) * m;
   if (R->on_instance)
     report_instance(R, l, pair, bytes);
 }
