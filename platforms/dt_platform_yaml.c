@@ -634,16 +634,14 @@ static int validate_mesh(loader *L)
       key[i][2] = i;
     }
     qsort(key, (size_t)p->n_nvlinks, sizeof *key, link_key_cmp);
+    /* a pair's entries sort by file order: the run's first entry is the first given, its second the first
+     * repeat */
     int dup = -1, first = -1;
     for (int k = 1; k < p->n_nvlinks; k++)
-      if (key[k][0] == key[k - 1][0] && key[k][1] == key[k - 1][1]) {
-        int j = k - 1;
-        while (j > 0 && key[j - 1][0] == key[k][0] && key[j - 1][1] == key[k][1])
-          j--;
-        if (dup < 0 || key[k][2] < dup) {
-          dup = key[k][2];
-          first = key[j][2];
-        }
+      if (key[k][0] == key[k - 1][0] && key[k][1] == key[k - 1][1] &&
+          (k < 2 || key[k - 2][0] != key[k][0] || key[k - 2][1] != key[k][1]) && (dup < 0 || key[k][2] < dup)) {
+        dup = key[k][2];
+        first = key[k - 1][2];
       }
     free(key);
     if (dup >= 0)
