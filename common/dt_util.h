@@ -4,6 +4,7 @@
 #define DT_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Allocation wrappers: abort the process with a message on out-of-memory (there is no sensible recovery
  * inside a simulation). dt_xstrdup(NULL) returns NULL. The caller frees with free(). */
@@ -20,5 +21,16 @@ void *dt_grow(void *array, size_t *cap, size_t need, size_t elem);
 /* Returns the candidate closest to word by edit distance (case-insensitive), or NULL when none is within
  * max(2, strlen(word)/3) edits. cands has n entries. */
 const char *dt_nearest_word(const char *word, const char *const *cands, size_t n);
+
+/* Scrambles a 64-bit key for an open-addressing table (MurmurHash3's 64-bit finaliser): mask the result with
+ * the table's power-of-two capacity minus one. */
+static inline uint64_t dt_mix64(uint64_t x)
+{
+  x ^= x >> 33;
+  x *= 0xFF51AFD7ED558CCDull;
+  x ^= x >> 33;
+  x *= 0xC4CEB9FE1A85EC53ull;
+  return x ^ (x >> 33);
+}
 
 #endif

@@ -131,15 +131,6 @@ static sg_mailbox_t mailbox_lookup(int64_t inst, int32_t member, int32_t tag)
   return sg_mailbox_by_name(name);
 }
 
-static uint64_t mix64(uint64_t x)
-{
-  x ^= x >> 33;
-  x *= 0xFF51AFD7ED558CCDull;
-  x ^= x >> 33;
-  x *= 0xC4CEB9FE1A85EC53ull;
-  return x ^ (x >> 33);
-}
-
 /* The same mailbox, from the cache when it was looked up before (ids, members and tags that do not fit the
  * 64-bit key are looked up every time). */
 static sg_mailbox_t mailbox(rp_ctx *c, int64_t inst, int32_t member, int32_t tag)
@@ -149,7 +140,7 @@ static sg_mailbox_t mailbox(rp_ctx *c, int64_t inst, int32_t member, int32_t tag
   mbox_cache *mc = &c->coll->boxes;
   uint64_t key = ((uint64_t)inst << 39 | (uint64_t)member << 15 | (uint64_t)tag) + 1;
   if (mc->cap) {
-    for (size_t i = mix64(key) & (mc->cap - 1); mc->keys[i]; i = (i + 1) & (mc->cap - 1))
+    for (size_t i = dt_mix64(key) & (mc->cap - 1); mc->keys[i]; i = (i + 1) & (mc->cap - 1))
       if (mc->keys[i] == key)
         return mc->boxes[i];
   }
@@ -164,7 +155,7 @@ static sg_mailbox_t mailbox(rp_ctx *c, int64_t inst, int32_t member, int32_t tag
     mc->boxes = dt_xcalloc(mc->cap, sizeof *mc->boxes);
     for (size_t j = 0; j < old_cap; j++)
       if (ok[j]) {
-        size_t i = mix64(ok[j]) & (mc->cap - 1);
+        size_t i = dt_mix64(ok[j]) & (mc->cap - 1);
         while (mc->keys[i])
           i = (i + 1) & (mc->cap - 1);
         mc->keys[i] = ok[j];
@@ -173,7 +164,7 @@ static sg_mailbox_t mailbox(rp_ctx *c, int64_t inst, int32_t member, int32_t tag
     free(ok);
     free(ob);
   }
-  size_t i = mix64(key) & (mc->cap - 1);
+  size_t i = dt_mix64(key) & (mc->cap - 1);
   while (mc->keys[i] && mc->keys[i] != key) /* another actor may have added it during the lookup */
     i = (i + 1) & (mc->cap - 1);
   if (!mc->keys[i])

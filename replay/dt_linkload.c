@@ -66,14 +66,6 @@ void dt_linkload_set_watermark(dt_linkload *ll, double (*fn)(void *data), void *
   ll->wm_data = data;
 }
 
-static uint64_t mix(uint64_t k)
-{
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  return k;
-}
-
 static void gadd(dt_linkload *ll, uint64_t key, double bytes)
 {
   if ((ll->gn + 1) * 2 > ll->gcap) {
@@ -83,14 +75,14 @@ static void gadd(dt_linkload *ll, uint64_t key, double bytes)
     ll->gslots = dt_xcalloc(ll->gcap, sizeof *ll->gslots);
     for (size_t i = 0; i < ocap; i++)
       if (old[i].key) {
-        size_t h = mix(old[i].key) & (ll->gcap - 1);
+        size_t h = dt_mix64(old[i].key) & (ll->gcap - 1);
         while (ll->gslots[h].key)
           h = (h + 1) & (ll->gcap - 1);
         ll->gslots[h] = old[i];
       }
     free(old);
   }
-  size_t h = mix(key) & (ll->gcap - 1);
+  size_t h = dt_mix64(key) & (ll->gcap - 1);
   while (ll->gslots[h].key && ll->gslots[h].key != key)
     h = (h + 1) & (ll->gcap - 1);
   if (!ll->gslots[h].key) {
