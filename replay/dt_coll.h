@@ -30,9 +30,9 @@ typedef struct rp_gshape {
   double bw_intra;      /* smallest route bandwidth between two members of one node */
   double bw_net;        /* inter-node bandwidth per member: its NIC's bandwidth shared by the members on it */
   int nics_used;        /* fewest distinct NICs a node's members use */
-  /* exact shortcuts (dt_coll_closed.c): whether nothing else can share the group's links, and for its ring and
-   * its all-to-all exchange (1: uniform, 0: simulate the flows) the common route latency and fair share */
-  int excl;
+  /* exact shortcuts (dt_coll_closed.c), for a group nothing else can share the links of (rp_group_exclusive):
+   * for its ring and its all-to-all exchange (1: uniform, 0: simulate the flows) the common route latency and
+   * fair share */
   int ring_cf, a2a_cf;
   double ring_cf_lat, ring_cf_rate, a2a_cf_lat, a2a_cf_rate;
 } rp_gshape;

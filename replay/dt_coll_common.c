@@ -448,8 +448,7 @@ const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g)
   free(keys);
   s->nchannels = dt_platform_channels(p);
   build_rings(c, g, s);
-  s->excl = c->coll->exclusive && c->coll->exclusive[g];
-  if (s->excl)
+  if (rp_group_exclusive(c, g))
     closed_forms(c, g, s);
   c->coll->shape[g] = s;
   return s;
