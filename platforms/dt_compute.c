@@ -32,6 +32,19 @@ static double cdiv(double a, double b)
   return ceil(a / b);
 }
 
+/* The tile edge T of p's GEMM and attention kernels. */
+static double tile_edge(const dt_compute_model *c)
+{
+  return c->tile > 0 ? c->tile : 128;
+}
+
+/* min(1, tiles / SMs): the share of the SMs that `tiles` tiles keep busy. */
+static double sm_fill(const dt_compute_model *c, double tiles)
+{
+  double sms = c->sms > 0 ? c->sms : 1;
+  return tiles < sms ? tiles / sms : 1;
+}
+
 /* d / (d + half): the rate a tile pipeline reaches along a dimension of d elements. */
 static double ramp(double d, double half)
 {
@@ -43,12 +56,11 @@ double dt_compute_tile_efficiency(const dt_platform *p, int64_t m, int64_t n, in
   const dt_compute_model *c = &p->compute;
   if (m <= 0 || n <= 0 || k <= 0)
     return 1;
-  double T = c->tile > 0 ? c->tile : 128;
+  double T = tile_edge(c);
   double tm = cdiv((double)m, T), tn = cdiv((double)n, T);
   double pad = ((double)m * (double)n) / (tm * T * tn * T);
   double b = batch > 0 ? (double)batch : 1;
-  double sms = c->sms > 0 ? c->sms : 1, tiles = tm * tn * b;
-  double fill = tiles < sms ? tiles / sms : 1;
+  double fill = sm_fill(c, tm * tn * b);
   return pad * fill * ramp((double)m, c->dim_half) * ramp((double)n, c->dim_half) * ramp((double)k, c->k_half);
 }
 
@@ -64,11 +76,10 @@ static double attn_rate(const dt_platform *p, const dt_kernel *k)
   const dt_compute_model *c = &p->compute;
   /* attention runs in bf16 or fp16 (FP8 training keeps it in bf16) */
   int d = k->dtype == DT_DTYPE_FP16 ? DT_DTYPE_FP16 : k->dtype == DT_DTYPE_FP32 ? DT_DTYPE_FP32 : DT_DTYPE_BF16;
-  double T = c->tile > 0 ? c->tile : 128;
+  double T = tile_edge(c);
   double q = (double)(k->m > 0 ? k->m : 1);
   double tm = cdiv(q, T), b = k->batch > 0 ? (double)k->batch : 1;
-  double sms = c->sms > 0 ? c->sms : 1, tiles = tm * b;
-  double fill = tiles < sms ? tiles / sms : 1;
+  double fill = sm_fill(c, tm * b);
   double dh = (double)(k->k > 0 ? k->k : 128);
   double head = ramp(dh, c->k_half) / ramp(128, c->k_half);
   return dt_compute_peak(p, d) * c->attn_efficiency * q / (tm * T) * fill * ramp(q, c->dim_half) * head;
