@@ -567,29 +567,31 @@ static int write_outputs(const opts *o, const dt_sweep_plan *P, const dt_sweep_r
 {
   dt_error err;
   dt_error_clear(&err);
-  int to_stdout = 0;
-  for (size_t i = 0; i < o->nouts; i++) {
+  dt_sweep_table *t = dt_sweep_table_make(P, r);
+  int to_stdout = 0, rc = DT_OK;
+  for (size_t i = 0; i < o->nouts && rc == DT_OK; i++) {
     const char *out = o->outs[i];
     int jsonl = strlen(out) > 6 && strcmp(out + strlen(out) - 6, ".jsonl") == 0;
     FILE *f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
     to_stdout |= f == stdout;
     if (!f) {
       fprintf(stderr, "dtsim: error: cannot write '%s': %s\n", out, strerror(errno));
+      dt_sweep_table_free(t);
       return EXIT_USAGE;
     }
-    int rc = jsonl ? dt_sweep_write_jsonl(f, P, r, &err) : dt_sweep_write_csv(f, P, r, &err);
+    rc = jsonl ? dt_sweep_write_jsonl(f, P, r, t, &err) : dt_sweep_write_csv(f, P, r, t, &err);
     if (f != stdout && fclose(f) != 0 && rc == DT_OK)
       rc = dt_error_set(&err, NULL, 0, 0, "cannot write '%s': %s", out, strerror(errno));
-    if (rc != DT_OK) {
-      fprintf(stderr, "dtsim: error: %s\n", err.msg);
-      return EXIT_USAGE;
-    }
   }
-  if (o->plot && dt_sweep_plot(o->plot, o->plot_x, o->plot_by, o->heatmap, o->where, o->nwhere, P, r, &err) != DT_OK) {
+  if (rc == DT_OK && o->plot)
+    rc = dt_sweep_plot(o->plot, o->plot_x, o->plot_by, o->heatmap, o->where, o->nwhere, P, r, t, &err);
+  if (rc == DT_OK)
+    dt_sweep_print_ranking(to_stdout ? stderr : stdout, P, r, t);
+  dt_sweep_table_free(t);
+  if (rc != DT_OK) {
     fprintf(stderr, "dtsim: error: %s\n", err.msg);
     return EXIT_USAGE;
   }
-  dt_sweep_print_ranking(to_stdout ? stderr : stdout, P, r);
   return EXIT_OK;
 }
 

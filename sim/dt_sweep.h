@@ -122,20 +122,29 @@ void dt_sweep_result_clear(dt_sweep_result *r);
 /* Whether the cache holds a finished run of pt (.json or .fail present). */
 int dt_sweep_cached(const dt_sweep_plan *p, const dt_sweep_point *pt);
 
+/* The results' JSON parsed once (yajl trees, per-rank means, extra columns) for the writers below, which all
+ * read it: make it after loading the results, free it (NULL is fine) after the last writer. */
+typedef struct dt_sweep_table dt_sweep_table;
+dt_sweep_table *dt_sweep_table_make(const dt_sweep_plan *p, const dt_sweep_result *r);
+void dt_sweep_table_free(dt_sweep_table *t);
+
 /* One row per point in index order: point, status, the axes' values, makespan_s, iteration_s (mean of
  * iterations_s), compute_s, comm_s and exposed_comm_s (means over ranks), <kind>_time_s per op kind, any other
  * scalar the run's JSON carries at its top level or one level down (bottleneck fields), reason, hash. Numbers
  * are the run's own digits where they are copied, %.17g where they are means. Returns DT_OK or DT_ERR. */
-int dt_sweep_write_csv(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r, dt_error *err);
+int dt_sweep_write_csv(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r, const dt_sweep_table *t,
+                       dt_error *err);
 /* One JSON object per point: point, status, params, hash, reason, iteration_s, and "result", the run's JSON. */
-int dt_sweep_write_jsonl(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r, dt_error *err);
+int dt_sweep_write_jsonl(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r, const dt_sweep_table *t,
+                         dt_error *err);
 /* The sensitivity ranking: for each axis with two or more values, the mean iteration time of the successful
  * points at each value; spread = largest mean - smallest mean (seconds); axes sorted by spread, largest
  * first (ties in axis order). Prints a table to f. */
-void dt_sweep_print_ranking(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r);
+void dt_sweep_print_ranking(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r, const dt_sweep_table *t);
 /* Draws the mean iteration time against axis x (lines per value of axis by, or a heatmap of x by `by`) with
  * gnuplot into out (.svg or .png); x and by NULL pick the first axes with two or more values. Only points whose
  * axes have the values where[0..nwhere) ("AXIS=VALUE") are drawn; other axes are averaged. The data and script
  * are written beside out (out.dat, out.gp). Returns DT_OK or DT_ERR (bad axis or value, gnuplot failed). */
 int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, const char *const *where,
-                  size_t nwhere, const dt_sweep_plan *p, const dt_sweep_result *r, dt_error *err);
+                  size_t nwhere, const dt_sweep_plan *p, const dt_sweep_result *r, const dt_sweep_table *t,
+                  dt_error *err);

@@ -98,13 +98,14 @@ typedef struct row {
   cell *extra;
 } row;
 
-typedef struct table {
+struct dt_sweep_table {
   size_t n;
   row *rows;
   int kind_used[NKINDS];
   size_t ncols;
   char **cols; /* extra column names, first-seen order */
-} table;
+};
+typedef struct dt_sweep_table table;
 
 static void fmt_g(char *buf, size_t size, double v)
 {
@@ -230,7 +231,7 @@ static void fill_row(table *t, row *rw, const char *json)
   take_extras(t, rw, "", rw->tree, 0);
 }
 
-static table *table_make(const dt_sweep_plan *p, const dt_sweep_result *r)
+dt_sweep_table *dt_sweep_table_make(const dt_sweep_plan *p, const dt_sweep_result *r)
 {
   table *t = dt_xcalloc(1, sizeof *t);
   t->n = p->npoints;
@@ -241,8 +242,10 @@ static table *table_make(const dt_sweep_plan *p, const dt_sweep_result *r)
   return t;
 }
 
-static void table_free(table *t)
+void dt_sweep_table_free(dt_sweep_table *t)
 {
+  if (!t)
+    return;
   for (size_t i = 0; i < t->n; i++) {
     row *rw = &t->rows[i];
     if (rw->tree)
@@ -283,10 +286,10 @@ static void csv_field(FILE *f, const char *s, int first)
   }
 }
 
-int dt_sweep_write_csv(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r, dt_error *err)
+int dt_sweep_write_csv(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r, const dt_sweep_table *t,
+                       dt_error *err)
 {
   const dt_sweep_spec *s = p->spec;
-  table *t = table_make(p, r);
   csv_field(f, "point", 1);
   csv_field(f, "status", 0);
   for (size_t a = 0; a < s->naxes; a++)
@@ -331,7 +334,6 @@ int dt_sweep_write_csv(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r
     csv_field(f, pt->hash, 0);
     fputc('\n', f);
   }
-  table_free(t);
   if (fflush(f) != 0 || ferror(f))
     return dt_error_set(err, NULL, 0, 0, "cannot write the CSV table: %s", strerror(errno));
   return DT_OK;
@@ -339,15 +341,13 @@ int dt_sweep_write_csv(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r
 
 /* ---- JSON lines ---- */
 
-int dt_sweep_write_jsonl(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r, dt_error *err)
+int dt_sweep_write_jsonl(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r, const dt_sweep_table *t,
+                         dt_error *err)
 {
   const dt_sweep_spec *s = p->spec;
-  table *t = table_make(p, r);
   yajl_gen g = yajl_gen_alloc(NULL);
-  if (!g) {
-    table_free(t);
+  if (!g)
     return dt_error_set(err, NULL, 0, 0, "cannot allocate the JSON generator");
-  }
   yajl_gen_config(g, yajl_gen_validate_utf8, 0);
   for (size_t i = 0; i < p->npoints; i++) {
     const dt_sweep_point *pt = &p->points[i];
@@ -388,7 +388,6 @@ int dt_sweep_write_jsonl(FILE *f, const dt_sweep_plan *p, const dt_sweep_result 
     yajl_gen_config(g, yajl_gen_validate_utf8, 0);
   }
   yajl_gen_free(g);
-  table_free(t);
   if (fflush(f) != 0 || ferror(f))
     return dt_error_set(err, NULL, 0, 0, "cannot write the JSON lines: %s", strerror(errno));
   return DT_OK;
@@ -413,10 +412,9 @@ static int cmp_rank(const void *a, const void *b)
   return x->axis < y->axis ? -1 : x->axis > y->axis;
 }
 
-void dt_sweep_print_ranking(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r)
+void dt_sweep_print_ranking(FILE *f, const dt_sweep_plan *p, const dt_sweep_result *r, const dt_sweep_table *t)
 {
   const dt_sweep_spec *s = p->spec;
-  table *t = table_make(p, r);
   size_t nok = 0;
   double total = 0;
   for (size_t i = 0; i < p->npoints; i++)
@@ -480,7 +478,6 @@ void dt_sweep_print_ranking(FILE *f, const dt_sweep_plan *p, const dt_sweep_resu
             e[i].spread > 0 ? lo : "-", e[i].spread > 0 ? hi : "-");
   }
   free(e);
-  table_free(t);
 }
 
 /* ---- plot ---- */
@@ -519,7 +516,8 @@ static void gp_tics(FILE *f, const char *which, const dt_sweep_axis *ax)
 }
 
 int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, const char *const *where,
-                  size_t nwhere, const dt_sweep_plan *p, const dt_sweep_result *r, dt_error *err)
+                  size_t nwhere, const dt_sweep_plan *p, const dt_sweep_result *r, const dt_sweep_table *t,
+                  dt_error *err)
 {
   const dt_sweep_spec *s = p->spec;
   const char *ext = strrchr(out, '.');
@@ -570,7 +568,6 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
     free(wv);
     return dt_error_set(err, NULL, 0, 0, "%s", why);
   }
-  table *t = table_make(p, r);
   size_t nx = s->axes[ax].nvalues, ny = ay == SIZE_MAX ? 1 : s->axes[ay].nvalues;
   double *sum = dt_xcalloc(nx * ny, sizeof *sum);
   size_t *cnt = dt_xcalloc(nx * ny, sizeof *cnt);
@@ -591,7 +588,6 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
       cnt[cx * ny + cy]++;
     }
   }
-  table_free(t);
   free(wa);
   free(wv);
   size_t n = strlen(out) + 8;
