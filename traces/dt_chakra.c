@@ -768,7 +768,7 @@ static int32_t name_rank(const char *path)
 
 static void free_chk(chk *c)
 {
-  for (int32_t r = 0; r < c->nranks; r++) {
+  for (int32_t r = 0; c->ranks && r < c->nranks; r++) { /* ranks is NULL when the file names were refused */
     crank *k = &c->ranks[r];
     free(k->nodes);
     free(k->deps);
