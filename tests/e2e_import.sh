@@ -93,6 +93,14 @@ check "all-gather by total size (chakra) and per-rank size (nccl-log): the same 
 "$DTSIM" run --json tests/data/node8.yaml $D/u64.0.et $D/u64.1.et >"$tmp/u64.json" 2>/dev/null; rc=$?
 want=$(awk 'BEGIN { printf "%.12g", 20e-6 + 100e-6 + 2*1*2e-6 + 2*1/2*67108864/100e9 }')
 check "chakra: comm_size as an unsigned 64-bit field is communication (64 MiB all-reduce)" '[ $rc -eq 0 ] && [ "$(jq -r .by_kind.allreduce.bytes "$tmp/u64.json")" = 67108864 ]'
+cp $D/sub8.0.et "$tmp/q.0.et"; cp $D/sub8.1.et "$tmp/q.5.et"
+"$DTSIM" import "$tmp/q.0.et" "$tmp/q.5.et" -o "$tmp/q.dtt" >/dev/null 2>"$tmp/err"; rc=$?
+check "chakra: files for ranks 0 and 5 only: exit 2 naming the ranks expected" '[ $rc -eq 2 ] && grep -q "every rank from 0 to 5" "$tmp/err"'
+"$DTSIM" import $D/sub8.0.et $D/sub8.0.et -o "$tmp/q.dtt" >/dev/null 2>"$tmp/err"; rc=$?
+check "chakra: the same file twice: exit 2, not a signal" '[ $rc -eq 2 ] && grep -q "is the same file as" "$tmp/err"'
+ln -s "$PWD/tests/data/nccl/sub8.log" "$tmp/again.log" 2>/dev/null
+"$DTSIM" run tests/data/node8.yaml tests/data/nccl/sub8.log "$tmp/again.log" >/dev/null 2>"$tmp/err"; rc=$?
+check "a log given twice by two names is exit 2, not its calls counted twice" '[ $rc -eq 2 ] && grep -q "is the same file as" "$tmp/err"'
 check "chakra: host op, kernel, then the all-reduce that depends on it" 'close "$(jq -r .makespan_s "$tmp/u64.json")" "$want" 1e-6'
 "$DTSIM" import $D/cycle.0.et -o "$tmp/cy.dtt" >/dev/null 2>"$tmp/cy.err"; rc=$?
 check "chakra: a dependency cycle is an error naming its nodes" '[ $rc -eq 2 ] && grep -q "cycle through nodes 5 <- 7 <- 6 <- 5" "$tmp/cy.err"'

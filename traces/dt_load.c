@@ -379,6 +379,29 @@ static void note_unused_options(dt_trace *t, const char *importer, const dt_impo
 
 /* ---------------------------------------------------------------------------------------------------- */
 
+/* One file given twice (by any name) would be read as two ranks, or its calls counted twice: an error for every
+ * format, found here once instead of in each importer. Returns 1 with err set when two paths name one file. Files
+ * that cannot be stat'ed are left to the importer, which says why. */
+static int same_file_twice(const char *const *paths, size_t npaths, dt_error *err)
+{
+  if (npaths < 2)
+    return 0;
+  struct stat *st = dt_xcalloc(npaths, sizeof *st);
+  int *ok = dt_xcalloc(npaths, sizeof *ok);
+  int found = 0;
+  for (size_t i = 0; i < npaths && !found; i++) {
+    ok[i] = stat(paths[i], &st[i]) == 0;
+    for (size_t j = 0; ok[i] && j < i && !found; j++)
+      if (ok[j] && st[j].st_dev == st[i].st_dev && st[j].st_ino == st[i].st_ino) {
+        dt_error_set(err, paths[i], 0, 0, "is the same file as '%s': give each file once", paths[j]);
+        found = 1;
+      }
+  }
+  free(ok);
+  free(st);
+  return found;
+}
+
 int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,
                   dt_error *err)
 {
@@ -390,6 +413,8 @@ int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts 
   *out = NULL;
   if (npaths == 0)
     return dt_error_set(err, "", 0, 0, "no trace file given");
+  if (same_file_twice(paths, npaths, err))
+    return DT_ERR;
   const dt_importer *imp = NULL;
   if (!opts->format || strcmp(opts->format, "auto") == 0) {
     for (size_t i = 0; i < npaths; i++) {
