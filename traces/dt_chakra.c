@@ -61,50 +61,8 @@ typedef struct chk {
   uint64_t odd_versions;
   char version_list[256];
   size_t nodes_total;   /* nodes of the ranks built so far */
-  char **names;         /* interned node names (kernel names repeat) */
-  size_t nnames, ncap;
-  int32_t *slots;
-  size_t nslots;
+  dt_strtab names;      /* interned node names (kernel names repeat) */
 } chk;
-
-static uint64_t hash_str(const char *s, size_t n)
-{
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-  return h;
-}
-
-/* Index of name (its first n bytes) in the interned names, added when new. */
-static int32_t intern_name(chk *c, const char *s, size_t n)
-{
-  if (c->nnames * 2 >= c->nslots) {
-    size_t ns = c->nslots ? c->nslots * 2 : 256;
-    int32_t *sl = dt_xmalloc(ns * sizeof *sl);
-    for (size_t i = 0; i < ns; i++)
-      sl[i] = -1;
-    for (size_t i = 0; i < c->nnames; i++) {
-      size_t k = hash_str(c->names[i], strlen(c->names[i])) & (ns - 1);
-      while (sl[k] >= 0)
-        k = (k + 1) & (ns - 1);
-      sl[k] = (int32_t)i;
-    }
-    free(c->slots);
-    c->slots = sl;
-    c->nslots = ns;
-  }
-  size_t k = hash_str(s, n) & (c->nslots - 1);
-  while (c->slots[k] >= 0) {
-    const char *x = c->names[c->slots[k]];
-    if (strncmp(x, s, n) == 0 && x[n] == '\0')
-      return c->slots[k];
-    k = (k + 1) & (c->nslots - 1);
-  }
-  c->names = dt_grow(c->names, &c->ncap, c->nnames, sizeof *c->names);
-  c->names[c->nnames] = dt_xstrndup(s, n);
-  c->slots[k] = (int32_t)c->nnames;
-  return (int32_t)c->nnames++;
-}
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* Reading the length-delimited stream */
@@ -325,7 +283,7 @@ static int read_rank(chk *c, crank *k, dt_error *err)
     x->start_us = n->start_time_micros;
     x->dur_us = n->duration_micros;
     x->offset = at;
-    x->name = n->name && n->name[0] ? intern_name(c, n->name, strnlen(n->name, 120)) : -1;
+    x->name = n->name && n->name[0] ? dt_strtab_intern(&c->names, n->name, strnlen(n->name, 120)) : -1;
     x->deps_at = k->ndeps;
     size_t nd = n->n_ctrl_deps + n->n_data_deps;
     if (k->ndeps + nd + 1 > k->dcap) {
@@ -648,7 +606,7 @@ static int build_rank(chk *c, crank *k, dt_trace *t, const int32_t *groups, dt_e
     op->file = k->file;
     op->line = (uint32_t)done + 1; /* issue order: the topological order */
     if (x->name >= 0)
-      op->name = dt_xstrdup(c->names[x->name]);
+      op->name = dt_xstrdup(c->names.s[x->name]);
     if (kind == DT_OP_COMPUTE || kind == DT_OP_DELAY) {
       op->dur = (double)x->dur_us * 1e-6;
     } else if (kind == DT_OP_SEND || kind == DT_OP_RECV) {
@@ -778,10 +736,7 @@ static void free_chk(chk *c)
   for (size_t i = 0; i < c->npgs; i++)
     free(c->pgs[i]);
   free(c->pgs);
-  for (size_t i = 0; i < c->nnames; i++)
-    free(c->names[i]);
-  free(c->names);
-  free(c->slots);
+  dt_strtab_free(&c->names);
 }
 
 int dt_chakra_import(const char *const *paths, size_t npaths, const dt_import_opts *opts, dt_trace **out,

@@ -113,12 +113,56 @@ int dt_parse_u64(const char *s, uint64_t *out)
   return DT_OK;
 }
 
-static uint64_t str_hash(const char *s)
+static uint64_t hash_bytes(const char *s, size_t len)
 {
   uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
   return h;
+}
+
+static uint64_t str_hash(const char *s)
+{
+  return hash_bytes(s, strlen(s));
+}
+
+int32_t dt_strtab_intern(dt_strtab *tab, const char *s, size_t len)
+{
+  if (tab->n * 2 >= tab->nslots) {
+    size_t ns = tab->nslots ? tab->nslots * 2 : 1024;
+    int32_t *slots = dt_xmalloc(ns * sizeof *slots);
+    for (size_t i = 0; i < ns; i++)
+      slots[i] = -1;
+    for (size_t i = 0; i < tab->n; i++) {
+      size_t k = str_hash(tab->s[i]) & (ns - 1);
+      while (slots[k] >= 0)
+        k = (k + 1) & (ns - 1);
+      slots[k] = (int32_t)i;
+    }
+    free(tab->slots);
+    tab->slots = slots;
+    tab->nslots = ns;
+  }
+  size_t k = hash_bytes(s, len) & (tab->nslots - 1);
+  while (tab->slots[k] >= 0) {
+    const char *c = tab->s[tab->slots[k]];
+    if (strncmp(c, s, len) == 0 && c[len] == '\0')
+      return tab->slots[k];
+    k = (k + 1) & (tab->nslots - 1);
+  }
+  tab->s = dt_grow(tab->s, &tab->cap, tab->n, sizeof *tab->s);
+  tab->s[tab->n] = dt_xstrndup(s, len);
+  tab->slots[k] = (int32_t)tab->n;
+  return (int32_t)tab->n++;
+}
+
+void dt_strtab_free(dt_strtab *tab)
+{
+  for (size_t i = 0; i < tab->n; i++)
+    free(tab->s[i]);
+  free(tab->s);
+  free(tab->slots);
+  memset(tab, 0, sizeof *tab);
 }
 
 int32_t dt_strmap_get(const dt_strmap *m, const char *key)

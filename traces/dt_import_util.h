@@ -48,6 +48,19 @@ int32_t dt_strmap_get(const dt_strmap *m, const char *key);
 void dt_strmap_put(dt_strmap *m, const char *key, int32_t val);
 void dt_strmap_free(dt_strmap *m);
 
+/* Interned strings (names that repeat thousands of times: kernel and node names): each distinct string once,
+ * indices in order of first appearance. */
+typedef struct dt_strtab {
+  char **s;       /* s[i]: the string of index i; owned */
+  size_t n, cap;
+  int32_t *slots; /* open addressing, -1 empty */
+  size_t nslots;
+} dt_strtab;
+
+/* Index of the first len bytes of s, added when new. */
+int32_t dt_strtab_intern(dt_strtab *tab, const char *s, size_t len);
+void dt_strtab_free(dt_strtab *tab);
+
 /* Parses a decimal unsigned 64-bit integer that fills s; returns DT_OK or DT_ERR (empty, sign, junk, overflow). */
 int dt_parse_u64(const char *s, uint64_t *out);
 

@@ -2,6 +2,7 @@
  * .json.gz file through zlib's gzread into yajl's SAX parser, keeps only the GPU events replay needs, then
  * builds the per-stream op lists of the captured rank and expands them to every rank by symmetry
  * (DESIGN.md §4). docs/import-kineto.md describes the mappings and assumptions. */
+#include "dt_import_util.h"
 #include "dt_trace_io.h"
 
 #include "../common/dt_util.h"
@@ -30,62 +31,6 @@
 #define MAX_CLOCK_ENTRIES (1u << 26)    /* GPU ops x streams (4 bytes each: 256 MiB) */
 /* Kineto times are microseconds; kept as integer nanoseconds within +-2^62 so that ts + dur cannot overflow. */
 #define MAX_ABS_NS ((int64_t)1 << 62)
-
-/* ---------------------------------------------------------------------------------------------------- */
-/* Interned strings: kernel names repeat thousands of times. */
-
-typedef struct strtab {
-  char **s;
-  size_t n, cap;
-  int32_t *slots; /* open addressing, -1 empty */
-  size_t nslots;
-} strtab;
-
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-  return h;
-}
-
-static int32_t strtab_intern(strtab *tab, const char *s, size_t len)
-{
-  if (tab->n * 2 >= tab->nslots) {
-    size_t ns = tab->nslots ? tab->nslots * 2 : 1024;
-    int32_t *slots = dt_xmalloc(ns * sizeof *slots);
-    for (size_t i = 0; i < ns; i++)
-      slots[i] = -1;
-    for (size_t i = 0; i < tab->n; i++) {
-      size_t k = hash_bytes(tab->s[i], strlen(tab->s[i])) & (ns - 1);
-      while (slots[k] >= 0)
-        k = (k + 1) & (ns - 1);
-      slots[k] = (int32_t)i;
-    }
-    free(tab->slots);
-    tab->slots = slots;
-    tab->nslots = ns;
-  }
-  size_t k = hash_bytes(s, len) & (tab->nslots - 1);
-  while (tab->slots[k] >= 0) {
-    const char *c = tab->s[tab->slots[k]];
-    if (strncmp(c, s, len) == 0 && c[len] == '\0')
-      return tab->slots[k];
-    k = (k + 1) & (tab->nslots - 1);
-  }
-  tab->s = dt_grow(tab->s, &tab->cap, tab->n, sizeof *tab->s);
-  tab->s[tab->n] = dt_xstrndup(s, len);
-  tab->slots[k] = (int32_t)tab->n;
-  return (int32_t)tab->n++;
-}
-
-static void strtab_free(strtab *tab)
-{
-  for (size_t i = 0; i < tab->n; i++)
-    free(tab->s[i]);
-  free(tab->s);
-  free(tab->slots);
-}
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* What the parser keeps. Times are integer nanoseconds (Kineto writes microseconds with up to three
@@ -267,7 +212,7 @@ typedef struct kin {
   pgcfg cur_pg;
   int in_pg;
   /* kept events */
-  strtab names;
+  dt_strtab names;
   gpu_ev *gpu;
   size_t ngpu, gpu_cap;
   comm_ev *comms;
@@ -775,8 +720,8 @@ static int32_t intern_short_name(kin *k, const char *name)
   while (n > 0 && out[n - 1] == ' ')
     n--;
   if (n == 0) /* nothing left (a name that is all template or parameters): keep it raw */
-    return strtab_intern(&k->names, name, strlen(name) < SHORT_NAME_CAP ? strlen(name) : SHORT_NAME_CAP);
-  return strtab_intern(&k->names, out, n);
+    return dt_strtab_intern(&k->names, name, strlen(name) < SHORT_NAME_CAP ? strlen(name) : SHORT_NAME_CAP);
+  return dt_strtab_intern(&k->names, out, n);
 }
 
 static int is_nccl_kernel(const char *name)
@@ -813,7 +758,7 @@ static void span_sizes(kin *k, const evacc *e, span_ev *sp)
     return;
   sp->nelems = e->dims_nelems;
   if (e->dims_index < e->ntypes && e->dims_index < 8 && e->types[e->dims_index][0])
-    sp->dtype = strtab_intern(&k->names, e->types[e->dims_index], strlen(e->types[e->dims_index]));
+    sp->dtype = dt_strtab_intern(&k->names, e->types[e->dims_index], strlen(e->types[e->dims_index]));
 }
 
 static void finish_event(kin *k)
@@ -850,13 +795,13 @@ static void finish_event(kin *k)
       k->comms = dt_grow(k->comms, &k->comms_cap, k->ncomms, sizeof *k->comms);
       comm_ev *c = &k->comms[k->ncomms];
       g->comm = (int32_t)k->ncomms++;
-      c->coll = e->has_coll ? strtab_intern(&k->names, e->coll, strlen(e->coll)) : -1;
+      c->coll = e->has_coll ? dt_strtab_intern(&k->names, e->coll, strlen(e->coll)) : -1;
       c->has_in = e->has_in;
       c->has_out = e->has_out;
       c->in_nelems = e->in_nelems;
       c->out_nelems = e->out_nelems;
       c->group_size = e->group_size;
-      c->dtype = e->has_dtype ? strtab_intern(&k->names, e->dtype, strlen(e->dtype)) : -1;
+      c->dtype = e->has_dtype ? dt_strtab_intern(&k->names, e->dtype, strlen(e->dtype)) : -1;
       c->group = e->has_pg_name || e->has_pg_ranks ? find_or_add_group(k, e) : -1;
       c->rank = e->p2p_rank;
       c->src = e->src;
@@ -884,12 +829,12 @@ static void finish_event(kin *k)
     if (starts_with(e->name, "ProfilerStep#")) {
       k->steps = dt_grow(k->steps, &k->steps_cap, k->nsteps, sizeof *k->steps);
       k->steps[k->nsteps++] =
-          (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name, e->name_len), -1, -1, -1,
+          (span_ev){e->ts, e->dur, e->pid, e->tid, dt_strtab_intern(&k->names, e->name, e->name_len), -1, -1, -1,
                     e->event};
     } else if (starts_with(e->name, "nccl:")) {
       k->annots = dt_grow(k->annots, &k->annots_cap, k->nannots, sizeof *k->annots);
       span_ev *sp = &k->annots[k->nannots++];
-      *sp = (span_ev){e->ts, e->dur, e->pid, e->tid, strtab_intern(&k->names, e->name + 5, e->name_len - 5), -1, -1,
+      *sp = (span_ev){e->ts, e->dur, e->pid, e->tid, dt_strtab_intern(&k->names, e->name + 5, e->name_len - 5), -1, -1,
                       e->seq, e->event};
       span_sizes(k, e, sp);
     }
@@ -1479,7 +1424,7 @@ static int file_rank(const char *path, int32_t *rank)
 
 static void free_kin(kin *k)
 {
-  strtab_free(&k->names);
+  dt_strtab_free(&k->names);
   free(k->gpu);
   for (size_t i = 0; i < k->ncomms; i++)
     free(k->comms[i].in_split);
@@ -1606,7 +1551,7 @@ static int resolve_comms(build *b, dt_error *err)
     if (!cname || !*cname)
       cname = annot >= 0 ? k->names.s[annot] : NULL;
     int kind = cname ? coll_kind(cname) : -1;
-    o->name = cname ? strtab_intern(&k->names, cname, strlen(cname)) : g->name;
+    o->name = cname ? dt_strtab_intern(&k->names, cname, strlen(cname)) : g->name;
     o->peer = -1;
     o->cgroup = c->group;
     int have_size = c->has_in || c->has_out;
