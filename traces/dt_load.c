@@ -68,6 +68,12 @@ static int import_native(const char *const *paths, size_t npaths, const dt_impor
   return dt_trace_read_native(paths, npaths, out, err);
 }
 
+/* Whether the content from p on names one of an NCCL Inspector record's keys. */
+static int inspector_record(const char *p)
+{
+  return strstr(p, "\"coll_perf\"") || strstr(p, "\"p2p_perf\"") || strstr(p, "\"inspector_output_format_version\"");
+}
+
 /* A JSON object that is not an NCCL Inspector record: Kineto's Chrome trace. Certain when one of its
  * top-level keys is in the head, plausible for any other object. */
 static int sniff_kineto(const char *head, size_t len, const char *path)
@@ -77,8 +83,8 @@ static int sniff_kineto(const char *head, size_t len, const char *path)
   const char *p = first_content_line(head);
   if (!p || *p != '{')
     return 0;
-  if (strstr(p, "\"coll_perf\"") || strstr(p, "\"p2p_perf\"") || strstr(p, "\"inspector_output_format_version\""))
-    return 0; /* an NCCL Inspector record */
+  if (inspector_record(p))
+    return 0;
   if (strstr(p, "\"traceEvents\"") || strstr(p, "\"schemaVersion\"") || strstr(p, "\"deviceProperties\"") ||
       strstr(p, "\"distributedInfo\""))
     return 2;
@@ -136,8 +142,7 @@ static int sniff_inspector(const char *head, size_t len, const char *path)
   const char *p = first_content_line(head);
   if (!p || *p != '{')
     return 0;
-  return strstr(p, "\"coll_perf\"") || strstr(p, "\"p2p_perf\"") || strstr(p, "\"inspector_output_format_version\"")
-             ? 2 : 0;
+  return inspector_record(p) ? 2 : 0;
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
