@@ -108,17 +108,6 @@ static int usage(const char *fmt, const char *arg)
   return EXIT_USAGE;
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || errno || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
-
 static long usable_cpus(void)
 {
   cpu_set_t set;
@@ -170,21 +159,21 @@ static int parse_opts(int argc, char **argv, opts *o)
       add_word(&o->spec_args, &o->nspec_args, buf);
       break;
     case 'j':
-      if (parse_long(optarg, 1, 4096, &o->jobs) < 0)
+      if (dt_sweep_parse_count(optarg, 1, 4096, &o->jobs) < 0)
         return usage("--jobs expects a number of workers from 1 to 4096, found '%s'", optarg);
       break;
     case O_SHARD: {
       const char *slash = strchr(optarg, '/');
       char i[32];
       snprintf(i, sizeof i, "%.*s", slash ? (int)(slash - optarg) : 0, optarg);
-      if (!slash || parse_long(i, 0, 1000000, &o->shard_i) < 0 || parse_long(slash + 1, 1, 1000000, &o->shard_n) < 0 ||
-          o->shard_i >= o->shard_n)
+      if (!slash || dt_sweep_parse_count(i, 0, 1000000, &o->shard_i) < 0 ||
+          dt_sweep_parse_count(slash + 1, 1, 1000000, &o->shard_n) < 0 || o->shard_i >= o->shard_n)
         return usage("--shard expects I/N with 0 <= I < N (as 3/10), found '%s'", optarg);
       break;
     }
     case O_POINT: {
       long v;
-      if (parse_long(optarg, 0, 100000000, &v) < 0)
+      if (dt_sweep_parse_count(optarg, 0, 100000000, &v) < 0)
         return usage("--point expects a point number, found '%s'", optarg);
       o->points_only = dt_xrealloc(o->points_only, sizeof *o->points_only * (o->npoints_only + 1));
       o->points_only[o->npoints_only++] = v;
@@ -199,11 +188,11 @@ static int parse_opts(int argc, char **argv, opts *o)
       o->emit_slurm = 1;
       break;
     case O_SHARDS:
-      if (parse_long(optarg, 1, 1000000, &o->shards) < 0)
+      if (dt_sweep_parse_count(optarg, 1, 1000000, &o->shards) < 0)
         return usage("--shards expects a number of array tasks, found '%s'", optarg);
       break;
     case O_CPUS:
-      if (parse_long(optarg, 1, 4096, &o->cpus) < 0)
+      if (dt_sweep_parse_count(optarg, 1, 4096, &o->cpus) < 0)
         return usage("--cpus-per-task expects a number of CPUs, found '%s'", optarg);
       break;
     case O_SBATCH:

@@ -213,7 +213,7 @@ static int spec_fail(dt_error *err, where w, const char *fmt, ...)
   return dt_error_vset(err, w.file, w.line, w.col, fmt, ap);
 }
 
-static int parse_count(const char *v, long lo, long hi, long *out)
+int dt_sweep_parse_count(const char *v, long lo, long hi, long *out)
 {
   char *end;
   errno = 0;
@@ -383,7 +383,7 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
   }
   if (strcmp(key, "sample.points") == 0) {
     long x;
-    if (parse_count(v, 1, MAX_POINTS, &x) < 0)
+    if (dt_sweep_parse_count(v, 1, MAX_POINTS, &x) < 0)
       return spec_fail(err, w, "expected a whole number of points from 1 to %d for 'sample.points', found '%s'",
                        MAX_POINTS, v);
     s->npoints = (size_t)x;

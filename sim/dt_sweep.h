@@ -97,6 +97,8 @@ void dt_sweep_sha256_hex(const void *data, size_t len, char hex[65]);
 /* Reads a whole file into a malloc'ed buffer (NUL-terminated; *len without it). Returns NULL on failure
  * (errno set). */
 char *dt_sweep_read_file(const char *path, size_t *len);
+/* A decimal integer in [lo, hi], the whole of v: stores it in *out and returns 0, or returns -1. */
+int dt_sweep_parse_count(const char *v, long lo, long hi, long *out);
 
 #endif
 
