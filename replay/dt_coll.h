@@ -35,6 +35,9 @@ typedef struct rp_gshape {
    * fair share */
   int ring_cf, a2a_cf;
   double ring_cf_lat, ring_cf_rate, a2a_cf_lat, a2a_cf_rate;
+  /* and for the double binary tree's two phases over the channels' orders ([1]: reduce up, [0]: broadcast down) */
+  int tree_cf[2];
+  double tree_cf_lat[2], tree_cf_rate[2];
 } rp_gshape;
 
 /* What one member runs for one instance. */
@@ -76,6 +79,12 @@ int rp_closed_uniform(const rp_ctx *c, int32_t g, size_t nflows, const int32_t *
  * latencies to wait before and after the exchange, merged into the same single wait (one SimGrid activity). */
 void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, double lat, double rate, double before,
                     double after);
+/* The time one flow of `bytes` (before the efficiency) takes in closed form: lat + whole(bytes / eff) / rate (s). */
+double rp_closed_time(const rp_inst *x, double bytes, double lat, double rate);
+/* The flows of phase `up` (1: every member to its parent, 0: parent to children) of the double binary trees over
+ * the channels' orders of a group of n members: *nflows pairs src[k] -> dst[k] (members; caller frees both, NULL
+ * when n < 2). The replay's trees (dt_coll_tree.c) run exactly these. */
+void rp_tree_flows(const rp_gshape *gs, int up, int32_t **src, int32_t **dst, size_t *nflows);
 
 /* The NCCL model's costs of running algorithm a with protocol pr on p (docs/replay.md, Protocols), computed in
  * this one place for the replay and for auto's estimate: fixed = (L_P + L_A) x latency_factor (s, paid once),

@@ -228,7 +228,10 @@ int rp_fold_plan(rp_ctx *c)
   const dt_platform *p = c->p;
   size_t ng = t->ngroups, nr = t->nranks > 0 ? (size_t)t->nranks : 0;
   c->fold = 0;
-  if (p->nccl || c->fidelity != DT_FIDELITY_FLOW || c->exact || !c->coll || nr < 2)
+  /* a forced algorithm other than the ring (--algo tree) would run the class's instances with members that
+   * never run */
+  if (p->nccl || c->fidelity != DT_FIDELITY_FLOW || c->exact || !c->coll || nr < 2 ||
+      (c->algo != DT_ALGO_AUTO && c->algo != DT_ALGO_RING))
     return 0;
   int32_t *cls = dt_xmalloc(sizeof *cls * (nr + 1)), *idx = dt_xmalloc(sizeof *idx * (nr + 1));
   int32_t *gimg = NULL, *img = NULL;

@@ -179,12 +179,17 @@ static long whole_bytes(double bytes)
   return bytes > 0 ? (long)llround(bytes) : 0;
 }
 
+double rp_closed_time(const rp_inst *x, double bytes, double lat, double rate)
+{
+  double eff = x->eff > 0 ? x->eff : 1.0;
+  return lat + (double)whole_bytes(bytes / eff) / rate;
+}
+
 void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, double lat, double rate, double before,
                     double after)
 {
-  double eff = x->eff > 0 ? x->eff : 1.0;
   double start = simgrid_get_clock() + (before > 0 ? before : 0);
-  double wait = nsends > 0 ? lat + (double)whole_bytes(sends[0].bytes / eff) / rate : 0;
+  double wait = nsends > 0 ? rp_closed_time(x, sends[0].bytes, lat, rate) : 0;
   if (x->c->linkload && x->c->fold && x->c->fold_cls[x->c->t->groups[x->g].ranks[0]] == x->g) {
     /* a folded class: its representative alone runs the ring, every member's sends are recorded */
     const rp_gshape *gs = x->gs;
@@ -346,6 +351,14 @@ static void closed_forms(rp_ctx *c, int32_t g, rp_gshape *s)
   s->ring_cf = !pxn && rp_closed_uniform(c, g, nf, src, dst, &s->ring_cf_lat, &s->ring_cf_rate);
   free(src);
   free(dst);
+  /* the tree's phases: every flow of a phase starts at once when the phase before ended at once */
+  if (c->p->nccl || c->algo == DT_ALGO_TREE)
+    for (int up = 0; up < 2; up++) {
+      rp_tree_flows(s, up, &src, &dst, &nf);
+      s->tree_cf[up] = rp_closed_uniform(c, g, nf, src, dst, &s->tree_cf_lat[up], &s->tree_cf_rate[up]);
+      free(src);
+      free(dst);
+    }
   /* all-to-all: direct flows, or aggregated per node pair with one member per node (the same flows) */
   if ((rp_alltoall_aggregated(s) && s->max_per_node > 1) || (double)n * (n - 1) > 16e6)
     return;

@@ -32,10 +32,32 @@ static int32_t pos_of(int t, int32_t q, int32_t m)
   return t == 0 ? q : m - 1 - q;
 }
 
+void rp_tree_flows(const rp_gshape *gs, int up, int32_t **src, int32_t **dst, size_t *nflows)
+{
+  int32_t m = gs->n;
+  *src = *dst = NULL;
+  *nflows = 0;
+  if (m < 2)
+    return;
+  size_t nf = (size_t)gs->nchannels * 2 * (size_t)(m - 1), k = 0;
+  *src = dt_xmalloc(sizeof **src * nf);
+  *dst = dt_xmalloc(sizeof **dst * nf);
+  for (int c = 0; c < gs->nchannels; c++)
+    for (int t = 0; t < 2; t++)
+      for (int32_t q = 1; q < m; q++) {
+        const int32_t *ord = gs->order + (size_t)c * m;
+        int32_t child = ord[pos_of(t, q, m)], parent = ord[pos_of(t, (q - 1) / 2, m)];
+        (*src)[k] = up ? child : parent;
+        (*dst)[k++] = up ? parent : child;
+      }
+  *nflows = k;
+}
+
 /* Sends and receives of one phase (up: children to parent; down: parent to children) for every channel and
- * both trees; orders[c * m + k] is the member at position k of channel c, selfpos[c] this member's. */
+ * both trees; orders[c * m + k] is the member at position k of channel c, selfpos[c] this member's. closed: the
+ * group's tree in closed form (rp_gshape.tree_cf, the phase's flows uniform), waited instead of simulated. */
 static void tree_phase(const rp_inst *x, const int32_t *orders, int C, int32_t m, const int32_t *selfpos,
-                       double bytes, int32_t tag0, int up)
+                       double bytes, int32_t tag0, int up, int closed)
 {
   rp_send *sends = dt_xmalloc(sizeof *sends * (size_t)C * 4);
   int32_t *tags = dt_xmalloc(sizeof *tags * (size_t)C * 4);
@@ -57,7 +79,13 @@ static void tree_phase(const rp_inst *x, const int32_t *orders, int C, int32_t m
           sends[ns++] = (rp_send){ord[pos_of(t, ch, m)], tag, bytes};
       }
     }
-  rp_xfer(x, sends, ns, tags, nr);
+  if (!closed) {
+    rp_xfer(x, sends, ns, tags, nr);
+  } else if (ns > 0) {
+    rp_closed_wait(x, sends, ns, x->gs->tree_cf_lat[up], x->gs->tree_cf_rate[up], 0, 0);
+  } else if (nr > 0) { /* only receives: they end with every other flow of the phase */
+    rp_sleep(rp_closed_time(x, bytes, x->gs->tree_cf_lat[up], x->gs->tree_cf_rate[up]));
+  }
   free(sends);
   free(tags);
 }
@@ -93,25 +121,29 @@ static void tree_walk(const rp_inst *x, const int32_t *ord, int32_t m, int32_t k
   }
 }
 
+/* closed: the whole group's tree over its channels' orders in closed form (both phases uniform); 0 for a
+ * subtree. */
 static void tree_run(const rp_inst *x, const int32_t *orders, int C, int32_t m, const int32_t *selfpos,
-                     double bytes_total, int32_t tag0, double alpha, double h)
+                     double bytes_total, int32_t tag0, double alpha, double h, int closed)
 {
   if (m <= 1)
     return;
   int D = rp_tree_depth(m);
   double half = bytes_total / (2.0 * C);
+  if (closed && x->i == 0)
+    x->c->closed_instances[x->op->kind]++;
   if (x->fid == DT_FIDELITY_STEP) {
-    tree_phase(x, orders, C, m, selfpos, half, tag0, 1);
+    tree_phase(x, orders, C, m, selfpos, half, tag0, 1, closed);
     rp_sleep(h);
-    tree_phase(x, orders, C, m, selfpos, half, tag0, 0);
+    tree_phase(x, orders, C, m, selfpos, half, tag0, 0, closed);
     rp_sleep(h);
     tree_walk(x, orders, m, selfpos[0], h);
     return;
   }
   double fill = (double)(D - 1) * alpha + (double)D * h;
-  tree_phase(x, orders, C, m, selfpos, half, tag0, 1);
+  tree_phase(x, orders, C, m, selfpos, half, tag0, 1, closed);
   rp_sleep(fill);
-  tree_phase(x, orders, C, m, selfpos, half, tag0, 0);
+  tree_phase(x, orders, C, m, selfpos, half, tag0, 0, closed);
   rp_sleep(fill);
 }
 
@@ -124,7 +156,11 @@ void rp_tree_allreduce(const rp_inst *x)
     selfpos[c] = s->pos[(size_t)c * s->n + x->i];
   double alpha = s->nnodes > 1 && s->alpha_net > s->alpha_intra ? s->alpha_net : s->alpha_intra;
   double h = s->nnodes > 1 && x->net_hop > x->hop ? x->net_hop : x->hop;
-  tree_run(x, s->order, C, s->n, selfpos, (double)x->op->bytes, 2000, alpha, h);
+  /* exact shortcut (dt_coll_closed.c): nothing else shares the tree's links, and in each phase every flow starts
+   * at once (the members enter it together: after the barrier, then after a phase that ended at once) with one
+   * latency and one fair share */
+  int closed = s->tree_cf[0] && s->tree_cf[1];
+  tree_run(x, s->order, C, s->n, selfpos, (double)x->op->bytes, 2000, alpha, h, closed);
   free(selfpos);
 }
 
@@ -144,5 +180,5 @@ void rp_subtree_allreduce(const rp_inst *x, const int32_t *members, int32_t m, i
     }
   }
   int32_t selfpos = self;
-  tree_run(x, members, 1, m, &selfpos, bytes, tag0, alpha, h);
+  tree_run(x, members, 1, m, &selfpos, bytes, tag0, alpha, h, 0);
 }

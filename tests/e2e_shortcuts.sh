@@ -65,4 +65,21 @@ same "alltoall 64 nodes: same row with and without --exact" "$tmp/a2a.json" "$tm
 check "alltoall 64 nodes: closed form" 'close "$(jq -r ".[0].time_us" "$tmp/a2a.json")" \
   "$(awk "BEGIN { print (2.6e-6 + 63 / 64 * 268435456 / 50e9) * 1e6 }")"'
 
+# 5. the NCCL model's double binary trees in one node (8 channels, each rotated onto its own NIC's GPU: every GPU
+#    port carries the same number of flows) in closed form, and across two nodes (hops of two latencies) as flows:
+#    every row of the sweep the same with and without --exact
+{ cat bench/h100-16node.yaml; echo "nccl: {}"; } >"$tmp/nccl.yaml"
+for g in 8 16; do
+  B="bench all_reduce --platform $tmp/nccl.yaml --gpus $g -b 8 -e 16M -f 8 --algo tree --json"
+  "$DTSIM" $B >"$tmp/tree$g.json" 2>/dev/null && "$DTSIM" $B --exact >"$tmp/treex$g.json" 2>/dev/null
+  check "nccl trees $g GPUs: the sweep ran trees" '[ "$(jq "[.[] | select(.algo | startswith(\"tree\"))] | length" "$tmp/tree$g.json")" = 8 ]'
+  same "nccl trees $g GPUs: same rows with and without --exact" "$tmp/tree$g.json" "$tmp/treex$g.json"
+done
+
+# 6. a forced algorithm other than the ring turns folding off (folded ranks would never run their trees)
+run "$tmp/ftree.json" $G --algo tree && run "$tmp/xtree.json" $G --algo tree --exact
+check "gpt tp8 --algo tree: no folding" '! has_note "$tmp/ftree.json" "ranks folded"'
+check "gpt tp8 --algo tree: it ran" '[ "$(jq ".makespan_s > 0.01" "$tmp/ftree.json")" = true ]'
+same "gpt tp8 --algo tree: same report with and without --exact" "$tmp/ftree.json" "$tmp/xtree.json"
+
 finish
