@@ -164,6 +164,31 @@ int dt_parse_flop_rate(const char *text, double *out, char *why, size_t why_size
   return 0;
 }
 
+int dt_parse_power(const char *text, double *out, char *why, size_t why_size)
+{
+  double v;
+  char unit[32];
+  const char *expect = "expected a power with a unit such as '700W' or '0.7kW'";
+  if (read_quantity(text, expect, &v, unit, sizeof unit, why, why_size) != 0)
+    return -1;
+  static const struct {
+    const char *u;
+    double mult;
+  } units[] = {{"W", 1.0}, {"mW", 1e-3}, {"kW", 1e3}, {"KW", 1e3}, {"MW", 1e6}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (strcmp(unit, units[i].u) == 0) {
+      double w = v * units[i].mult;
+      if (!(w <= DT_POWER_MAX)) {
+        snprintf(why, why_size, "power '%s' is above the %.0e W dtsim accepts for one device", text, DT_POWER_MAX);
+        return -1;
+      }
+      *out = w;
+      return 0;
+    }
+  snprintf(why, why_size, "%s, found unit '%s'", expect, unit);
+  return -1;
+}
+
 int dt_parse_bytes(const char *text, uint64_t *out, char *why, size_t why_size)
 {
   if (!text || !*text) {
@@ -205,6 +230,26 @@ const char *dt_format_time(double s, char *buf, size_t size)
     }
   }
   snprintf(buf, size, "%.1f s", s);
+  return buf;
+}
+
+const char *dt_format_energy(double j, char *buf, size_t size)
+{
+  static const struct {
+    double scale;
+    const char *unit;
+  } units[] = {{1.0, "J"}, {1e-3, "kJ"}, {1e-6, "MJ"}, {1e-9, "GJ"}};
+  if (j == 0 || !isfinite(j)) {
+    snprintf(buf, size, "0 J");
+    return buf;
+  }
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    double v = j * units[i].scale;
+    if (fabs(v) < 999.95 || i + 1 == sizeof units / sizeof units[0]) {
+      snprintf(buf, size, "%.4g %s", v, units[i].unit);
+      return buf;
+    }
+  }
   return buf;
 }
 

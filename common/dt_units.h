@@ -23,6 +23,7 @@
 #define DT_FLOP_RATE_MAX 1e24   /* FLOP/s */
 #define DT_FLOP_MAX 1e30        /* FLOP of one compute op */
 #define DT_BYTES_MAX ((uint64_t)1 << 53) /* bytes of one op: exact as a double (DT_TRACE_MAX_BYTES) */
+#define DT_POWER_MAX 1e6        /* W of one device (GPU, NIC, switch): 1 MW */
 
 /* Bandwidth in bytes per second. Units: B/s, Bps (bytes) and b/s, bit/s, bps, Gbps-style (bits; /8),
  * with optional prefixes k,K,M,G,T,P or Ki,Mi,Gi,Ti. "400Gb/s" = 5e10 B/s; "25GiB/s" = 25*2^30 B/s. */
@@ -34,12 +35,19 @@ int dt_parse_time(const char *text, double *out_seconds, char *why, size_t why_s
 /* Compute rate in FLOP per second: FLOPS or FLOP/s with prefixes (k M G T P E). "989TFLOPS" = 9.89e14. */
 int dt_parse_flop_rate(const char *text, double *out_flop_per_s, char *why, size_t why_size);
 
+/* Power in watts: W with an optional prefix m, k, M ("700W", "0.7kW", "1.7 kW", "25W"), at most DT_POWER_MAX
+ * (docs/platform.md "Power and cost"). A bare number is an error, as for every quantity. */
+int dt_parse_power(const char *text, double *out_watts, char *why, size_t why_size);
+
 /* Byte count: a plain non-negative integer (no unit, no sign), e.g. "8388608", at most DT_BYTES_MAX. Used for
  * trace `bytes=` and `splits=`. */
 int dt_parse_bytes(const char *text, uint64_t *out_bytes, char *why, size_t why_size);
 
 /* Formats seconds with a readable unit ("1.25 ms", "830 us", "2.5 s") into buf. Returns buf. */
 const char *dt_format_time(double seconds, char *buf, size_t size);
+
+/* Formats joules with a decimal unit ("830 J", "12.5 kJ", "3.2 MJ", "1.1 GJ") into buf. Returns buf. */
+const char *dt_format_energy(double joules, char *buf, size_t size);
 
 /* Formats a byte count with binary units ("306.7 MiB", "512 B") into buf. Returns buf. */
 const char *dt_format_bytes(double bytes, char *buf, size_t size);

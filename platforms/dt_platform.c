@@ -17,6 +17,7 @@ void dt_platform_free(dt_platform *p)
   free(p->source);
   free(p->gpu_model);
   free(p->nvlinks);
+  free(p->cost.currency);
   free(p);
 }
 

@@ -66,6 +66,25 @@ typedef struct dt_compute_model {
   int dim_half;           /* m or n at which a GEMM reaches half its rate along that dimension (default 64) */
 } dt_compute_model;
 
+/* Power figures of one kind of device (docs/platform.md "Power and cost"), W. A device draws `idle` when it
+ * does nothing and up to `busy` at full load; a scalar in the YAML sets both (constant power). */
+typedef struct dt_power_figures {
+  int present;   /* 1 when the key was given */
+  double idle;   /* W, 0 <= idle <= busy */
+  double busy;   /* W, at most DT_POWER_MAX */
+} dt_power_figures;
+
+/* The optional `cost:` section: amortised or rented prices per hour of each device, and an electricity price.
+ * Plain numbers in `currency` (docs/platform.md). */
+typedef struct dt_cost_figures {
+  int present;        /* 1 when the section was given */
+  char *currency;     /* `cost.currency`, owned; "USD" when not given */
+  double gpu_hour;    /* per GPU-hour */
+  double nic_hour;    /* per NIC-hour */
+  double switch_hour; /* per switch-hour */
+  double energy_kwh;  /* per kWh of the energy the power figures give (0: not charged) */
+} dt_cost_figures;
+
 typedef struct dt_platform {
   char *name;         /* `name`, owned */
   char *source;       /* path it was loaded from (or the name given to dt_platform_parse), owned */
@@ -123,6 +142,11 @@ typedef struct dt_platform {
                                       bandwidth_factor. NVLink and network rates are calibrated apart because
                                       measured efficiencies differ (docs/bench.md) */
   double latency_factor;   /* `model.latency_factor`, default 1.0: multiplies every latency */
+  /* Energy and cost (docs/platform.md "Power and cost", replay/dt_energy.h) */
+  dt_power_figures gpu_power;    /* `gpu.power: {idle, busy}` */
+  dt_power_figures nic_power;    /* `nics.power`: a power, or {idle, busy} */
+  dt_power_figures switch_power; /* `network.switch_power`: a power, or {idle, busy} (load: port utilisation) */
+  dt_cost_figures cost;          /* `cost:` */
 } dt_platform;
 
 /* Loads and validates a platform YAML file (libyaml). On success returns DT_OK and sets *out (free with

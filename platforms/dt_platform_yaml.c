@@ -31,7 +31,10 @@ typedef enum {
   T_LINKS,     /* nvlink-mesh link table: a sequence of [gpu, gpu, count] (stored in p->nvlinks) */
   T_CHOICE,    /* one word of a list; the first nsupported are implemented, the rest "not supported yet" */
   T_BOOL,      /* true or false, stored as int */
-  T_TAX        /* plain number in [0, 1), stored as double */
+  T_TAX,       /* plain number in [0, 1), stored as double */
+  T_POWER2,    /* a power ("700W"), or a mapping {idle: W, busy: W} (lo == 1: only the mapping), stored in a
+                  dt_power_figures */
+  T_MONEY      /* plain number in [0, MONEY_MAX], stored as double */
 } value_type;
 
 /* Rows of the schema, in the order the tables below list them. The `nccl.protocols.<P>` and
@@ -56,6 +59,8 @@ enum {
   R_NCCL_ALGOS,
   ALGO_ROWS(RING), ALGO_ROWS(TREE), ALGO_ROWS(NVLS), ALGO_ROWS(NVLS_TREE), ALGO_ROWS(HIER), ALGO_ROWS(COLLNET),
   ALGO_ROWS(CHAIN), ALGO_ROWS(DIRECT),
+  R_GPU_POWER, R_NICS_POWER, R_NET_SWPOWER,
+  R_COST, R_COST_CUR, R_COST_GPU, R_COST_NIC, R_COST_SW, R_COST_KWH,
   R_COUNT
 };
 
@@ -80,6 +85,7 @@ typedef struct key_spec {
 #define EFF_MIN 1e-3    /* efficiencies: above this, at most 1 (2^53 bytes / 1e-3 still fits a long flow size) */
 #define FACTOR_MIN 1e-6 /* model factors: above this, at most FACTOR_MAX */
 #define FACTOR_MAX 1e6
+#define MONEY_MAX 1e9   /* prices: per device-hour or per kWh, at most 1e9 of the currency */
 
 #define F(field) offsetof(dt_platform, field)
 #define NOFIELD 0
@@ -177,6 +183,15 @@ static const key_spec schema[R_COUNT] = {
   ALGO_SPEC(COLLNET, "collnet", DT_ALGO_COLLNET),
   ALGO_SPEC(CHAIN, "chain", DT_ALGO_CHAIN),
   ALGO_SPEC(DIRECT, "direct", DT_ALGO_DIRECT),
+  [R_GPU_POWER] = {"power", R_GPU, T_POWER2, 0, F(gpu_power), 1, 0, 0, 0, NULL, 0, 0},
+  [R_NICS_POWER] = {"power", R_NICS, T_POWER2, 0, F(nic_power), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NET_SWPOWER] = {"switch_power", R_NET, T_POWER2, 0, F(switch_power), 0, 0, 0, 0, NULL, 0, 0},
+  [R_COST] = {"cost", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  [R_COST_CUR] = {"currency", R_COST, T_STRING, 0, F(cost.currency), 0, 0, 0, 0, NULL, 0, 0},
+  [R_COST_GPU] = {"gpu_hour", R_COST, T_MONEY, 0, F(cost.gpu_hour), 0, 0, 0, 0, NULL, 0, 0},
+  [R_COST_NIC] = {"nic_hour", R_COST, T_MONEY, 0, F(cost.nic_hour), 0, 0, 0, 0, NULL, 0, 0},
+  [R_COST_SW] = {"switch_hour", R_COST, T_MONEY, 0, F(cost.switch_hour), 0, 0, 0, 0, NULL, 0, 0},
+  [R_COST_KWH] = {"energy_kwh", R_COST, T_MONEY, 0, F(cost.energy_kwh), 0, 0, 0, 0, NULL, 0, 0},
 };
 
 /* Which kinds (bit 1 << choice index) allow and which require a key; a key given with another kind is an
@@ -367,6 +382,71 @@ static int convert_links(loader *L, yaml_node_t *v)
   return DT_OK;
 }
 
+/* One power of a T_POWER2 row: "700W" into *out, or an error naming path (and the mapping key, when given). */
+static int power_value(loader *L, yaml_node_t *v, const char *path, const char *key, double *out)
+{
+  char found[256], why[512], name[160];
+  snprintf(name, sizeof name, "%s%s%s", path, key ? "." : "", key ? key : "");
+  if (v->type != YAML_SCALAR_NODE || is_null(v) || !*scalar_text(v))
+    return fail_at(L, v, "expected a power such as '700W' for '%s', found %s", name, describe(v, found, sizeof found));
+  if (dt_parse_power(scalar_text(v), out, why, sizeof why) != 0)
+    return fail_at(L, v, "bad value for '%s': %s", name, why);
+  return DT_OK;
+}
+
+/* A T_POWER2 row: a power (idle = busy: constant) or {idle: W, busy: W}, both keys required, idle <= busy. */
+static int convert_power(loader *L, int row, yaml_node_t *v)
+{
+  const key_spec *k = &schema[row];
+  dt_power_figures *pf = (dt_power_figures *)((char *)L->p + k->offset);
+  char path[128], found[256];
+  path_of(row, path, sizeof path);
+  if (v->type == YAML_SCALAR_NODE && k->lo != 1) {
+    if (power_value(L, v, path, NULL, &pf->busy) != DT_OK)
+      return DT_ERR;
+    pf->idle = pf->busy;
+    pf->present = 1;
+    return DT_OK;
+  }
+  if (v->type != YAML_MAPPING_NODE)
+    return fail_at(L, v, "expected %s{idle: W, busy: W} for '%s', found %s",
+                   k->lo == 1 ? "a mapping " : "a power such as '25W' or a mapping ", path,
+                   describe(v, found, sizeof found));
+  static const char *const keys[] = {"idle", "busy"};
+  yaml_node_t *seen[2] = {NULL, NULL};
+  double val[2] = {0, 0};
+  for (yaml_node_pair_t *pair = v->data.mapping.pairs.start; pair < v->data.mapping.pairs.top; pair++) {
+    yaml_node_t *kn = yaml_document_get_node(L->doc, pair->key);
+    yaml_node_t *vn = yaml_document_get_node(L->doc, pair->value);
+    if (kn->type != YAML_SCALAR_NODE)
+      return fail_at(L, kn, "expected a key name in '%s', found %s", path, describe(kn, found, sizeof found));
+    const char *name = scalar_text(kn);
+    int i = strcmp(name, "idle") == 0 ? 0 : strcmp(name, "busy") == 0 ? 1 : -1;
+    if (i < 0) {
+      const char *near = dt_nearest_word(name, keys, 2);
+      if (near)
+        return fail_at(L, kn, "unknown key '%s' in '%s' (did you mean '%s'?)", name, path, near);
+      return fail_at(L, kn, "unknown key '%s' in '%s' (expected 'idle' and 'busy')", name, path);
+    }
+    if (seen[i])
+      return fail_at(L, kn, "duplicate key '%s' in '%s' (first given at line %ld)", name, path,
+                     (long)seen[i]->start_mark.line + 1);
+    seen[i] = kn;
+    if (power_value(L, vn, path, name, &val[i]) != DT_OK)
+      return DT_ERR;
+  }
+  for (int i = 0; i < 2; i++)
+    if (!seen[i])
+      return fail_at(L, v, "missing required key '%s' in '%s' (give both idle and busy power)", keys[i], path);
+  if (val[0] > val[1])
+    return fail_at(L, seen[0], "'%s.idle' (%g W) is above '%s.busy' (%g W): a device draws at least its idle power "
+                   "when busy", path, val[0], path, val[1]);
+  pf->idle = val[0];
+  pf->busy = val[1];
+  pf->present = 1;
+  return DT_OK;
+}
+
 /* Converts the value of one non-section row into the platform. */
 static int convert(loader *L, int row, yaml_node_t *v)
 {
@@ -380,10 +460,13 @@ static int convert(loader *L, int row, yaml_node_t *v)
       [T_COUNT] = "a whole number", [T_REAL] = "a number", [T_BANDWIDTH] = "a bandwidth such as '450GB/s'",
       [T_TIME] = "a time such as '1.2us'", [T_FLOPS] = "a compute rate such as '989TFLOPS'",
       [T_LINKS] = "a sequence of [gpu, gpu, count]", [T_CHOICE] = "one of", [T_BOOL] = "true or false",
-      [T_TAX] = "a number from 0 to below 1"};
+      [T_TAX] = "a number from 0 to below 1", [T_POWER2] = "a power such as '700W'",
+      [T_MONEY] = "a plain number (a price in cost.currency)"};
 
   if (k->type == T_LINKS)
     return convert_links(L, v);
+  if (k->type == T_POWER2)
+    return convert_power(L, row, v);
   if (v->type != YAML_SCALAR_NODE || is_null(v) || !*scalar_text(v)) {
     if (k->type == T_CHOICE) {
       char list[256] = "";
@@ -490,8 +573,17 @@ static int convert(loader *L, int row, yaml_node_t *v)
     *(double *)field = x;
     return DT_OK;
   }
+  case T_MONEY: {
+    double x;
+    if (parse_real(text, &x) != 0 || !(x >= 0 && x <= MONEY_MAX))
+      return fail_at(L, v, "expected a plain number from 0 to %g for '%s' (a price in cost.currency, without a "
+                     "currency sign), found %s", MONEY_MAX, path, found);
+    *(double *)field = x;
+    return DT_OK;
+  }
   case T_SECTION:
   case T_LINKS:
+  case T_POWER2:
     break;
   }
   return DT_OK;
@@ -671,6 +763,37 @@ static int validate_mesh(loader *L)
   return rc;
 }
 
+/* Power and cost (docs/platform.md "Power and cost"): energy is computed when gpu.power is given, so NIC and
+ * switch figures without it, or an electricity price without it, would be ignored: errors instead. */
+static int validate_energy(loader *L)
+{
+  dt_platform *p = L->p;
+  static const int needs_gpu[] = {R_NICS_POWER, R_NET_SWPOWER};
+  for (size_t i = 0; i < 2; i++)
+    if (L->key[needs_gpu[i]] && !L->val[R_GPU_POWER]) {
+      char path[128];
+      return fail_at(L, L->key[needs_gpu[i]], "'%s' needs 'gpu.power' (energy is computed only when the GPUs have "
+                     "power figures)", path_of(needs_gpu[i], path, sizeof path));
+    }
+  if (L->val[R_COST_KWH] && !L->val[R_GPU_POWER] && p->cost.energy_kwh > 0)
+    return fail_at(L, L->val[R_COST_KWH], "'cost.energy_kwh' needs 'gpu.power' (the energy it prices comes from the "
+                   "power figures)");
+  if (!L->val[R_COST])
+    return DT_OK;
+  p->cost.present = 1;
+  if (!L->val[R_COST_GPU] && !L->val[R_COST_NIC] && !L->val[R_COST_SW] && !L->val[R_COST_KWH])
+    return fail_at(L, L->val[R_COST], "the 'cost' section gives no price: expected at least one of 'gpu_hour', "
+                   "'nic_hour', 'switch_hour', 'energy_kwh'");
+  if (!p->cost.currency)
+    p->cost.currency = dt_xstrdup("USD");
+  size_t n = strlen(p->cost.currency);
+  for (size_t i = 0; i < n; i++)
+    if (!isgraph((unsigned char)p->cost.currency[i]) || n > 16)
+      return fail_at(L, L->val[R_COST_CUR], "expected a currency label of 1 to 16 characters without spaces for "
+                     "'cost.currency' (such as USD or EUR), found '%.40s'", p->cost.currency);
+  return DT_OK;
+}
+
 /* Rules across keys, once every value is converted. */
 static int validate(loader *L)
 {
@@ -688,6 +811,8 @@ static int validate(loader *L)
   if (L->val[R_NET] && require(L, R_NICS, " (required when 'network' is given)") != DT_OK)
     return DT_ERR;
 
+  if (validate_energy(L) != DT_OK)
+    return DT_ERR;
   p->nccl = L->val[R_NCCL] != NULL;
   p->compute.present = L->val[R_GPU_CM] != NULL;
   p->intra_kind = (dt_intra_kind)L->choice[R_INTRA_KIND];

@@ -4,6 +4,7 @@
 
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
+#include "../replay/dt_energy.h"
 #include "../replay/dt_linkload.h"
 
 #include <math.h>
@@ -181,6 +182,114 @@ static void json_links(yajl_gen g, const dt_report_input *in)
   }
   yajl_gen_array_close(g);
   yajl_gen_map_close(g);
+}
+
+/* ---- energy and cost (replay/dt_energy.h) ---- */
+
+static void json_bool(yajl_gen g, const char *k, int v)
+{
+  json_str(g, k);
+  yajl_gen_bool(g, v);
+}
+
+static void json_key_uint(yajl_gen g, const char *k, uint64_t v)
+{
+  json_str(g, k);
+  json_uint(g, v);
+}
+
+static void json_energy(yajl_gen g, const dt_report_input *in)
+{
+  dt_energy e;
+  dt_energy_compute(in->platform, in->trace, in->stats, &e);
+  if (e.present) {
+    json_str(g, "energy");
+    yajl_gen_map_open(g);
+    json_key_double(g, "per_iteration_J", e.iteration_J);
+    if (e.tokens > 0) {
+      json_key_double(g, "per_token_J", e.token_J);
+      json_key_double(g, "tokens_per_iteration", e.tokens);
+    }
+    json_key_double(g, "mean_power_W", e.mean_power_W);
+    json_key_double(g, "run_J", e.run_J);
+    json_key_double(g, "gpu_compute_J", e.gpu_compute_J);
+    json_key_double(g, "gpu_idle_J", e.gpu_idle_J);
+    if (e.nic_figures)
+      json_key_double(g, "nic_J", e.nic_static_J + e.nic_load_J);
+    if (e.switch_figures)
+      json_key_double(g, "switch_J", e.switch_static_J + e.switch_load_J);
+    json_key_double(g, "gpu_busy_s", e.gpu_busy_s);
+    json_key_uint(g, "gpus", (uint64_t)e.gpus);
+    json_key_uint(g, "gpus_without_rank", (uint64_t)e.gpus_without_rank);
+    json_key_uint(g, "nics", (uint64_t)e.nics);
+    json_key_uint(g, "switches", (uint64_t)e.switches);
+    json_bool(g, "load_terms", e.load_terms);
+    json_str(g, "terms");
+    yajl_gen_map_open(g);
+    if (e.nic_figures) {
+      json_key_double(g, "nic_static_J", e.nic_static_J);
+      json_key_double(g, "nic_load_J", e.nic_load_J);
+    }
+    if (e.switch_figures) {
+      json_key_double(g, "switch_static_J", e.switch_static_J);
+      json_key_double(g, "switch_load_J", e.switch_load_J);
+    }
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+  }
+  dt_cost c;
+  dt_energy_cost(in->platform, in->trace, in->stats, &e, &c);
+  if (c.present) {
+    json_str(g, "cost");
+    yajl_gen_map_open(g);
+    json_str(g, "currency");
+    json_str(g, c.currency);
+    json_key_double(g, "per_iteration", c.iteration);
+    if (c.million_tokens > 0)
+      json_key_double(g, "per_million_tokens", c.million_tokens);
+    json_key_double(g, "gpu", c.gpu);
+    json_key_double(g, "nic", c.nic);
+    json_key_double(g, "switch", c.sw);
+    json_key_double(g, "energy", c.energy);
+    yajl_gen_map_close(g);
+  }
+}
+
+static double share(double part, double total)
+{
+  return total > 0 ? 100.0 * part / total : 0;
+}
+
+/* One line each (docs/report.md): the energy of a mean iteration and its split, the cost and its split. */
+static void text_energy(FILE *f, const dt_report_input *in)
+{
+  dt_energy e;
+  char b1[64];
+  dt_energy_compute(in->platform, in->trace, in->stats, &e);
+  if (e.present) {
+    fprintf(f, "energy             %s per iteration, mean %.4g kW: GPU compute %.0f %%, GPU idle %.0f %%",
+            dt_format_energy(e.iteration_J, b1, sizeof b1), e.mean_power_W / 1e3,
+            share(e.gpu_compute_J, e.iteration_J), share(e.gpu_idle_J, e.iteration_J));
+    if (e.nic_figures)
+      fprintf(f, ", %ld NIC%s %.0f %%", e.nics, e.nics == 1 ? "" : "s", share(e.nic_static_J + e.nic_load_J, e.iteration_J));
+    if (e.switch_figures)
+      fprintf(f, ", %ld switch%s %.0f %%", e.switches, e.switches == 1 ? "" : "es",
+              share(e.switch_static_J + e.switch_load_J, e.iteration_J));
+    if (e.tokens > 0)
+      fprintf(f, "; %.4g J/token", e.token_J);
+    if (!e.load_terms)
+      fprintf(f, " (no load terms: --no-links)");
+    fprintf(f, "\n");
+  }
+  dt_cost c;
+  dt_energy_cost(in->platform, in->trace, in->stats, &e, &c);
+  if (c.present) {
+    fprintf(f, "cost               %.4g %s per iteration (GPUs %.3g, NICs %.3g, switches %.3g, energy %.3g)",
+            c.iteration, c.currency, c.gpu, c.nic, c.sw, c.energy);
+    if (c.million_tokens > 0)
+      fprintf(f, "; %.4g %s per million tokens", c.million_tokens, c.currency);
+    fprintf(f, "\n");
+  }
 }
 
 /* ---- the bound: the largest part of the critical path ---- */
@@ -533,6 +642,7 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
   }
   yajl_gen_map_close(g);
   json_exposed(g, s);
+  json_energy(g, in);
   if (s->critical)
     json_critical(g, in);
   json_histogram(g, in);
@@ -819,6 +929,7 @@ void dt_report_text(FILE *f, const dt_report_input *in)
     }
   }
 
+  text_energy(f, in);
   text_bound(f, in);
 
   fprintf(f, "\nper rank           compute      comm         exposed comm wait\n");

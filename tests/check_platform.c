@@ -387,6 +387,71 @@ START_TEST(test_version)
 }
 END_TEST
 
+/* Power and cost figures (docs/platform.md "Power and cost"): both forms, units, and every error at its position.
+ * Columns: "gpu: {model: H100, peak: 989TFLOPS, power: " is 43 characters, so gpu.power's value starts at 44. */
+START_TEST(test_power_cost)
+{
+  dt_platform *p = parse_ok(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70W, busy: 0.7kW}}", 7,
+                                    "nics: {per_node: 8, bandwidth: 400Gb/s, latency: 1us, power: 25W}", 8, "", 9, "",
+                                    10, "", 16, "  link_latency: 300ns\n  switch_power: {idle: 1kW, busy: 1.7kW}\n"
+                                    "cost: {currency: EUR, gpu_hour: 2.5, nic_hour: 0, switch_hour: 0.86, "
+                                    "energy_kwh: 0.1}", 0));
+  ck_assert(p->gpu_power.present && p->nic_power.present && p->switch_power.present && p->cost.present);
+  REL_EQ(p->gpu_power.idle, 70.0);
+  REL_EQ(p->gpu_power.busy, 700.0);
+  REL_EQ(p->nic_power.idle, 25.0); /* a scalar: constant power */
+  REL_EQ(p->nic_power.busy, 25.0);
+  REL_EQ(p->switch_power.idle, 1000.0);
+  REL_EQ(p->switch_power.busy, 1700.0);
+  ck_assert_str_eq(p->cost.currency, "EUR");
+  REL_EQ(p->cost.gpu_hour, 2.5);
+  ck_assert(p->cost.nic_hour == 0);
+  REL_EQ(p->cost.switch_hour, 0.86);
+  REL_EQ(p->cost.energy_kwh, 0.1);
+  dt_platform_free(p);
+  /* none given: absent; a cost section without currency is in USD */
+  p = parse_ok(variant(16, "  link_latency: 300ns\ncost: {gpu_hour: 1}", 0));
+  ck_assert(!p->gpu_power.present && !p->nic_power.present && !p->switch_power.present);
+  ck_assert_str_eq(p->cost.currency, "USD");
+  dt_platform_free(p);
+
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: 700W}", 0), 3, 44,
+            "expected a mapping {idle: W, busy: W} for 'gpu.power'", "'700W'", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70, busy: 700W}}", 0), 3, 51,
+            "'gpu.power.idle'", "bare number '70'", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70W, busy: 700J}}", 0), 3, 62,
+            "'gpu.power.busy'", "unit 'J'", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 800W, busy: 700W}}", 0), 3, 45,
+            "'gpu.power.idle' (800 W) is above 'gpu.power.busy' (700 W)", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70W, bussy: 700W}}", 0), 3, 56,
+            "unknown key 'bussy' in 'gpu.power'", "(did you mean 'busy'?)", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70W}}", 0), 3, 44,
+            "missing required key 'busy' in 'gpu.power'", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70W, busy: 2MW}}", 0), 3, 62,
+            "above the 1e+06 W", NULL);
+  /* "nics: {per_node: 8, bandwidth: 400Gb/s, latency: 1us, " is 54 characters */
+  parse_err(variant(7, "nics: {per_node: 8, bandwidth: 400Gb/s, latency: 1us, power: 25W}", 8, "", 9, "", 10, "", 0),
+            7, 55, "'nics.power' needs 'gpu.power'", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 1W, busy: 2W}}", 7,
+                    "nics: {per_node: 8, bandwidth: 400Gb/s, latency: 1us, power: [25W]}", 8, "", 9, "", 10, "", 0),
+            7, 62, "expected a power such as '25W' or a mapping {idle: W, busy: W} for 'nics.power'", NULL);
+  parse_err(variant(16, "  link_latency: 300ns\n  switch_power: 1.7kW", 0), 17, 3,
+            "'network.switch_power' needs 'gpu.power'", NULL);
+  /* cost: plain numbers, at least one price, a short currency label, energy priced only with power figures */
+  parse_err(variant(16, "  link_latency: 300ns\ncost: {gpu_hour: $2.50}", 0), 17, 18, "'cost.gpu_hour'",
+            "without a currency sign", "'$2.50'", NULL);
+  parse_err(variant(16, "  link_latency: 300ns\ncost: {gpu_hour: -1}", 0), 17, 18, "from 0 to 1e+09", NULL);
+  parse_err(variant(16, "  link_latency: 300ns\ncost: {currency: EUR}", 0), 17, 7, "the 'cost' section gives no price",
+            NULL);
+  parse_err(variant(16, "  link_latency: 300ns\ncost: {currency: US dollars, gpu_hour: 1}", 0), 17, 18,
+            "'cost.currency'", "'US dollars'", NULL);
+  parse_err(variant(16, "  link_latency: 300ns\ncost: {energy_kwh: 0.1}", 0), 17, 20,
+            "'cost.energy_kwh' needs 'gpu.power'", NULL);
+  parse_err(variant(16, "  link_latency: 300ns\ncost: {gpu_hours: 1}", 0), 17, 8, "unknown key 'gpu_hours' in 'cost'",
+            "(did you mean 'gpu_hour'?)", NULL);
+}
+END_TEST
+
 START_TEST(test_duplicate_key)
 {
   parse_err(variant(5, "nodes: 8", 0), 5, 1, "duplicate key 'nodes' at the top level", "line 4", NULL);
@@ -884,6 +949,7 @@ int main(void)
       {"tree_too_small", test_tree_too_small, 1},
       {"version", test_version, 1},
       {"duplicate_key", test_duplicate_key, 1},
+      {"power_cost", test_power_cost, 1},
       {"not_yaml", test_not_yaml, 1},
       {"open_fail", test_open_fail, 1},
       {"shape_node_wiring", test_shape_node_wiring, 1},

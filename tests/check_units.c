@@ -132,6 +132,40 @@ START_TEST(test_flop_rate)
 }
 END_TEST
 
+static double pw(const char *text)
+{
+  double v = -1;
+  char why[256] = "";
+  ck_assert_msg(dt_parse_power(text, &v, why, sizeof why) == 0, "'%s': %s", text, why);
+  return v;
+}
+
+/* Power for the platform's energy figures: W with m, k, M prefixes, a bare number and other units refused. */
+START_TEST(test_power)
+{
+  REL_EQ(pw("700W"), 700.0);
+  REL_EQ(pw("0.7kW"), 700.0);
+  REL_EQ(pw("1.7 kW"), 1700.0);
+  REL_EQ(pw("25W"), 25.0);
+  REL_EQ(pw("500mW"), 0.5);
+  REL_EQ(pw("1MW"), 1e6); /* the maximum */
+  REL_EQ(pw("0W"), 0.0);
+  rejects(dt_parse_power, "700", "bare number '700'");
+  rejects(dt_parse_power, "700J", "unit 'J'");
+  rejects(dt_parse_power, "1GW", "unit 'GW'");
+  rejects(dt_parse_power, "1.1MW", "above the 1e+06 W");
+  rejects(dt_parse_power, "-5W", "'-5W'");
+  rejects(dt_parse_power, "W", "'W'");
+  char buf[64];
+  ck_assert_str_eq(dt_format_energy(0, buf, sizeof buf), "0 J");
+  ck_assert_str_eq(dt_format_energy(830, buf, sizeof buf), "830 J");
+  ck_assert_str_eq(dt_format_energy(12500, buf, sizeof buf), "12.5 kJ");
+  ck_assert_str_eq(dt_format_energy(999.99, buf, sizeof buf), "1 kJ");
+  ck_assert_str_eq(dt_format_energy(3.2e6, buf, sizeof buf), "3.2 MJ");
+  ck_assert_str_eq(dt_format_energy(4.5e12, buf, sizeof buf), "4500 GJ");
+}
+END_TEST
+
 START_TEST(test_bytes)
 {
   uint64_t v = 0;
@@ -205,6 +239,7 @@ int main(void)
       {"bandwidth_bad", test_bandwidth_bad, 1},
       {"time", test_time, 1},
       {"flop_rate", test_flop_rate, 1},
+      {"power", test_power, 1},
       {"bytes", test_bytes, 1},
       {"ranges", test_ranges, 1},
       {"format", test_format, 1},
