@@ -3,10 +3,13 @@
 # on a seed corpus assembled from the shipped files, after replaying its committed regression inputs. Exit 1
 # on any finding (crash, leak, undefined behaviour, timeout or out-of-memory); the input is kept in
 # build-fuzz/findings/TARGET/. tests/fuzz/README.md says how to run a long campaign.
-# usage: scripts/fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]
+# The mutation sequence is seeded (FUZZ_SEED, default 1) so that a finding in CI is found again by the same
+# command on another machine; FUZZ_SEED=0 lets libFuzzer pick a seed (long campaigns).
+# usage: [FUZZ_SEED=N] scripts/fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
+seed=${FUZZ_SEED:-1}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(native platform kineto workload placement)
@@ -45,11 +48,11 @@ for t in "${targets[@]}"; do
   done
   log=build-fuzz/fuzz_$t.log
   if "$bin" "$corpus" -dict=tests/fuzz/$t.dict -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 \
-       -timeout=30 -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1; then
+       -timeout=30 -seed="$seed" -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1; then
     echo "fuzz.sh: $t: no finding in ${secs} s: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') inputs," \
       "$(grep -oE 'cov: [0-9]+' "$log" | tail -1)"
   else
-    echo "fuzz.sh: $t: FINDING (log: $log, input in $findings/):"
+    echo "fuzz.sh: $t: FINDING with FUZZ_SEED=$seed (log: $log, input in $findings/):"
     grep -E "ERROR|runtime error|fuzz invariant|SUMMARY" "$log" | head -5
     status=1
   fi

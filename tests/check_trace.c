@@ -682,6 +682,29 @@ START_TEST(test_two_streams_warning)
   dt_error e;
   ck_assert_int_eq(dt_trace_validate(t, &e), DT_OK); /* validating again adds no second copy */
   ck_assert_uint_eq(t->nnotes, 1);
+  /* written, read back (the note is now a `meta note=` pair) and validated again: no second copy, so writing
+   * again gives the same text (a libFuzzer finding: tests/fuzz/regressions/native/roundtrip-meta-note-twice.dtt) */
+  char *text[2] = {NULL, NULL};
+  size_t len[2];
+  dt_trace *cur = t;
+  for (int pass = 0; pass < 2; pass++) {
+    FILE *f = open_memstream(&text[pass], &len[pass]);
+    ck_assert_int_eq(dt_trace_write_native_file(cur, f, &e), DT_OK);
+    fclose(f);
+    dt_trace *back = NULL;
+    ck_assert_int_eq(dt_trace_parse_native(text[pass], len[pass], "back.dtt", &back, &e), DT_OK);
+    ck_assert_int_eq(dt_trace_validate(back, &e), DT_OK);
+    ck_assert_uint_eq(back->nnotes, 0);
+    ck_assert(dt_trace_has_note(back, t->notes[0]));
+    if (cur != t)
+      dt_trace_free(cur);
+    cur = back;
+  }
+  ck_assert_uint_eq(len[0], len[1]);
+  ck_assert_str_eq(text[0], text[1]);
+  free(text[0]);
+  free(text[1]);
+  dt_trace_free(cur);
   dt_trace_free(t);
 }
 END_TEST

@@ -273,6 +273,17 @@ void dt_trace_add_note(dt_trace *t, const char *fmt, ...)
   t->notes[t->nnotes++] = dt_xstrdup(buf);
 }
 
+int dt_trace_has_note(const dt_trace *t, const char *note)
+{
+  for (size_t i = 0; i < t->nnotes; i++)
+    if (strcmp(t->notes[i], note) == 0)
+      return 1;
+  for (size_t m = 0; m < t->nmeta; m++)
+    if (strcmp(t->meta_keys[m], "note") == 0 && strcmp(t->meta_values[m], note) == 0)
+      return 1;
+  return 0;
+}
+
 size_t dt_trace_op_count(const dt_trace *t)
 {
   size_t n = 0;

@@ -210,6 +210,10 @@ dt_op *dt_trace_append(dt_trace *t, int32_t rank, int32_t stream_id);
 void dt_trace_add_meta(dt_trace *t, const char *key, const char *value);
 /* Appends a note (printf-style) for the report. */
 void dt_trace_add_note(dt_trace *t, const char *fmt, ...) DT_PRINTF(2, 3);
+/* Non-zero when note is already one of t's notes, or a `meta note=` pair read from a file (notes written with a
+ * trace come back as meta pairs): a note said twice is said once, and a trace written, read and written again
+ * is the same text. */
+int dt_trace_has_note(const dt_trace *t, const char *note);
 
 /* Validates the whole trace before replay (DESIGN.md §4): groups and peers exist, every `after=` edge
  * points at an existing op, collectives match by issue order per group (op, bytes, root, splits must agree

@@ -680,10 +680,8 @@ static int check_channels(vstate *vs)
 
 static void add_note_once(dt_trace *t, const char *note)
 {
-  for (size_t i = 0; i < t->nnotes; i++)
-    if (strcmp(t->notes[i], note) == 0)
-      return;
-  dt_trace_add_note(t, "%s", note);
+  if (!dt_trace_has_note(t, note))
+    dt_trace_add_note(t, "%s", note);
 }
 
 static void vstate_free(vstate *vs)
