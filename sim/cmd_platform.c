@@ -101,6 +101,29 @@ static void print_classes(const dt_topology *t)
   free(c);
 }
 
+/* "idle 70 W, busy 700 W" or "25 W" for one device kind's power figures */
+static const char *power_text(const dt_power_figures *f, char *buf, size_t size)
+{
+  if (f->idle == f->busy)
+    snprintf(buf, size, "%.6g W", f->busy);
+  else
+    snprintf(buf, size, "idle %.6g W, busy %.6g W", f->idle, f->busy);
+  return buf;
+}
+
+/* The power and cost figures (docs/platform.md "Power and cost"), when given. */
+static void print_power(const dt_platform *p)
+{
+  char a[96], b[96], c[96];
+  if (p->gpu_power.present)
+    printf("  power     GPU %s; NIC %s; switch %s\n", power_text(&p->gpu_power, a, sizeof a),
+           p->nic_power.present ? power_text(&p->nic_power, b, sizeof b) : "not given",
+           p->switch_power.present ? power_text(&p->switch_power, c, sizeof c) : "not given");
+  if (p->cost.present)
+    printf("  cost      %s per GPU-hour %.6g, per NIC-hour %.6g, per switch-hour %.6g, per kWh %.6g\n",
+           p->cost.currency, p->cost.gpu_hour, p->cost.nic_hour, p->cost.switch_hour, p->cost.energy_kwh);
+}
+
 static void print_show(const dt_platform *p, const dt_topology *t)
 {
   char a[64], b[64];
@@ -156,6 +179,7 @@ static void print_show(const dt_platform *p, const dt_topology *t)
     printf("            %d pods of %d aggregation switches\n", s->pods, s->aggs_per_pod);
   if (p->bandwidth_factor != 1.0 || p->latency_factor != 1.0)
     printf("  model     bandwidth x %.6g, latency x %.6g\n", p->bandwidth_factor, p->latency_factor);
+  print_power(p);
   printf("  links     %zu\n", dt_topology_link_count(t));
   print_classes(t);
 }

@@ -135,6 +135,11 @@ check "dgx-h100-4node switches: 40 x 1.7 kW x T (constant: no load term)" \
 check "dgx-h100-4node cost: T/3600 x (32 x 1.07 + 40 x 0.86) + energy x 0.10 / 3.6e6" \
   'close "$(j .cost.per_iteration "$tmp/g.json")" "$(calc "$T / 3600 * (32 * 1.07 + 40 * 0.86) + $(j .energy.per_iteration_J "$tmp/g.json") * 0.10 / 3.6e6")" 1e-9'
 
+"$DTSIM" platform show $P >"$tmp/show.txt" 2>&1
+check "platform show lists the power and cost figures" \
+  'grep -q "^  power     GPU idle 50 W, busy 400 W; NIC idle 10 W, busy 30 W; switch idle 100 W, busy 300 W$" "$tmp/show.txt" &&
+   grep -q "^  cost      EUR per GPU-hour 2, per NIC-hour 0.1, per switch-hour 1, per kWh 0.2$" "$tmp/show.txt"'
+
 # --- every shipped platform has power figures
 for f in platforms/*.yaml; do
   "$DTSIM" run --json "$f" "$tmp/marks.dtt" >"$tmp/ship.json" 2>/dev/null
