@@ -49,6 +49,26 @@ char *dt_xstrndup(const char *s, size_t n)
   return p;
 }
 
+int dt_parse_whole(const char *s, long long lo, long long hi, long long *out)
+{
+  if (!s || !*s)
+    return -1;
+  unsigned long long v = 0;
+  int big = 0;
+  for (const char *p = s; *p; p++) {
+    if (*p < '0' || *p > '9')
+      return -1;
+    if (v > (9223372036854775807ull - (unsigned)(*p - '0')) / 10)
+      big = 1;
+    else
+      v = v * 10 + (unsigned)(*p - '0');
+  }
+  if (big || (long long)v < lo || (long long)v > hi)
+    return -2;
+  *out = (long long)v;
+  return 0;
+}
+
 void *dt_grow(void *array, size_t *cap, size_t need, size_t elem)
 {
   if (need < *cap)

@@ -7,12 +7,21 @@
 #include <stdint.h>
 
 /* Allocation wrappers: abort the process with a message on out-of-memory (there is no sensible recovery
- * inside a simulation). dt_xstrdup(NULL) returns NULL. The caller frees with free(). */
+ * inside a simulation). dt_xstrdup(NULL) returns NULL. dt_xstrndup copies exactly n bytes of s (s must hold n
+ * readable bytes; it does not stop at a NUL, unlike strndup) and adds a NUL after them. The caller frees with
+ * free(). */
 void *dt_xmalloc(size_t size);
 void *dt_xcalloc(size_t count, size_t size);
 void *dt_xrealloc(void *ptr, size_t size);
 char *dt_xstrdup(const char *s);
 char *dt_xstrndup(const char *s, size_t n);
+
+/* The one spelling of a whole number dtsim accepts, on the command line and in its own files (platform, workload,
+ * sweep spec, placement, CSV tables): decimal digits alone, the whole of s. No sign ('+8' and '-0' are refused),
+ * no spaces, no base prefix, no digit separators; leading zeros are decimal ('010' is ten). Returns 0 with *out
+ * set when s is one in [lo, hi] (lo >= 0), -1 when s is not such a number, -2 when it is one outside [lo, hi]
+ * (also when it does not fit 63 bits). */
+int dt_parse_whole(const char *s, long long lo, long long hi, long long *out);
 
 /* Grows an array so that index `need` fits: *cap doubles (from at least 8). elem is sizeof one element.
  * Returns the (possibly moved) array; new elements are zeroed. */

@@ -50,11 +50,11 @@ static int usage(const char *fmt, const char *arg)
   return EXIT_USAGE;
 }
 
+/* A whole number (dt_parse_whole: digits alone) in [lo, hi]. */
 static int parse_int(const char *s, long lo, long hi, int *out)
 {
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || v < lo || v > hi)
+  long long v;
+  if (dt_parse_whole(s, lo, hi, &v) != 0)
     return -1;
   *out = (int)v;
   return 0;
@@ -131,11 +131,11 @@ int dt_cmd_bench(int argc, char **argv)
       break;
     case O_GPUS:
       if (parse_int(optarg, 1, 1 << 20, &o.ngpus) != 0)
-        return usage("--gpus expects a positive GPU count, found '%s'", optarg);
+        return usage("--gpus expects a GPU count from 1 to 1048576, found '%s'", optarg);
       break;
     case O_PER_NODE:
       if (parse_int(optarg, 1, 1 << 20, &o.gpus_per_node) != 0)
-        return usage("--gpus-per-node expects a positive GPU count, found '%s'", optarg);
+        return usage("--gpus-per-node expects a GPU count from 1 to 1048576, found '%s'", optarg);
       break;
     case 'b':
     case 'e':
@@ -158,22 +158,22 @@ int dt_cmd_bench(int argc, char **argv)
     case 'f': {
       int f;
       if (parse_int(optarg, 2, 1 << 30, &f) != 0)
-        return usage("-f expects an integer factor of at least 2, found '%s'", optarg);
+        return usage("-f expects a whole factor from 2 to 1073741824, found '%s'", optarg);
       factor = (uint64_t)f;
       factor_given = 1;
       break;
     }
     case 'n':
       if (parse_int(optarg, 1, 1000000, &o.iters) != 0)
-        return usage("-n expects a positive iteration count, found '%s'", optarg);
+        return usage("-n expects an iteration count from 1 to 1000000, found '%s'", optarg);
       break;
     case 'w':
       if (parse_int(optarg, 0, 1000000, &o.warmup) != 0)
-        return usage("-w expects a warm-up iteration count (0 or more), found '%s'", optarg);
+        return usage("-w expects a warm-up iteration count from 0 to 1000000, found '%s'", optarg);
       break;
     case 'g':
       if (parse_int(optarg, 1, 1 << 20, &o.gpus_per_process) != 0)
-        return usage("-g expects a positive GPU count per process, found '%s'", optarg);
+        return usage("-g expects a GPU count per process from 1 to 1048576, found '%s'", optarg);
       break;
     case O_LAUNCH:
       if (dt_parse_time(optarg, &o.launch_s, why, sizeof why) != 0) {

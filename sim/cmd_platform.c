@@ -2,6 +2,7 @@
  * the link classes and the fabric shape, or the hops of one route with its alpha and bottleneck bandwidth.
  * Everything printed comes from dt_platform and dt_topology, the same values the replay uses. */
 #include "cmd_platform.h"
+#include "../common/dt_util.h"
 
 #include "../common/dt_units.h"
 #include "../platforms/dt_platform.h"
@@ -52,9 +53,8 @@ static void print_counts(const dt_platform *p)
 
 static int parse_gpu(const char *s, int gpus, int *out)
 {
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (!*s || *end || v < 0 || v >= gpus)
+  long long v;
+  if (dt_parse_whole(s, 0, (long long)gpus - 1, &v) != 0)
     return -1;
   *out = (int)v;
   return 0;

@@ -220,13 +220,13 @@ static int size_of(const csv *c, const csv_row *r, int col, uint64_t *out, dt_er
 /* "2x8" -> nodes 2, GPUs per node 8 */
 static int parse_config(const char *s, int *nodes, int *per_node)
 {
-  char *end;
-  long a = strtol(s, &end, 10);
-  if (end == s || *end != 'x')
+  const char *x = strchr(s, 'x');
+  char first[32];
+  long long a, b;
+  if (!x || (size_t)(x - s) >= sizeof first)
     return -1;
-  const char *t = end + 1;
-  long b = strtol(t, &end, 10);
-  if (end == t || *end || a < 1 || b < 1 || a > 100000 || b > 1024)
+  snprintf(first, sizeof first, "%.*s", (int)(x - s), s);
+  if (dt_parse_whole(first, 1, 100000, &a) != 0 || dt_parse_whole(x + 1, 1, 1024, &b) != 0)
     return -1;
   *nodes = (int)a;
   *per_node = (int)b;

@@ -196,6 +196,18 @@ static int usage_error(const char *cmdname, const char *fmt, const char *arg)
   return EXIT_USAGE;
 }
 
+/* A whole-number option (dt_parse_whole: digits alone, no sign) in [lo, hi]; what names it ("a rank count").
+ * Returns 0 with *out set, or prints the usage error with the range and returns -1. */
+static int count_option(const char *cmdname, const char *flag, const char *what, const char *arg, long long lo,
+                        long long hi, long long *out)
+{
+  if (dt_parse_whole(arg, lo, hi, out) == 0)
+    return 0;
+  fprintf(stderr, "dtsim %s: %s expects %s from %lld to %lld (a whole number), found '%s'\nrun 'dtsim help %s' for "
+          "usage\n", cmdname, flag, what, lo, hi, arg, cmdname);
+  return -1;
+}
+
 /* Reports what getopt_long rejected (opterr is 0 and optstrings start with ':' so that getopt prints nothing):
  * ':' a missing argument, '?' an unknown option; argv[optind - 1] is the word at fault. Returns EXIT_USAGE. */
 static int bad_option(const char *cmdname, int opt, char **argv)
@@ -230,22 +242,21 @@ static int import_option(int opt, const char *cmdname, dt_import_opts *io)
     }
     return 1;
   case 'w': {
-    char *end;
-    long v = strtol(optarg, &end, 10);
-    if (*end || v < 1 || v > DT_TRACE_MAX_RANKS) {
-      usage_error(cmdname, "--world expects a positive rank count, found '%s'", optarg);
+    long long v;
+    if (count_option(cmdname, "--world", "a rank count", optarg, 1, DT_TRACE_MAX_RANKS, &v) != 0)
       return -1;
-    }
     io->world = (int32_t)v;
     return 1;
   }
   case 'z': {
     const char *eq = strchr(optarg, '=');
-    char *end = NULL;
-    long v = eq ? strtol(eq + 1, &end, 10) : 0;
-    if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof io->group_sizes[0].kind || !end || *end ||
-        end == eq + 1 || v < 1 || v > DT_TRACE_MAX_RANKS) {
-      usage_error(cmdname, "--group-size expects KIND=N (e.g. allgather=8), found '%s'", optarg);
+    long long v = 0;
+    if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof io->group_sizes[0].kind ||
+        dt_parse_whole(eq + 1, 1, DT_TRACE_MAX_RANKS, &v) != 0) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "--group-size expects KIND=N with N from 1 to %d (e.g. allgather=8), found '%%s'",
+               DT_TRACE_MAX_RANKS);
+      usage_error(cmdname, msg, optarg);
       return -1;
     }
     if (io->ngroup_sizes == DT_IMPORT_MAX_GROUP_SIZES) {
@@ -259,22 +270,16 @@ static int import_option(int opt, const char *cmdname, dt_import_opts *io)
     return 1;
   }
   case 'E': {
-    char *end;
-    long v = strtol(optarg, &end, 10);
-    if (*end || v < 1 || v > 100000000) {
-      usage_error(cmdname, "--expand expects a positive rank count, found '%s'", optarg);
+    long long v;
+    if (count_option(cmdname, "--expand", "a rank count", optarg, 1, 100000000, &v) != 0)
       return -1;
-    }
     io->expand = (int32_t)v;
     return 1;
   }
   case 'R': {
-    char *end;
-    long v = strtol(optarg, &end, 10);
-    if (*end || v < 0 || v > 100000000) {
-      usage_error(cmdname, "--rank expects a rank number, found '%s'", optarg);
+    long long v;
+    if (count_option(cmdname, "--rank", "a rank number", optarg, 0, 100000000, &v) != 0)
       return -1;
-    }
     io->rank = (int32_t)v;
     return 1;
   }
@@ -435,12 +440,9 @@ static int cmd_run(int argc, char **argv)
       tl_ranks_arg = optarg;
       break;
     case 'T': {
-      char *end;
-      long v = strtol(optarg, &end, 10);
-      if (*end || end == optarg || v < 0 || v > 1000000) {
-        usage_error("run", "--top expects a count of links (0 or more), found '%s'", optarg);
+      long long v;
+      if (count_option("run", "--top", "a count of links", optarg, 0, 1000000, &v) != 0)
         goto done_usage;
-      }
       top_links = (size_t)v;
       break;
     }
@@ -732,13 +734,9 @@ static int cmd_import(int argc, char **argv)
 
 static int parse_degree(const char *cmdname, const char *what, const char *arg, int32_t *out)
 {
-  char *end;
-  long v = strtol(arg, &end, 10);
-  if (*end || end == arg || v < 1 || v > DT_TRACE_MAX_RANKS) {
-    fprintf(stderr, "dtsim %s: %s expects a positive count, found '%s'\nrun 'dtsim help %s' for usage\n", cmdname,
-            what, arg, cmdname);
+  long long v;
+  if (count_option(cmdname, what, "a degree", arg, 1, DT_TRACE_MAX_RANKS, &v) != 0)
     return -1;
-  }
   *out = (int32_t)v;
   return 0;
 }

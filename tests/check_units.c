@@ -2,6 +2,7 @@
  * prefixes, bits and bytes, bad inputs) and the readable formatters. Expected values are hand conversions. */
 #include "dt_test.h"
 #include "common/dt_units.h"
+#include "common/dt_util.h"
 
 #include <check.h>
 #include <math.h>
@@ -212,6 +213,29 @@ START_TEST(test_ranges)
 }
 END_TEST
 
+/* dt_parse_whole: one spelling of a whole number for every input (digits alone), and its range. */
+START_TEST(test_whole)
+{
+  long long v = -1;
+  ck_assert_int_eq(dt_parse_whole("8", 1, 10, &v), 0);
+  ck_assert_int_eq(v, 8);
+  ck_assert_int_eq(dt_parse_whole("010", 0, 100, &v), 0); /* decimal, not octal */
+  ck_assert_int_eq(v, 10);
+  ck_assert_int_eq(dt_parse_whole("9223372036854775807", 0, 9223372036854775807LL, &v), 0);
+  ck_assert_int_eq(v, 9223372036854775807LL);
+  v = 7;
+  const char *bad[] = {"", "+8", "-0", "-1", " 8", "8 ", "0x8", "8.0", "1e3", "1_000", "\"8\"", "8k"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    ck_assert_msg(dt_parse_whole(bad[i], 0, 100, &v) == -1, "'%s' accepted", bad[i]);
+  ck_assert_int_eq(dt_parse_whole(NULL, 0, 100, &v), -1);
+  ck_assert_int_eq(dt_parse_whole("0", 1, 100, &v), -2);
+  ck_assert_int_eq(dt_parse_whole("101", 1, 100, &v), -2);
+  ck_assert_int_eq(dt_parse_whole("9223372036854775808", 0, 9223372036854775807LL, &v), -2); /* 2^63 */
+  ck_assert_int_eq(dt_parse_whole("99999999999999999999999", 0, 100, &v), -2);
+  ck_assert_int_eq(v, 7); /* untouched on failure */
+}
+END_TEST
+
 START_TEST(test_format)
 {
   char buf[64];
@@ -243,6 +267,7 @@ int main(void)
       {"bytes", test_bytes, 1},
       {"ranges", test_ranges, 1},
       {"format", test_format, 1},
+      {"whole", test_whole, 1},
   };
   return dt_test_run(dt_test_suite("units", cases, sizeof cases / sizeof cases[0], 0));
 }
