@@ -1,6 +1,8 @@
 /* Nesting guard for libyaml documents (common/dt_yaml.h). */
 #include "dt_yaml.h"
 
+#include <stdio.h>
+#include <string.h>
 #include <yaml.h>
 
 int dt_yaml_check_depth(const char *text, size_t len, const char *source, int max_depth, dt_error *err)
@@ -31,4 +33,26 @@ int dt_yaml_check_depth(const char *text, size_t len, const char *source, int ma
   }
   yaml_parser_delete(&parser);
   return rc;
+}
+
+const char *dt_yaml_not_plain(const yaml_node_t *n, char *buf, size_t size)
+{
+  if (n->type != YAML_SCALAR_NODE)
+    return NULL; /* mappings and sequences have their own messages */
+  const char *tag = (const char *)n->tag;
+  if (tag && strcmp(tag, YAML_DEFAULT_SCALAR_TAG) != 0 && strcmp(tag, YAML_INT_TAG) != 0 &&
+      strcmp(tag, YAML_FLOAT_TAG) != 0 && strcmp(tag, YAML_BOOL_TAG) != 0) {
+    snprintf(buf, size, "a value with the tag '%.100s'", tag);
+    return buf;
+  }
+  switch (n->data.scalar.style) {
+  case YAML_SINGLE_QUOTED_SCALAR_STYLE:
+  case YAML_DOUBLE_QUOTED_SCALAR_STYLE:
+    return "a quoted string";
+  case YAML_LITERAL_SCALAR_STYLE:
+  case YAML_FOLDED_SCALAR_STYLE:
+    return "a block string";
+  default:
+    return NULL;
+  }
 }

@@ -5,6 +5,7 @@
 #include "dt_error.h"
 
 #include <stddef.h>
+#include <yaml.h>
 
 /* Deepest nesting of mappings and sequences a platform or workload file may have (real files need 3 or 4).
  * libyaml's document loader takes time quadratic in the nesting: 40,000 levels in 80 KB took 17.6 s. */
@@ -14,5 +15,11 @@
  * nesting passes max_depth; DT_OK otherwise, also on a syntax error (the loader reports those itself). Linear
  * in the bytes read. */
 int dt_yaml_check_depth(const char *text, size_t len, const char *source, int max_depth, dt_error *err);
+
+/* dtsim's files write numbers and booleans as plain YAML scalars: `nodes: 4`, never `nodes: "4"` or
+ * `nodes: !foo 4` (docs/platform.md "Numbers"). Returns NULL when n is a plain scalar without an explicit tag
+ * (libyaml cannot tell `!!str 4` from `4`, so that one passes); else what it is instead, a static phrase: "a
+ * quoted string", "a block string" or "a value with the tag '...'" (the tag text is copied into buf, size bytes). */
+const char *dt_yaml_not_plain(const yaml_node_t *n, char *buf, size_t size);
 
 #endif

@@ -156,6 +156,12 @@ typedef struct dt_platform {
  * a fabric too small for the NICs (saying how many NICs fit). */
 int dt_platform_load(const char *path, dt_platform **out, dt_error *err);
 
+/* The keys of the platform schema as dotted paths ("nics.bandwidth", "nccl.protocols.LL.latency"; sections too,
+ * as "nics"), for i below dt_platform_key_count(): for callers that name platform keys outside a platform file
+ * (a sweep's axes) and want the same "did you mean". Static strings. */
+size_t dt_platform_key_count(void);
+const char *dt_platform_key_path(size_t i);
+
 /* Same as dt_platform_load on an in-memory YAML text of len bytes; source_name is used in errors. */
 int dt_platform_parse(const char *text, size_t len, const char *source_name, dt_platform **out, dt_error *err);
 

@@ -261,6 +261,21 @@ static const char *path_of(int row, char *buf, size_t size)
   return buf;
 }
 
+size_t dt_platform_key_count(void)
+{
+  return R_COUNT;
+}
+
+const char *dt_platform_key_path(size_t i)
+{
+  static char paths[R_COUNT][96];
+  if (i >= R_COUNT)
+    return NULL;
+  if (!paths[i][0])
+    path_of((int)i, paths[i], sizeof paths[i]);
+  return paths[i];
+}
+
 /* Fills the error at a node's start (libyaml marks are 0-based). */
 static int fail_at(loader *L, const yaml_node_t *node, const char *fmt, ...) DT_PRINTF(3, 4);
 static int fail_at(loader *L, const yaml_node_t *node, const char *fmt, ...)
@@ -304,29 +319,26 @@ static const char *describe(const yaml_node_t *n, char *buf, size_t size)
   return buf;
 }
 
-/* Whole decimal number with an optional leading '+' or '-'; -1 when the text is not one. */
+/* Whole number (dt_parse_whole: decimal digits alone, no sign); -1 when the text is not one. Values past 2^63
+ * saturate, and a '-' before digits (even '-0') is below every range, so that the range check names them. */
 static int parse_long(const char *s, long *out)
 {
-  const char *p = s;
-  if (*p == '+' || *p == '-')
-    p++;
-  if (!isdigit((unsigned char)*p))
+  long long v;
+  if (s[0] == '-' && dt_parse_whole(s + 1, 0, LLONG_MAX, &v) != -1) {
+    *out = LONG_MIN;
+    return 0;
+  }
+  int rc = dt_parse_whole(s, 0, LLONG_MAX, &v);
+  if (rc == -1)
     return -1;
-  for (const char *q = p; *q; q++)
-    if (!isdigit((unsigned char)*q))
-      return -1;
-  errno = 0;
-  long v = strtol(s, NULL, 10);
-  if (errno == ERANGE)
-    return -1;
-  *out = v;
+  *out = rc == 0 ? (long)v : LONG_MAX;
   return 0;
 }
 
 /* Plain decimal number (no inf, nan or hex); -1 when the text is not one. */
 static int parse_real(const char *s, double *out)
 {
-  if (!*s)
+  if (!*s || *s == '+') /* one spelling of a number: no '+' sign, as for whole numbers */
     return -1;
   for (const char *q = s; *q; q++)
     if (!(isdigit((unsigned char)*q) || *q == '.' || *q == 'e' || *q == 'E' || *q == '-' || *q == '+'))
@@ -345,7 +357,9 @@ static int link_number(loader *L, yaml_node_t *n, const char *what, long lo, lon
 {
   char found[256];
   long x;
-  if (n->type != YAML_SCALAR_NODE || parse_long(scalar_text(n), &x) != 0 || x < lo || x > hi)
+  char tagbuf[160];
+  if (n->type != YAML_SCALAR_NODE || dt_yaml_not_plain(n, tagbuf, sizeof tagbuf) ||
+      parse_long(scalar_text(n), &x) != 0 || x < lo || x > hi)
     return fail_at(L, n, "expected %s in an entry of 'intra_node.links', found %s", what,
                    describe(n, found, sizeof found));
   *out = (int)x;
@@ -477,6 +491,16 @@ static int convert(loader *L, int row, yaml_node_t *v)
     return fail_at(L, v, "expected %s for '%s', found %s", what[k->type], path, found);
   }
   const char *text = scalar_text(v);
+  char tagbuf[160];
+  const char *not_plain = dt_yaml_not_plain(v, tagbuf, sizeof tagbuf);
+  int numeric = k->type == T_VERSION || k->type == T_COUNT || k->type == T_REAL || k->type == T_TAX ||
+                k->type == T_BOOL;
+  if (not_plain && not_plain == tagbuf)
+    return fail_at(L, v, "expected %s for '%s', found %s %s (platform files use no YAML tags)",
+                   k->type == T_CHOICE ? "a word" : what[k->type], path, not_plain, found);
+  if (not_plain && numeric)
+    return fail_at(L, v, "expected %s for '%s', found %s %s (numbers and booleans are written unquoted, as "
+                   "'nodes: 4')", what[k->type], path, not_plain, found);
 
   switch (k->type) {
   case T_VERSION: {
@@ -493,7 +517,8 @@ static int convert(loader *L, int row, yaml_node_t *v)
   case T_COUNT: {
     long n;
     if (parse_long(text, &n) != 0)
-      return fail_at(L, v, "expected a whole number for '%s', found %s", path, found);
+      return fail_at(L, v, "expected a whole number for '%s', found %s%s", path, found,
+                     text[0] == '+' ? " (digits alone, without a sign)" : "");
     if (n < k->lo || n > k->hi) {
       if (k->hi - k->lo == 1)
         return fail_at(L, v, "expected %ld or %ld for '%s', found %s", k->lo, k->hi, path, found);

@@ -267,6 +267,16 @@ int dt_gen_is_key(const char *key)
   return find_key(key) != NULL;
 }
 
+size_t dt_gen_key_count(void)
+{
+  return NKEYS;
+}
+
+const char *dt_gen_key_name(size_t i)
+{
+  return i < NKEYS ? keys[i].key : NULL;
+}
+
 /* Largest accepted counts: 32-bit keys stay far below INT32_MAX so products of a few fit 64 bits; the global batch
  * is 64-bit. */
 #define COUNT_MAX 100000000LL
@@ -713,6 +723,14 @@ static int walk_section(yaml_document_t *doc, yaml_node_t *map, const char *sect
     const char *v = scalar(vn);
     if (!v)
       return yaml_fail(err, file, vn, "'%s' expects a value, not a list or mapping%s", k, NULL);
+    char tagbuf[160];
+    const char *not_plain = dt_yaml_not_plain(vn, tagbuf, sizeof tagbuf);
+    if (not_plain == tagbuf || (not_plain && (ks->type == K_COUNT || ks->type == K_COUNT64 || ks->type == K_BOOL)))
+      return dt_error_set(err, file, line_of(vn), col_of(vn), "'%s' expects %s, found %s '%s' (%s)", k,
+                          ks->type == K_BOOL ? "true or false" : ks->type == K_NAME ? "a name" : "a whole number",
+                          not_plain, v,
+                          not_plain == tagbuf ? "workload files use no YAML tags"
+                                              : "numbers and booleans are written unquoted, as 'tp: 8'");
     if (dt_gen_set(c, k, v, err) != DT_OK)
       return at_node(err, file, vn);
     set_pos(c, k, line_of(kn), col_of(kn));
