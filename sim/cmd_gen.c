@@ -130,6 +130,13 @@ int dt_gen_flags_take(dt_gen_flags *f, int opt, const char *arg, const char *cmd
 
 int dt_gen_flags_source(dt_gen_flags *f, const char *flag, const char *arg, const char *cmdname)
 {
+  /* flags follow the command line's policy for single-valued flags, the last one wins (docs/README "Command
+   * line"); the PRESET argument is no flag, and with a flag it is ambiguous */
+  if (f->source && strcmp(flag, "PRESET") != 0 && strcmp(f->source_flag, "PRESET") != 0) {
+    f->source = arg;
+    f->source_flag = flag;
+    return 1;
+  }
   if (f->source) {
     fprintf(stderr,
             "dtsim %s: %s '%s' and %s '%s' both name the workload: give one preset or workload file\nrun "
