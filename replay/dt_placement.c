@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 /* Parses a non-negative decimal integer token; returns 0 on success. */
 static int parse_count(const char *tok, long *out)
@@ -45,8 +46,14 @@ int dt_placement_load(const char *path, const dt_platform *p, int32_t nranks, in
 
   for (size_t r = 0; r < n; r++)
     map[r] = (int32_t)r;
-  while (getline(&buf, &cap, f) >= 0) {
+  ssize_t got;
+  while ((got = getline(&buf, &cap, f)) >= 0) {
     lineno++;
+    const char *nul = memchr(buf, '\0', (size_t)got);
+    if (nul) { /* strtok would stop there and read the line's start alone */
+      dt_error_set(err, path, lineno, (long)(nul - buf) + 1, "NUL byte in a placement line (expected 'rank node gpu')");
+      goto cleanup;
+    }
     char *hash = strchr(buf, '#');
     if (hash)
       *hash = '\0';

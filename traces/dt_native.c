@@ -679,6 +679,11 @@ static int meta_line(reader *rd, fstate *fs)
 
 static int parse_line(reader *rd, fstate *fs, const char *line, size_t len)
 {
+  if (len > DT_TRACE_MAX_LINE)
+    return ferr(rd, fs, "line longer than %zu MiB (the longest a trace line may be)", DT_TRACE_MAX_LINE >> 20);
+  const char *nul = memchr(line, '\0', len);
+  if (nul) /* a C string would end there: the rest of the line would be read as nothing */
+    return ferr(rd, fs, "NUL byte at byte %zu of the line (a trace is text)", (size_t)(nul - line) + 1);
   if (tokenize(rd, fs, line, len) != DT_OK)
     return DT_ERR;
   if (rd->ntoks == 0)
@@ -823,8 +828,14 @@ static int parse_file(reader *rd, const char *path)
   size_t cap = 1 << 20, len = 0;
   char *buf = dt_xmalloc(cap);
   int rc = DT_OK, eof = 0;
+  size_t scanned = 0; /* bytes of buf already searched for a newline */
   while (rc == DT_OK && !eof) {
     if (len == cap) {
+      if (len > DT_TRACE_MAX_LINE) { /* no newline in more than the longest line: stop before the memory goes */
+        rc = dt_error_set(rd->err, path, fs.line + 1, 0, "line longer than %zu MiB (the longest a trace line may be)",
+                          DT_TRACE_MAX_LINE >> 20);
+        break;
+      }
       cap *= 2;
       buf = dt_xrealloc(buf, cap);
     }
@@ -839,9 +850,12 @@ static int parse_file(reader *rd, const char *path)
     len += (size_t)n;
     size_t start = 0;
     for (;;) { /* whole lines; at the end of the file the last one may lack its newline */
-      char *nl = memchr(buf + start, '\n', len - start);
-      if (!nl && !(eof && start < len))
+      size_t from = scanned > start ? scanned : start;
+      char *nl = memchr(buf + from, '\n', len - from);
+      if (!nl && !(eof && start < len)) {
+        scanned = len;
         break;
+      }
       size_t end = nl ? (size_t)(nl - buf) : len;
       fs.line++;
       if (parse_line(rd, &fs, buf + start, end - start) != DT_OK) {
@@ -852,6 +866,7 @@ static int parse_file(reader *rd, const char *path)
     }
     memmove(buf, buf + start, len - start);
     len -= start;
+    scanned = scanned > start ? scanned - start : 0;
   }
   if (rc == DT_OK)
     rc = finish_file(rd, &fs);

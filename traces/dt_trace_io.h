@@ -28,6 +28,10 @@ int dt_trace_write_native(const dt_trace *t, const char *path, dt_error *err);
 uint64_t dt_trace_native_size_bound(const dt_trace *t);
 /* The output limit of `import` and `gen` unless --max-output raises it: 16 GiB. */
 #define DT_MAX_OUTPUT_DEFAULT ((uint64_t)16 << 30)
+/* The longest line the native reader takes: 64 MiB, far above the longest line a valid trace needs (a group of
+ * 2^20 ranks listed one by one is about 8 MB, an all-to-allv's splits= for 2^20 members about 17 MB), so that
+ * a file of one endless line is an error with its line number instead of all the memory there is. */
+#define DT_TRACE_MAX_LINE ((size_t)64 << 20)
 /* Writes t in native format to an open stream. */
 int dt_trace_write_native_file(const dt_trace *t, FILE *f, dt_error *err);
 
