@@ -174,7 +174,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     case O_POINT: {
       long v;
       if (dt_sweep_parse_count(optarg, 0, 100000000, &v) < 0)
-        return usage("--point expects a point number, found '%s'", optarg);
+        return usage("--point expects a point number from 0 to 100000000, found '%s'", optarg);
       o->points_only = dt_xrealloc(o->points_only, sizeof *o->points_only * (o->npoints_only + 1));
       o->points_only[o->npoints_only++] = v;
       break;
@@ -189,11 +189,11 @@ static int parse_opts(int argc, char **argv, opts *o)
       break;
     case O_SHARDS:
       if (dt_sweep_parse_count(optarg, 1, 1000000, &o->shards) < 0)
-        return usage("--shards expects a number of array tasks, found '%s'", optarg);
+        return usage("--shards expects a number of array tasks from 1 to 1000000, found '%s'", optarg);
       break;
     case O_CPUS:
       if (dt_sweep_parse_count(optarg, 1, 4096, &o->cpus) < 0)
-        return usage("--cpus-per-task expects a number of CPUs, found '%s'", optarg);
+        return usage("--cpus-per-task expects a number of CPUs from 1 to 4096, found '%s'", optarg);
       break;
     case O_SBATCH:
       o->sbatch_args = optarg;
@@ -626,6 +626,11 @@ static int emit_slurm(const opts *o, const dt_sweep_plan *P, size_t ntodo)
 {
   size_t runnable = P->npoints - P->nimpossible;
   long shards = o->shards ? o->shards : (long)(runnable < 100 ? (runnable ? runnable : 1) : 100);
+  if (shards > (long)(runnable ? runnable : 1)) { /* a shard without a point would be an empty array task */
+    fprintf(stderr, "dtsim sweep: note: --shards %ld capped to %zu, the number of points that can run\n", shards,
+            runnable ? runnable : 1);
+    shards = (long)(runnable ? runnable : 1);
+  }
   long cpus = o->cpus ? o->cpus : 1;
   char cwd[4096];
   if (!getcwd(cwd, sizeof cwd)) {

@@ -215,12 +215,10 @@ static int spec_fail(dt_error *err, where w, const char *fmt, ...)
 
 int dt_sweep_parse_count(const char *v, long lo, long hi, long *out)
 {
-  char *end;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (!*v || *end || errno || x < lo || x > hi)
+  long long x;
+  if (dt_parse_whole(v, lo, hi, &x) != 0)
     return -1;
-  *out = x;
+  *out = (long)x;
   return 0;
 }
 
@@ -244,6 +242,37 @@ static int unknown_key(dt_error *err, where w, const char *key, const char *in, 
   return spec_fail(err, w, "unknown key '%s'%s%s", key, in ? " in " : "", in ? in : "");
 }
 
+static int is_platform_key(const char *key)
+{
+  for (size_t i = 0; i < dt_platform_key_count(); i++)
+    if (strcmp(dt_platform_key_path(i), key) == 0)
+      return 1;
+  return 0;
+}
+
+/* An axis that is no platform key (dotted), generator key or run option, with the nearest of them all. */
+static int unknown_axis(dt_error *err, where w, const char *name)
+{
+  size_t np = dt_platform_key_count(), ng = dt_gen_key_count(), nr = sizeof run_axis_keys / sizeof run_axis_keys[0];
+  const char **cands = dt_xmalloc(sizeof *cands * (np + ng + nr));
+  size_t n = 0;
+  for (size_t i = 0; i < np; i++)
+    cands[n++] = dt_platform_key_path(i);
+  for (size_t i = 0; i < ng; i++)
+    cands[n++] = dt_gen_key_name(i);
+  for (size_t i = 0; i < nr; i++)
+    cands[n++] = run_axis_keys[i];
+  const char *near = dt_nearest_word(name, cands, n);
+  int rc;
+  if (near)
+    rc = spec_fail(err, w, "unknown axis '%s' (did you mean '%s'?)", name, near);
+  else
+    rc = spec_fail(err, w, "unknown axis '%s': expected a platform key (dotted, as 'nics.bandwidth'), a generator "
+                           "key (as 'tp') or a run option (algo, proto, fidelity, placement)", name);
+  free(cands);
+  return rc;
+}
+
 /* Sets one spec key (dotted, "workload.tp", "axes.nics.bandwidth") to its values (list = 1 when given as a
  * sequence or comma list). Values are checked here, where their position is known. */
 static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals, int list, where w, dt_error *err)
@@ -255,6 +284,8 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
     if (nvals == 0)
       return spec_fail(err, w, "axis '%s' has no values", name);
     dt_axis_kind kind = axis_kind(name);
+    if (kind == DT_AXIS_PLATFORM && !is_platform_key(name)) /* was: every point impossible, one by one */
+      return unknown_axis(err, w, name);
     size_t a;
     for (a = 0; a < s->naxes; a++)
       if (strcmp(s->axes[a].key, name) == 0)
@@ -322,6 +353,8 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
     return DT_OK;
   }
   if (strcmp(key, "dir") == 0) {
+    if (!*v) /* join_path("", "") is "/": an empty dir wrote the sweep into the root folder */
+      return spec_fail(err, w, "%s", "'dir' is empty: give the sweep folder's name");
     free(s->dir);
     s->dir = join_path(s->base_dir, v);
     return DT_OK;
@@ -390,11 +423,9 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
     return DT_OK;
   }
   if (strcmp(key, "sample.seed") == 0) {
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (!*v || *end || errno || v[0] == '-')
-      return spec_fail(err, w, "expected a whole number for 'sample.seed', found '%s'", v);
+    long long x;
+    if (dt_parse_whole(v, 0, INT64_MAX, &x) != 0)
+      return spec_fail(err, w, "expected a whole number from 0 to 2^63-1 for 'sample.seed', found '%s'", v);
     s->seed = (uint64_t)x;
     return DT_OK;
   }

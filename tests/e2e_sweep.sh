@@ -102,6 +102,19 @@ check "--emit slurm writes a valid sh script" 'sh -n "$tmp/submit.sh"'
 check "it submits an array of 3 shards and a dependent collect" \
   'grep -q -- "--array=0-2" "$tmp/submit.sh" && grep -q -- "--dependency=afterany:\$array" "$tmp/submit.sh" && grep -q "SLURM_ARRAY_TASK_ID/3" "$tmp/submit.sh"'
 
+"$DTSIM" sweep run --emit slurm --shards 50 $D/grid.yaml --dir "$tmp/sl50" >"$tmp/submit50.sh" 2>"$tmp/sl50.err"
+check "--shards 50 on 6 points is capped to 6 shards, with a note" \
+  'grep -q -- "--array=0-5" "$tmp/submit50.sh" && grep -q "SLURM_ARRAY_TASK_ID/6" "$tmp/submit50.sh" && grep -q "shards 50 capped to 6" "$tmp/sl50.err"'
+
+# --- spec errors found before any point: an empty dir, a misspelt axis key
+( cd "$tmp" && "$DTSIM" sweep plan "$OLDPWD/$D/grid.yaml" --dir '' >/dev/null 2>"$tmp/emptydir.err" ); rc=$?
+check "--dir '' is refused (it wrote into /)" '[ $rc -eq 2 ] && grep -q "'"'"'dir'"'"' is empty" "$tmp/emptydir.err"'
+sed 's/nics.bandwidth:/nics.bandwith:/' $D/grid.yaml >"$tmp/typo.yaml"
+cp $D/base.yaml "$tmp/base.yaml"
+"$DTSIM" sweep plan "$tmp/typo.yaml" --dir "$tmp/typo" >"$tmp/typo.out" 2>"$tmp/typo.err"; rc=$?
+check "a misspelt axis key is a spec error at file:line with the nearest key (not every point impossible)" \
+  '[ $rc -eq 2 ] && grep -q "typo.yaml:8:[0-9]*: unknown axis .nics.bandwith. (did you mean .nics.bandwidth.?)" "$tmp/typo.err" && [ ! -s "$tmp/typo.out" ]'
+
 # --- impossible points: a fat-tree that does not fit, tp*pp*dp != GPUs; the other point runs
 "$DTSIM" sweep --set platform=$D/base.yaml --set workload.gen=neox-19m --set workload.global_batch=32 \
   --set workload.dp=4 --axis network.radix=2,8 --axis tp=1,2 --dir "$tmp/imp" -o "$tmp/imp.csv" -q \
