@@ -6,6 +6,7 @@
 #include "cmd_e2e.h"
 #include "dt_fork.h"
 
+#include "../common/dt_json.h"
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
 #include "../replay/dt_replay.h"
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yajl/yajl_gen.h>
 
 enum { EXIT_OK = 0, EXIT_USAGE = 2 };
 #define DEFAULT_BOUND 0.10 /* issue 13: within 10 % on whole iterations */
@@ -101,12 +103,10 @@ static int field_long(const char *v, long dflt, long *out)
     *out = dflt;
     return 0;
   }
-  char *end;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (*end || errno || x < 1)
+  long long x;
+  if (dt_parse_whole(v, 1, 100000000, &x) != 0)
     return -1;
-  *out = x;
+  *out = (long)x;
   return 0;
 }
 
@@ -174,7 +174,7 @@ static int read_rows(const char *path, e2e_row **out, size_t *nout, dt_error *er
       if (field_long(v[col[k]], 1, dst[k]) != 0) {
         fclose(f);
         free(rows);
-        return dt_error_set(err, path, (long)ln, 0, "column '%s': expected a positive whole number, found '%s'",
+        return dt_error_set(err, path, (long)ln, 0, "column '%s': expected a whole number from 1 to 100000000, found '%s'",
                             columns[col[k]], v[col[k]]);
       }
     char *end;
@@ -349,6 +349,8 @@ typedef struct source_result {
   double eff;
   double median; /* median |error| of its predicted rows, NAN without any */
   size_t npred;
+  size_t nrun; /* rows simulated (not skipped by --max-gpus) */
+  size_t nrows;
   int pass;
 } source_result;
 
@@ -363,6 +365,7 @@ static void results(const e2e_row *rows, size_t n, double bound, source_result *
       memset(&res[k], 0, sizeof res[k]);
       res[k].source = rows[i].source;
       res[k].median = NAN;
+      res[k].eff = NAN;
       (*nres)++;
     }
   }
@@ -374,8 +377,11 @@ static void results(const e2e_row *rows, size_t n, double bound, source_result *
         continue;
       if (rows[i].role == ROLE_PRED || rows[i].role == ROLE_XPRED)
         errs[m++] = fabs(rel(rows[i].sim, rows[i].measured));
-      if (rows[i].role != ROLE_SKIP)
+      res[k].nrows++;
+      if (rows[i].role != ROLE_SKIP) {
         res[k].eff = rows[i].eff;
+        res[k].nrun++;
+      }
     }
     res[k].npred = m;
     if (m > 0) {
@@ -406,7 +412,10 @@ static void print_text(const e2e_row *rows, size_t n, const source_result *res, 
   }
   printf("\nper source: median |error| of the predicted rows (bound %.0f %%)\n", 100 * bound);
   for (size_t k = 0; k < nres; k++) {
-    if (res[k].npred == 0)
+    if (res[k].nrun == 0)
+      printf("  %-17s not run: its %zu row%s %s above --max-gpus\n", res[k].source, res[k].nrows,
+             res[k].nrows == 1 ? "" : "s", res[k].nrows == 1 ? "is" : "are");
+    else if (res[k].npred == 0)
       printf("  %-17s no predicted row (its one row calibrates)\n", res[k].source);
     else
       printf("  %-17s %5.1f %% over %zu row%s, efficiency %.3f: %s\n", res[k].source, 100 * res[k].median, res[k].npred,
@@ -414,46 +423,78 @@ static void print_text(const e2e_row *rows, size_t n, const source_result *res, 
   }
 }
 
-static void json_num(double v)
+static void json_num(yajl_gen g, const char *key, double v)
 {
-  if (isfinite(v))
-    printf("%.6g", v);
-  else
-    printf("null");
+  yajl_gen_string(g, (const unsigned char *)key, strlen(key));
+  if (!isfinite(v)) {
+    yajl_gen_null(g);
+    return;
+  }
+  char buf[40];
+  snprintf(buf, sizeof buf, "%.6g", v);
+  yajl_gen_number(g, buf, strlen(buf));
 }
 
+static void json_str(yajl_gen g, const char *key, const char *v)
+{
+  yajl_gen_string(g, (const unsigned char *)key, strlen(key));
+  dt_json_string(g, v);
+}
+
+static void json_int(yajl_gen g, const char *key, long long v)
+{
+  yajl_gen_string(g, (const unsigned char *)key, strlen(key));
+  yajl_gen_integer(g, v);
+}
+
+/* The --json object, through yajl (common/dt_json.h) so that every string from the CSV is quoted, escaped and
+ * valid UTF-8 whatever the file holds. */
 static void print_json(const e2e_row *rows, size_t n, const source_result *res, size_t nres, double bound, int plain)
 {
-  printf("{\"compute_model\": \"%s\", \"bound\": ", plain ? "plain" : "gpu.compute");
-  json_num(bound);
-  printf(", \"rows\": [");
+  yajl_gen g = yajl_gen_alloc(NULL);
+  yajl_gen_map_open(g);
+  json_str(g, "compute_model", plain ? "plain" : "gpu.compute");
+  json_num(g, "bound", bound);
+  yajl_gen_string(g, (const unsigned char *)"rows", 4);
+  yajl_gen_array_open(g);
   for (size_t i = 0; i < n; i++) {
     const e2e_row *r = &rows[i];
     int skip = r->role == ROLE_SKIP;
-    printf("%s\n  {\"source\": \"%s\", \"model\": \"%s\", \"gpus\": %ld, \"dtype\": \"%s\", \"measured_s\": ",
-           i ? "," : "", r->source, r->model, r->gpus, r->dtype);
-    json_num(r->measured);
-    printf(", \"uncalibrated_s\": ");
-    json_num(skip ? NAN : r->uncal);
-    printf(", \"uncalibrated_error\": ");
-    json_num(skip ? NAN : rel(r->uncal, r->measured));
-    printf(", \"simulated_s\": ");
-    json_num(skip ? NAN : r->sim);
-    printf(", \"rel_error\": ");
-    json_num(skip ? NAN : rel(r->sim, r->measured));
-    printf(", \"efficiency\": ");
-    json_num(skip ? NAN : r->eff);
-    printf(", \"role\": \"%s\"}", role_names[r->role]);
+    yajl_gen_map_open(g);
+    json_str(g, "source", r->source);
+    json_str(g, "model", r->model);
+    json_int(g, "gpus", r->gpus);
+    json_str(g, "dtype", r->dtype);
+    json_num(g, "measured_s", r->measured);
+    json_num(g, "uncalibrated_s", skip ? NAN : r->uncal);
+    json_num(g, "uncalibrated_error", skip ? NAN : rel(r->uncal, r->measured));
+    json_num(g, "simulated_s", skip ? NAN : r->sim);
+    json_num(g, "rel_error", skip ? NAN : rel(r->sim, r->measured));
+    json_num(g, "efficiency", skip ? NAN : r->eff);
+    json_str(g, "role", role_names[r->role]);
+    yajl_gen_map_close(g);
   }
-  printf("\n], \"sources\": [");
+  yajl_gen_array_close(g);
+  yajl_gen_string(g, (const unsigned char *)"sources", 7);
+  yajl_gen_array_open(g);
   for (size_t k = 0; k < nres; k++) {
-    printf("%s\n  {\"source\": \"%s\", \"efficiency\": ", k ? "," : "", res[k].source);
-    json_num(res[k].eff);
-    printf(", \"median_error\": ");
-    json_num(res[k].median);
-    printf(", \"predicted\": %zu, \"pass\": %s}", res[k].npred, res[k].pass ? "true" : "false");
+    yajl_gen_map_open(g);
+    json_str(g, "source", res[k].source);
+    json_num(g, "efficiency", res[k].eff);
+    json_num(g, "median_error", res[k].median);
+    json_int(g, "predicted", (long long)res[k].npred);
+    yajl_gen_string(g, (const unsigned char *)"pass", 4);
+    yajl_gen_bool(g, res[k].pass);
+    yajl_gen_map_close(g);
   }
-  printf("\n]}\n");
+  yajl_gen_array_close(g);
+  yajl_gen_map_close(g);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf(g, &buf, &len);
+  fwrite(buf, 1, len, stdout);
+  putchar('\n');
+  yajl_gen_free(g);
 }
 
 /* ---- command ---- */
@@ -515,11 +556,13 @@ int dt_cmd_validate_e2e(int argc, char **argv)
     case O_E2E:
       break;
     case O_MAX:
-      errno = 0;
-      max_gpus = strtol(optarg, &end, 10);
-      if (*end || errno || max_gpus < 1)
-        return usage("--max-gpus expects a positive whole number, found '%s'", optarg);
+    {
+      long long v;
+      if (dt_parse_whole(optarg, 1, 100000000, &v) != 0)
+        return usage("--max-gpus expects a GPU count from 1 to 100000000, found '%s'", optarg);
+      max_gpus = (long)v;
       break;
+    }
     case O_BOUND:
       bound = strtod(optarg, &end);
       if (*end || !(bound > 0))

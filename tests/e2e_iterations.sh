@@ -45,9 +45,19 @@ head -7 validation/references/e2e_iterations.csv >"$tmp/refs/e2e_iterations.csv"
 echo "nemo-24.07,gpt3-5b,8,H100-SXM,fp8,16,1,2048,1,1,1,1,8,soon," >>"$tmp/refs/e2e_iterations.csv"
 "$DTSIM" validate --e2e --references "$tmp/refs" >/dev/null 2>"$tmp/err"; rc=$?
 check "bad iter_s: exit 2 at file:8" '[ $rc -eq 2 ] && grep -q "e2e_iterations.csv:8: column .iter_s.: expected seconds above zero, found .soon." "$tmp/err"'
+# --json goes through the JSON library: a quote and a backslash in a (skipped) row's model stay one valid string;
+# a source whose rows are all above --max-gpus is said to be skipped, not to "calibrate"
+grep '^#' validation/references/e2e_iterations.csv >"$tmp/refs/e2e_iterations.csv"
+grep -v '^#' validation/references/e2e_iterations.csv | head -1 >>"$tmp/refs/e2e_iterations.csv"
+echo 'nemo-24.07,gpt"x\y,64,H100-SXM,fp8,16,1,2048,1,1,1,1,8,1.0,' >>"$tmp/refs/e2e_iterations.csv"
+"$DTSIM" validate --e2e --references "$tmp/refs" --max-gpus 8 --json >"$tmp/q.json" 2>"$tmp/err"; rc=$?
+check "a quote in a CSV field: --json stays JSON with the field intact" \
+  '[ $rc -eq 0 ] && jq -e ".rows[0].model == \"gpt\\\"x\\\\y\" and .rows[0].role == \"skipped\" and .sources[0].efficiency == null" "$tmp/q.json" >/dev/null'
+"$DTSIM" validate --e2e --references "$tmp/refs" --max-gpus 8 >"$tmp/q.txt" 2>/dev/null
+check "a source with every row skipped says so" 'grep -q "nemo-24.07 *not run: its 1 row is above --max-gpus" "$tmp/q.txt" && ! grep -q "calibrates" "$tmp/q.txt"'
 printf 'source,model,gpus\nnemo-24.07,gpt3-5b,8\n' >"$tmp/refs/e2e_iterations.csv"
 "$DTSIM" validate --e2e --references "$tmp/refs" >/dev/null 2>"$tmp/err"; rc=$?
 check "missing column: exit 2 at the header" '[ $rc -eq 2 ] && grep -q "e2e_iterations.csv:1: missing column .gpu." "$tmp/err"'
 "$DTSIM" validate --e2e --max-gpus 0 >/dev/null 2>"$tmp/err"; rc=$?
-check "--max-gpus 0 is a usage error" '[ $rc -eq 2 ] && grep -q "max-gpus expects a positive whole number" "$tmp/err"'
+check "--max-gpus 0 is a usage error" '[ $rc -eq 2 ] && grep -q "max-gpus expects a GPU count from 1 to 100000000" "$tmp/err"'
 finish

@@ -236,4 +236,53 @@ cpu "$tmp/cm512" "$DTSIM" platform check "$tmp/m512.yaml"
 check "the NVLink duplicate check is not quadratic (32k vs 130k links: $(cat "$tmp/cm256") s, $(cat "$tmp/cm512") s)" \
   'ratio_ok "$tmp/cm256" "$tmp/cm512"'
 
+# --- one endless line in a trace: bounded memory, the line number and the limit (a 3.1 GB line took 3.1 GB)
+# 2048 concatenated gzip members of 1 MiB of 'a' each (zlib reads them as one stream): a 2 GiB line in 2 MB
+python3 -c '
+import gzip, sys
+m = gzip.compress(b"a" * (1 << 20), 9)
+sys.stdout.buffer.write(gzip.compress(b"dtsim_trace 1\nranks 2\n", 9) + m * 2048)' >"$tmp/longline.dtt.gz"
+/usr/bin/time -f '%M' -o "$tmp/longline.rss" "$DTSIM" run tests/data/node8.yaml "$tmp/longline.dtt.gz" >/dev/null 2>"$tmp/longline.err"; rc=$?
+check "a 2 GiB line: exit 2 at line 3 naming the 64 MiB limit" \
+  '[ $rc -eq 2 ] && grep -q "longline.dtt.gz:3: line longer than 64 MiB" "$tmp/longline.err"'
+check "a 2 GiB line is refused in under 600 MB of memory ($(tail -1 "$tmp/longline.rss") KB)" \
+  '[ "$(tail -1 "$tmp/longline.rss")" -lt 600000 ]'
+printf 'dtsim_trace 1\nranks 2\ngroup w 0-1\nrank 0\ns0 allreduce\0 group=w bytes=8\nrank 1\ns0 allreduce group=w bytes=8\n' >"$tmp/nul.dtt"
+"$DTSIM" run tests/data/node8.yaml "$tmp/nul.dtt" >/dev/null 2>"$tmp/nul.err"; rc=$?
+check "a NUL byte in a trace line: exit 2 at file:line and its byte" \
+  '[ $rc -eq 2 ] && grep -q "nul.dtt:5: NUL byte at byte 13 of the line" "$tmp/nul.err"'
+printf '0 0 0\n1 0 1\0 0 0 2\n' >"$tmp/nul.place"
+printf 'dtsim_trace 1\nranks 2\ngroup w 0-1\nrank 0\ns0 allreduce group=w bytes=8\nrank 1\ns0 allreduce group=w bytes=8\n' >"$tmp/two.dtt"
+"$DTSIM" run --placement "$tmp/nul.place" tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/nulp.err"; rc=$?
+check "a NUL byte in a placement line: exit 2 at file:line:col (was: the line read up to the NUL)" \
+  '[ $rc -eq 2 ] && grep -q "nul.place:2:6: NUL byte in a placement line" "$tmp/nulp.err"'
+
+# --- one spelling of a whole number (README "Conventions"): digits alone on the command line and in files
+for v in +4 -0 " 4" 0x4 4.0; do
+  "$DTSIM" run --top "$v" tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/top.err"; rc=$?
+  check "--top '$v': exit 2 with the range" '[ $rc -eq 2 ] && grep -q "top expects a count of links from 0 to 1000000" "$tmp/top.err"'
+done
+"$DTSIM" import --world 0 x -o y >/dev/null 2>"$tmp/world.err"; rc=$?
+check "--world 0: exit 2 giving the range, not just 'positive'" '[ $rc -eq 2 ] && grep -q "world expects a rank count from 1 to 1048576" "$tmp/world.err"'
+"$DTSIM" scale --dp 0 x --grad g -o y >/dev/null 2>"$tmp/dp.err"; rc=$?
+check "scale --dp 0: exit 2 giving the range" '[ $rc -eq 2 ] && grep -q "dp expects a degree from 1 to 1048576" "$tmp/dp.err"'
+"$DTSIM" sweep plan --jobs 0 --set platform=x >/dev/null 2>"$tmp/jobs.err"; rc=$?
+check "--jobs 0: exit 2 giving the range" '[ $rc -eq 2 ] && grep -q "jobs expects a number of workers from 1 to 4096" "$tmp/jobs.err"'
+for v in '"1"' "'1'" '+1' '!n 1'; do
+  sed "s/^nodes: 1/nodes: $v/" tests/data/node8.yaml >"$tmp/q.yaml"
+  "$DTSIM" platform check "$tmp/q.yaml" >/dev/null 2>"$tmp/q.err"; rc=$?
+  check "platform nodes: $v is exit 2 at its line and column" '[ $rc -eq 2 ] && grep -q "q.yaml:[0-9]*:8: expected a whole number for .nodes." "$tmp/q.err"'
+done
+sed "s/^nodes: 1/nodes: 01/" tests/data/node8.yaml >"$tmp/q.yaml"
+check "platform nodes: 01 is one (decimal)" '"$DTSIM" platform check "$tmp/q.yaml" | grep -q "1 node x 8 GPUs"'
+for v in '"2"' '!n 2' '+2' '-0'; do
+  printf 'dtsim_workload: 1\npreset: neox-19m\nparallel: {tp: %s}\n' "$v" >"$tmp/qw.yaml"
+  "$DTSIM" gen --workload "$tmp/qw.yaml" --summary >/dev/null 2>"$tmp/qw.err"; rc=$?
+  check "workload tp: $v is exit 2 at its position" '[ $rc -eq 2 ] && grep -q "qw.yaml:3:16: .tp. expects a whole number" "$tmp/qw.err"'
+done
+
+# --- a single-valued flag given twice: the last one wins (README "Conventions")
+"$DTSIM" run --json --top 1 --top 2 tests/data/node8.yaml "$tmp/two.dtt" >"$tmp/top2.json" 2>/dev/null
+check "--top 1 --top 2 lists 2 links" '[ "$(jq ".links.top | length" "$tmp/top2.json")" -eq 2 ]'
+
 finish
