@@ -106,7 +106,7 @@ badarg "no op" "expected an op" $P
 badarg "no platform" "expected --platform FILE" all_reduce
 badarg "too many GPUs" "5 GPUs requested but platform 'p4' has only 4" all_reduce $P --gpus 5
 badarg "min above max" "minimum size 1048576 is larger than the maximum 1024" all_reduce $P -b 1M -e 1K
-badarg "factor 1" "-f expects an integer factor of at least 2" all_reduce $P -f 1
+badarg "factor 1" "-f expects a whole factor from 2 to 1073741824" all_reduce $P -f 1
 badarg "bad size" "expected a size such as" all_reduce $P -b 12Q
 badarg "bad fidelity" "--fidelity expects flow or step, found 'fast'" all_reduce $P --fidelity fast
 badarg "unknown option" "unknown option '--frob'" all_reduce $P --frob
