@@ -848,6 +848,44 @@ START_TEST(truncated_json_reports_offset)
 }
 END_TEST
 
+/* Many ProfilerStep annotations and many GPU ops (a hostile capture of that shape): the marks are placed in
+ * O((steps + ops) log ops), was O(steps x ops) twice (place_marks, mark_deps): 30,000 steps took 1.6 s and
+ * 100,000 about 18 s, now about 0.5 s. The case's own timeout (8 s, x4 under ASan) is the bound: a return to the
+ * scan fails it. Each step launches one kernel, on two alternating streams; each step gets its mark. */
+#define MANY_STEPS 100000
+START_TEST(many_steps_marks_linear)
+{
+  size_t cap = (size_t)MANY_STEPS * 220 + 200, len = 0;
+  char *json = malloc(cap);
+  ck_assert_ptr_nonnull(json);
+  len += (size_t)snprintf(json + len, cap - len,
+                          "{\"schemaVersion\":1,\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":[");
+  for (int i = 0; i < MANY_STEPS; i++)
+    len += (size_t)snprintf(json + len, cap - len,
+                            "%s{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":1,"
+                            "\"tid\":1,\"ts\":%d,\"dur\":10},{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+                            "\"tid\":1,\"ts\":%d,\"dur\":5,\"args\":{\"stream\":%d}}",
+                            i ? "," : "", i, i * 10, i * 10 + 1, 7 + i % 2);
+  len += (size_t)snprintf(json + len, cap - len, "]}");
+  ck_assert_uint_lt(len, cap);
+  const char *path = write_tmp(json, len, ".json");
+  free(json);
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = import_ok(path, &o);
+  size_t marks = 0, kernels = 0;
+  for (size_t s = 0; s < t->ranks[0].nstreams; s++)
+    for (size_t i = 0; i < t->ranks[0].streams[s].nops; i++) {
+      marks += t->ranks[0].streams[s].ops[i].kind == DT_OP_MARK;
+      kernels += t->ranks[0].streams[s].ops[i].kind == DT_OP_COMPUTE;
+    }
+  ck_assert_uint_eq(marks, MANY_STEPS);
+  ck_assert_uint_eq(kernels, MANY_STEPS);
+  dt_trace_free(t);
+  remove_tmp(path);
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {
@@ -872,5 +910,10 @@ int main(void)
       {"merge_ranks_from_file_names", merge_ranks_from_file_names, 1},
       {"truncated_json_reports_offset", truncated_json_reports_offset, 1},
   };
-  return dt_test_run(dt_test_suite("kineto", cases, sizeof cases / sizeof cases[0], 120));
+  Suite *su = dt_test_suite("kineto", cases, sizeof cases / sizeof cases[0], 120);
+  TCase *tc = tcase_create("many_steps_marks_linear");
+  tcase_set_timeout(tc, 8); /* the bound of the test (CK_TIMEOUT_MULTIPLIER scales it under ASan) */
+  tcase_add_test(tc, many_steps_marks_linear);
+  suite_add_tcase(su, tc);
+  return dt_test_run(su);
 }

@@ -1029,6 +1029,40 @@ START_TEST(test_template_write_expanded)
 }
 END_TEST
 
+/* dt_trace_rank_order on a rank of many streams (a native trace or a capture of that shape): a binary heap of
+ * the streams' next ops, O(ops log streams); the scan of every stream per op was O(ops x streams), about 8e10
+ * steps here. The case's own timeout (20 s, x4 under ASan) is the bound. Stream s holds two ops on lines
+ * S - s and 2S - s/2 (pairs of streams share the second line: ties go to the lower stream position), so the
+ * order is every first op, streams last to first, then the second ops, pairs last to first. */
+#define MANY_STREAMS 200000
+START_TEST(test_rank_order_many_streams)
+{
+  dt_trace *t = dt_trace_new(1);
+  for (int32_t s = 0; s < MANY_STREAMS; s++) {
+    dt_op *a = dt_trace_append(t, 0, s);
+    a->kind = DT_OP_MARK;
+    a->line = (uint32_t)(MANY_STREAMS - s);
+    dt_op *b = dt_trace_append(t, 0, s);
+    b->kind = DT_OP_MARK;
+    b->line = (uint32_t)(2 * MANY_STREAMS - s / 2);
+  }
+  dt_dep *order = malloc(sizeof *order * 2 * MANY_STREAMS);
+  ck_assert_ptr_nonnull(order);
+  dt_trace_rank_order(t, 0, order);
+  for (int32_t k = 0; k < MANY_STREAMS; k++) {
+    ck_assert_int_eq(order[k].stream, MANY_STREAMS - 1 - k);
+    ck_assert_int_eq(order[k].index, 0);
+  }
+  for (int32_t k = 0; k < MANY_STREAMS; k++) { /* pair p = (2p, 2p + 1) on line 2S - p, pairs from the last */
+    int32_t p = MANY_STREAMS / 2 - 1 - k / 2;
+    ck_assert_int_eq(order[MANY_STREAMS + k].stream, 2 * p + k % 2);
+    ck_assert_int_eq(order[MANY_STREAMS + k].index, 1);
+  }
+  free(order);
+  dt_trace_free(t);
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {
@@ -1052,5 +1086,10 @@ int main(void)
       {"template_write_expanded", test_template_write_expanded, 1},
       {"splits_length", test_splits_length, 1},
   };
-  return dt_test_run(dt_test_suite("trace", cases, sizeof cases / sizeof cases[0], 0));
+  Suite *su = dt_test_suite("trace", cases, sizeof cases / sizeof cases[0], 0);
+  TCase *tc = tcase_create("rank_order_many_streams");
+  tcase_set_timeout(tc, 20); /* the bound of the test (CK_TIMEOUT_MULTIPLIER scales it under ASan) */
+  tcase_add_test(tc, test_rank_order_many_streams);
+  suite_add_tcase(su, tc);
+  return dt_test_run(su);
 }

@@ -1480,6 +1480,7 @@ typedef struct build {
   hstream *hosts;  /* host timeline: one stream per captured host thread that launched GPU work */
   size_t nhosts;
   struct mergectx *merge; /* several ranks' captures into one trace (NULL: one capture, expanded) */
+  struct markidx *mx;     /* launch-time index of the GPU ops for placing step marks (place_marks) */
 } build;
 
 /* A collective of a merged capture and its `Seq`, for matching across ranks after every rank is built. */
@@ -1825,53 +1826,203 @@ static void add_mark(tstream *s, int32_t after, int32_t step)
   s->ops[after].nmarks++;
 }
 
+/* Launch-time index of the GPU ops, so that a step's marks cost O(log ops) per stream instead of a scan of
+ * every op (a capture of many steps and many ops was O(steps x ops)). Ops sorted by host_ts, over all streams
+ * (all[]) and per stream (byst[off[s] .. off[s + 1])), with segment trees: over all[] the op of the earliest GPU
+ * start, over each stream's slice its highest op index. */
+typedef struct hentry {
+  int64_t host_ts;
+  int32_t stream, idx;
+} hentry;
+
+typedef struct markidx {
+  hentry *all, *byst;
+  size_t nall;
+  size_t *off;      /* nstreams + 1 */
+  int32_t *mint;    /* 2 * nall: indices into all[] */
+  int32_t *maxt;    /* 2 * nall: per stream s, its tree in maxt[2 off[s] .. 2 off[s + 1]) */
+  int32_t *last;    /* per stream: scratch of mark_deps */
+  uint32_t *stamp;  /* per stream: scratch of mark_deps */
+  uint32_t now;
+} markidx;
+
+static int hentry_cmp(const void *a, const void *b)
+{
+  const hentry *x = a, *y = b;
+  if (x->host_ts != y->host_ts)
+    return x->host_ts < y->host_ts ? -1 : 1;
+  if (x->stream != y->stream)
+    return x->stream < y->stream ? -1 : 1;
+  return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Whether all[i] starts on the GPU before all[j] (ties: lower stream, then lower index, as a scan would find). */
+static int earlier(const build *b, const hentry *all, int32_t i, int32_t j)
+{
+  if (j < 0)
+    return i >= 0;
+  if (i < 0)
+    return 0;
+  int64_t ti = b->streams[all[i].stream].ops[all[i].idx].ev->ts, tj = b->streams[all[j].stream].ops[all[j].idx].ev->ts;
+  if (ti != tj)
+    return ti < tj;
+  if (all[i].stream != all[j].stream)
+    return all[i].stream < all[j].stream;
+  return all[i].idx < all[j].idx;
+}
+
+/* First index of e[0..n) with host_ts >= t (e sorted by host_ts). */
+static size_t lower_ts(const hentry *e, size_t n, int64_t t)
+{
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (e[mid].host_ts < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static markidx *markidx_new(const build *b)
+{
+  markidx *m = dt_xcalloc(1, sizeof *m);
+  size_t n = 0;
+  for (size_t s = 0; s < b->nstreams; s++)
+    n += b->streams[s].nops;
+  m->nall = n;
+  m->all = dt_xmalloc((n ? n : 1) * sizeof *m->all);
+  m->byst = dt_xmalloc((n ? n : 1) * sizeof *m->byst);
+  m->off = dt_xmalloc((b->nstreams + 1) * sizeof *m->off);
+  m->mint = dt_xmalloc(2 * (n ? n : 1) * sizeof *m->mint);
+  m->maxt = dt_xmalloc(2 * (n ? n : 1) * sizeof *m->maxt);
+  m->last = dt_xmalloc((b->nstreams ? b->nstreams : 1) * sizeof *m->last);
+  m->stamp = dt_xcalloc(b->nstreams ? b->nstreams : 1, sizeof *m->stamp);
+  size_t k = 0;
+  for (size_t s = 0; s < b->nstreams; s++) {
+    m->off[s] = k;
+    for (size_t i = 0; i < b->streams[s].nops; i++, k++)
+      m->byst[k] = (hentry){b->streams[s].ops[i].host_ts, (int32_t)s, (int32_t)i};
+    size_t len = k - m->off[s];
+    hentry *e = m->byst + m->off[s];
+    qsort(e, len, sizeof *e, hentry_cmp);
+    int32_t *t = m->maxt + 2 * m->off[s];
+    for (size_t i = 0; i < len; i++)
+      t[len + i] = e[i].idx;
+    for (size_t i = len; i-- > 1;)
+      t[i] = t[2 * i] > t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
+  }
+  m->off[b->nstreams] = k;
+  memcpy(m->all, m->byst, n * sizeof *m->all);
+  qsort(m->all, n, sizeof *m->all, hentry_cmp);
+  for (size_t i = 0; i < n; i++)
+    m->mint[n + i] = (int32_t)i;
+  for (size_t i = n; i-- > 1;)
+    m->mint[i] = earlier(b, m->all, m->mint[2 * i], m->mint[2 * i + 1]) ? m->mint[2 * i] : m->mint[2 * i + 1];
+  return m;
+}
+
+static void markidx_free(markidx *m)
+{
+  if (!m)
+    return;
+  free(m->all);
+  free(m->byst);
+  free(m->off);
+  free(m->mint);
+  free(m->maxt);
+  free(m->last);
+  free(m->stamp);
+  free(m);
+}
+
+/* Highest op index of stream s launched in [lo, hi), -1 for none: O(log ops). */
+static int32_t last_in(const markidx *m, size_t s, int64_t lo, int64_t hi)
+{
+  const hentry *e = m->byst + m->off[s];
+  size_t len = m->off[s + 1] - m->off[s];
+  size_t l = lower_ts(e, len, lo) + len, r = lower_ts(e, len, hi) + len;
+  const int32_t *t = m->maxt + 2 * m->off[s];
+  int32_t best = -1;
+  for (; l < r; l >>= 1, r >>= 1) {
+    if (l & 1) {
+      best = t[l] > best ? t[l] : best;
+      l++;
+    }
+    if (r & 1) {
+      r--;
+      best = t[r] > best ? t[r] : best;
+    }
+  }
+  return best;
+}
+
 /* ProfilerStep#N → `mark` on the stream of the step's first GPU op, after the last op of that stream launched
  * inside the step; the mark also waits for the last in-step op of every other stream, so it completes when the
  * step's GPU work is done. An op is inside a step when its launch (CPU time, through the correlation id) falls
- * in the step's annotation; ops without a known launch use their GPU start. */
+ * in the step's annotation; ops without a known launch use their GPU start. O((steps + ops) log ops). */
 static void place_marks(build *b)
 {
   kin *k = b->k;
+  b->mx = markidx_new(b);
+  const markidx *m = b->mx;
   for (size_t si = 0; si < k->nsteps; si++) {
     const span_ev *st = &k->steps[si];
     int64_t lo = st->ts, hi = st->ts + st->dur;
-    int32_t first_s = -1;
-    int64_t first_ts = INT64_MAX;
-    for (size_t s = 0; s < b->nstreams; s++)
-      for (size_t i = 0; i < b->streams[s].nops; i++) {
-        const op_info *o = &b->streams[s].ops[i];
-        if (o->host_ts >= lo && o->host_ts < hi && o->ev->ts < first_ts) {
-          first_ts = o->ev->ts;
-          first_s = (int32_t)s;
-        }
+    size_t l = lower_ts(m->all, m->nall, lo) + m->nall, r = lower_ts(m->all, m->nall, hi) + m->nall;
+    int32_t first = -1;
+    for (; l < r; l >>= 1, r >>= 1) {
+      if (l & 1) {
+        if (earlier(b, m->all, m->mint[l], first))
+          first = m->mint[l];
+        l++;
       }
-    if (first_s < 0) {
+      if (r & 1) {
+        r--;
+        if (earlier(b, m->all, m->mint[r], first))
+          first = m->mint[r];
+      }
+    }
+    if (first < 0) {
       dt_trace_add_note(b->t, "kineto warning: '%s' launched no GPU work; no mark for it", k->names.s[st->name]);
       continue;
     }
-    tstream *ts = &b->streams[first_s];
-    int32_t last = -1;
-    for (size_t i = 0; i < ts->nops; i++)
-      if (ts->ops[i].host_ts >= lo && ts->ops[i].host_ts < hi)
-        last = (int32_t)i;
-    add_mark(ts, last, (int32_t)si);
+    size_t first_s = (size_t)m->all[first].stream;
+    add_mark(&b->streams[first_s], last_in(m, first_s, lo, hi), (int32_t)si);
   }
 }
 
-/* Collects the deps of the mark placed after op `after` of stream `s` for step `step`. */
+/* Collects the deps of the mark placed after op `after` of stream `s` for step `step`, in stream order: the last
+ * in-step op of every other stream that the mark does not already follow. A step launching fewer ops than there
+ * are streams is read from its ops, else each stream is asked: O(min(step's ops, streams x log ops)). */
 static uint32_t mark_deps(build *b, size_t s, int32_t after, int32_t step, dt_dep *out)
 {
   const span_ev *st = &b->k->steps[step];
   int64_t lo = st->ts, hi = st->ts + st->dur;
   const int32_t *clock = b->streams[s].ops[after].clock;
+  markidx *m = b->mx;
+  size_t a = lower_ts(m->all, m->nall, lo), c = lower_ts(m->all, m->nall, hi);
   uint32_t n = 0;
+  if (c - a < b->nstreams) {
+    if (++m->now == 0) { /* the stamps wrapped: start them again */
+      memset(m->stamp, 0, b->nstreams * sizeof *m->stamp);
+      m->now = 1;
+    }
+    for (size_t i = a; i < c; i++) {
+      size_t o = (size_t)m->all[i].stream;
+      if (m->stamp[o] != m->now) {
+        m->stamp[o] = m->now;
+        m->last[o] = -1;
+      }
+      if (m->all[i].idx > m->last[o])
+        m->last[o] = m->all[i].idx;
+    }
+  }
   for (size_t o = 0; o < b->nstreams; o++) {
     if (o == s)
       continue;
-    int32_t last = -1;
-    for (size_t i = 0; i < b->streams[o].nops; i++)
-      if (b->streams[o].ops[i].host_ts >= lo && b->streams[o].ops[i].host_ts < hi)
-        last = (int32_t)i;
+    int32_t last = c - a < b->nstreams ? (m->stamp[o] == m->now ? m->last[o] : -1) : last_in(m, o, lo, hi);
     if (last < 0 || clock[o] >= last)
       continue;
     out[n++] = (dt_dep){(int32_t)o, b->streams[o].ops[last].pos};
@@ -2717,6 +2868,7 @@ cleanup:
     free(b.streams[s].mark_after);
     free(b.streams[s].mark_step);
   }
+  markidx_free(b.mx);
   free(b.streams);
   for (size_t h = 0; h < b.nhosts; h++) {
     for (size_t i = 0; i < b.hosts[h].nops; i++)

@@ -101,6 +101,7 @@ void dt_trace_free(dt_trace *t)
       free(st->ops);
     }
     free(rk->streams);
+    free(rk->stream_slot);
     free(rk->group_map);
   }
   free(t->ranks);
@@ -225,17 +226,48 @@ int dt_trace_find_group(const dt_trace *t, const char *name)
   }
 }
 
+/* Streams a rank may have before dt_trace_stream keeps a table of their ids (below it, a scan is as fast). */
+#define STREAM_SCAN_MAX 8
+
+static size_t stream_slot_of(const dt_rank *rk, int32_t id)
+{
+  size_t mask = rk->stream_slots - 1, i = (size_t)dt_mix64((uint64_t)(uint32_t)id) & mask;
+  while (rk->stream_slot[i] && rk->streams[rk->stream_slot[i] - 1].id != id)
+    i = (i + 1) & mask;
+  return i;
+}
+
 int dt_trace_stream(dt_trace *t, int32_t rank, int32_t stream_id, int create)
 {
   dt_rank *rk = &t->ranks[rank];
-  for (size_t s = 0; s < rk->nstreams; s++)
-    if (rk->streams[s].id == stream_id)
-      return (int)s;
+  size_t slot = 0;
+  if (rk->stream_slots) {
+    slot = stream_slot_of(rk, stream_id);
+    if (rk->stream_slot[slot])
+      return rk->stream_slot[slot] - 1;
+  } else {
+    for (size_t s = 0; s < rk->nstreams; s++)
+      if (rk->streams[s].id == stream_id)
+        return (int)s;
+  }
   if (!create)
     return -1;
   rk->streams = dt_grow(rk->streams, &rk->cap, rk->nstreams, sizeof *rk->streams);
   rk->streams[rk->nstreams].id = stream_id;
-  return (int)rk->nstreams++;
+  int pos = (int)rk->nstreams++;
+  if (rk->stream_slots && rk->nstreams * 2 <= rk->stream_slots) {
+    rk->stream_slot[slot] = pos + 1;
+  } else if (rk->nstreams > STREAM_SCAN_MAX) { /* (re)build the table at a load of at most 1/2 */
+    size_t cap = 16;
+    while (cap < rk->nstreams * 4)
+      cap *= 2;
+    free(rk->stream_slot);
+    rk->stream_slot = dt_xcalloc(cap, sizeof *rk->stream_slot);
+    rk->stream_slots = cap;
+    for (size_t s = 0; s < rk->nstreams; s++)
+      rk->stream_slot[stream_slot_of(rk, rk->streams[s].id)] = (int32_t)s + 1;
+  }
+  return pos;
 }
 
 dt_op *dt_trace_append(dt_trace *t, int32_t rank, int32_t stream_id)

@@ -120,6 +120,9 @@ typedef struct dt_rank {
   int32_t *group_map;    /* owned; template's group index -> this rank's group index; NULL = identity */
   size_t ngroup_map;     /* entries in group_map (t->ngroups when it was set); template groups at or past it map
                             to themselves */
+  int32_t *stream_slot;  /* owned by dt_trace_stream: open-addressing table of stream id -> position + 1 (0 empty)
+                            once the rank has more than a few streams, so that a lookup is O(1), not O(streams) */
+  size_t stream_slots;   /* its capacity, a power of two (0: no table yet) */
 } dt_rank;
 
 /* Parallelism dimension of a group (docs/report.md): which kind of parallelism its traffic serves. Set by the
