@@ -20,6 +20,8 @@ typedef struct ll_dir {
   double by_kind[DT_OP_COUNT];
   double (*iv)[2]; /* intervals not folded yet, [start, end) */
   size_t n, cap;
+  uint64_t last_key; /* the (direction, group) slot this direction added to last, valid while gen is the table's */
+  size_t last_slot, last_gen;
 } ll_dir;
 
 /* (direction, group) -> bytes, open addressing; key = (direction index + 1) * 2^32 + (group + 1), 0 = empty. */
@@ -27,6 +29,14 @@ typedef struct ll_gslot {
   uint64_t key;
   double bytes;
 } ll_gslot;
+
+/* A route looked up before: its directions (2 link + dir), for the same GPU pair's next transfer. */
+#define ROUTE_CACHE 4096
+typedef struct ll_route {
+  int32_t src, dst; /* src -1: empty */
+  int nh;
+  uint32_t dir[DT_ROUTE_MAX_HOPS];
+} ll_route;
 
 struct dt_linkload {
   const dt_topology *topo;
@@ -36,6 +46,7 @@ struct dt_linkload {
   dt_dim p2p_dim;
   ll_gslot *gslots;
   size_t gcap, gn;
+  size_t ggen;          /* + 1 at every rehash of gslots: the directions' last slots are stale */
   size_t pending, limit;
   double folded;        /* watermark of the last fold */
   double (*watermark)(void *);
@@ -43,6 +54,8 @@ struct dt_linkload {
   uint64_t transfers;
   double *scratch;      /* sweep buffers */
   size_t scratch_cap;
+  size_t radix[8][256]; /* sort_times' digit counts */
+  ll_route *routes;     /* [ROUTE_CACHE], direct-mapped by GPU pair */
 };
 
 dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t)
@@ -57,6 +70,9 @@ dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t)
   ll->gslots = dt_xcalloc(ll->gcap, sizeof *ll->gslots);
   ll->limit = FIRST_FOLD_LIMIT;
   ll->folded = -INFINITY;
+  ll->routes = dt_xmalloc(sizeof *ll->routes * ROUTE_CACHE);
+  for (size_t k = 0; k < ROUTE_CACHE; k++)
+    ll->routes[k] = (ll_route){-1, -1, 0, {0}};
   return ll;
 }
 
@@ -66,9 +82,15 @@ void dt_linkload_set_watermark(dt_linkload *ll, double (*fn)(void *data), void *
   ll->wm_data = data;
 }
 
-static void gadd(dt_linkload *ll, uint64_t key, double bytes)
+static void gadd(dt_linkload *ll, ll_dir *d, uint64_t key, double bytes)
 {
+  /* a direction's transfers come in runs of one group (a ring's steps, a layer's all-reduces) */
+  if (d->last_key == key && d->last_gen == ll->ggen) {
+    ll->gslots[d->last_slot].bytes += bytes;
+    return;
+  }
   if ((ll->gn + 1) * 2 > ll->gcap) {
+    ll->ggen++;
     size_t ocap = ll->gcap;
     ll_gslot *old = ll->gslots;
     ll->gcap *= 2;
@@ -90,12 +112,65 @@ static void gadd(dt_linkload *ll, uint64_t key, double bytes)
     ll->gn++;
   }
   ll->gslots[h].bytes += bytes;
+  d->last_key = key;
+  d->last_slot = h;
+  d->last_gen = ll->ggen;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The key of a double whose unsigned order is the doubles' order (negative: every bit flipped; else the sign
+ * bit set). */
+static uint64_t order_key(double v)
 {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+  uint64_t u;
+  memcpy(&u, &v, sizeof u);
+  return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+/* Sorts a[0..n) ascending, tmp[n] scratch: nothing when already in order (the usual case: transfers are recorded
+ * in time order), insertion below 32, else a least-significant-digit radix sort over the keys' 8 bytes that
+ * skips the bytes every key shares (qsort's calls through a comparator were most of the accounting's cost). */
+static void sort_times(dt_linkload *ll, double *a, double *tmp, size_t n)
+{
+  size_t i = 1;
+  while (i < n && a[i - 1] <= a[i])
+    i++;
+  if (i >= n)
+    return;
+  if (n < 32) {
+    for (; i < n; i++) {
+      double v = a[i];
+      size_t j = i;
+      for (; j > 0 && a[j - 1] > v; j--)
+        a[j] = a[j - 1];
+      a[j] = v;
+    }
+    return;
+  }
+  size_t (*count)[256] = ll->radix;
+  memset(ll->radix, 0, sizeof ll->radix);
+  for (size_t k = 0; k < n; k++) {
+    uint64_t u = order_key(a[k]);
+    for (int b = 0; b < 8; b++)
+      count[b][(u >> (8 * b)) & 0xff]++;
+  }
+  double *src = a, *dst = tmp;
+  for (int b = 0; b < 8; b++) {
+    size_t *c = count[b], sum = 0;
+    if (c[(order_key(a[0]) >> (8 * b)) & 0xff] == n) /* every key has this byte */
+      continue;
+    for (int d = 0; d < 256; d++) {
+      size_t x = c[d];
+      c[d] = sum;
+      sum += x;
+    }
+    for (size_t k = 0; k < n; k++)
+      dst[c[(order_key(src[k]) >> (8 * b)) & 0xff]++] = src[k];
+    double *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a)
+    memcpy(a, src, sizeof *a * n);
 }
 
 /* Sweeps one direction's intervals up to w: busy time and peak concurrency before w are final (no later
@@ -105,8 +180,32 @@ static void fold_dir(dt_linkload *ll, ll_dir *d, double w)
   size_t n = d->n;
   if (n == 0)
     return;
-  if (ll->scratch_cap < 2 * n) {
-    ll->scratch_cap = 2 * n;
+  /* the usual case: intervals recorded in order, each after the one before ended (a GPU port's ring steps):
+   * their union is their sum and at most one is active at once */
+  size_t k = 1;
+  while (k < n && d->iv[k][0] >= d->iv[k - 1][1])
+    k++;
+  if (k == n) {
+    size_t m = 0;
+    for (k = 0; k < n; k++) {
+      double s0 = d->iv[k][0], e0 = d->iv[k][1];
+      if (s0 < w) {
+        d->busy += (e0 < w ? e0 : w) - s0;
+        if (d->peak < 1)
+          d->peak = 1;
+      }
+      if (e0 > w) {
+        d->iv[m][0] = s0 > w ? s0 : w;
+        d->iv[m][1] = e0;
+        m++;
+      }
+    }
+    ll->pending -= n - m;
+    d->n = m;
+    return;
+  }
+  if (ll->scratch_cap < 3 * n) {
+    ll->scratch_cap = 3 * n;
     free(ll->scratch);
     ll->scratch = dt_xmalloc(sizeof *ll->scratch * ll->scratch_cap);
   }
@@ -115,8 +214,8 @@ static void fold_dir(dt_linkload *ll, ll_dir *d, double w)
     S[k] = d->iv[k][0];
     E[k] = d->iv[k][1];
   }
-  qsort(S, n, sizeof *S, cmp_double);
-  qsort(E, n, sizeof *E, cmp_double);
+  sort_times(ll, S, ll->scratch + 2 * n, n);
+  sort_times(ll, E, ll->scratch + 2 * n, n);
   size_t i = 0, j = 0;
   uint32_t cnt = 0;
   double cur = 0;
@@ -161,12 +260,21 @@ static void fold_all(dt_linkload *ll, double w)
 void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double bytes, double start_s, double end_s,
                      dt_op_kind kind, int32_t group)
 {
-  if (!ll || !(bytes > 0))
+  if (!ll || !(bytes > 0) || src_gpu < 0 || dst_gpu < 0)
     return;
-  dt_hop hops[DT_ROUTE_MAX_HOPS];
-  int nh = dt_topology_route(ll->topo, src_gpu, dst_gpu, hops, NULL, NULL);
-  if (nh < 0)
-    return;
+  ll_route *rt = &ll->routes[dt_mix64((uint64_t)src_gpu << 32 | (uint32_t)dst_gpu) & (ROUTE_CACHE - 1)];
+  if (rt->src != src_gpu || rt->dst != dst_gpu) {
+    dt_hop hops[DT_ROUTE_MAX_HOPS];
+    int nh = dt_topology_route(ll->topo, src_gpu, dst_gpu, hops, NULL, NULL);
+    if (nh < 0)
+      return;
+    rt->src = src_gpu;
+    rt->dst = dst_gpu;
+    rt->nh = nh;
+    for (int h = 0; h < nh; h++)
+      rt->dir[h] = 2 * hops[h].link + hops[h].dir;
+  }
+  int nh = rt->nh;
   if (start_s < ll->folded)
     start_s = ll->folded;
   if (end_s < start_s)
@@ -176,15 +284,16 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
   dt_dim dim = group >= 0 && (size_t)group < ll->t->ngroups ? ll->t->groups[group].dim : ll->p2p_dim;
   ll->transfers++;
   for (int h = 0; h < nh; h++) {
-    size_t di = 2 * (size_t)hops[h].link + hops[h].dir;
+    size_t di = rt->dir[h];
     ll_dir *d = &ll->dirs[di];
     d->bytes += bytes;
     d->transfers++;
     d->by_dim[dim] += bytes;
     d->by_kind[kind] += bytes;
-    gadd(ll, (uint64_t)(di + 1) << 32 | (uint32_t)(group + 1), bytes);
+    gadd(ll, d, (uint64_t)(di + 1) << 32 | (uint32_t)(group + 1), bytes);
     if (end_s > start_s) {
-      d->iv = dt_grow(d->iv, &d->cap, d->n, sizeof *d->iv);
+      if (d->n == d->cap)
+        d->iv = dt_grow(d->iv, &d->cap, d->n, sizeof *d->iv);
       d->iv[d->n][0] = start_s;
       d->iv[d->n][1] = end_s;
       d->n++;
@@ -293,6 +402,7 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
   free(ll->dirs);
   free(ll->gslots);
   free(ll->scratch);
+  free(ll->routes);
   free(ll);
   return s;
 }
