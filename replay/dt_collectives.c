@@ -8,6 +8,9 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/barrier.h>
+#include <xbt/log.h>
+
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(dtsim_coll, dtsim, "collectives: the algorithm and protocol chosen per instance");
 
 #include <stdlib.h>
 
@@ -126,6 +129,10 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
     rp_select(c, op, rp_gshape_of(c, g), &a, &pr);
     in->sel_algo = (int)a;
     in->sel_proto = (int)pr;
+    XBT_VERB("%s #%lld on %s (%d ranks): %llu bytes, last member arrived at %.9g s: %s/%s, estimate %.9g s",
+              dt_op_kind_name(op->kind), (long long)op->match, c->t->groups[g].name, (int)n,
+              (unsigned long long)op->bytes, now, dt_algo_name(a), c->p->nccl ? dt_proto_name(pr) : "-",
+              rp_estimate(c, op, rp_gshape_of(c, g), a, pr));
   }
   /* one simcall per member: the barrier lets everybody go when the last member reaches it (a semaphore the last
    * member released n - 1 times took twice as many) */

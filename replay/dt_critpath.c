@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xbt/log.h>
+
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(dtsim_critpath, dtsim, "critical path: its length and split once the replay ends");
 
 struct rp_cp_node {
   rp_cp_node *prev;  /* critical predecessor (a cell: the late member's predecessor), or NULL */
@@ -254,6 +257,8 @@ void rp_cp_finish(rp_cp *cp, dt_stats *s)
                                                       (dt_dim)x->dim, t0, x->t1};
     }
     free(seen);
+    XBT_VERB("critical path: %zu ops on %zu ranks, compute %.9g s, host %.9g s, waiting %.9g s", c->nops,
+             c->nranks_on_path, c->compute_s, c->host_s, c->wait_s);
     s->critical = c;
   }
   rp_cp_free(cp);

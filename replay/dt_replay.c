@@ -20,12 +20,18 @@
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
+#include <xbt/log.h>
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* dtsim's SimGrid log categories: the root `dtsim` and one subcategory per replay module (docs/replay.md, Logs).
+ * Everything is logged at verbose (a Release build compiles debug messages out), so the default threshold (info) prints nothing. */
+XBT_LOG_NEW_CATEGORY(dtsim, "dtsim: the simulator's own messages, one subcategory per replay module");
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(dtsim_replay, dtsim, "replay: each completed collective instance and send/recv pair");
 
 /* Above this many actors SimGrid's guard pages run out (DESIGN.md §6). */
 #define GUARD_SIZE_ACTORS 30000
@@ -621,6 +627,15 @@ static void account(replay_run *R, const rp_live *l, int pair)
   ks->time_s += (l->last_end - l->last_issue) * m;
   ks->nccl_bytes += snccl * m;
   ks->bus_bytes += snccl * dt_busbw_factor(kind, n) * m;
+  if (pair)
+    XBT_VERB("send/recv %d -> %d tag %lld: %llu bytes, protocol %s, arrival %.9g s, end %.9g s",
+              (int)(l->key[0] >> 32), (int)(uint32_t)l->key[0], (long long)l->key[1], (unsigned long long)bytes,
+              l->proto ? l->proto : "-", l->last_issue, l->last_end);
+  else
+    XBT_VERB("%s #%lld on %s (%zu ranks): %llu bytes, %s/%s, arrival %.9g s, end %.9g s (%.9g s)",
+              dt_op_kind_name(kind), (long long)op->match, R->c.t->groups[g].name, n, (unsigned long long)bytes,
+              l->algo ? l->algo : dt_algo_name(rp_default_algo(kind)), l->proto ? l->proto : "-", l->last_issue,
+              l->last_end, l->last_end - l->last_issue);
   if (R->on_instance)
     report_instance(R, l, pair, bytes);
 }

@@ -22,6 +22,9 @@ extern "C" {
 #include <exception>
 #include <string>
 #include <vector>
+#include <xbt/log.h>
+
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(dtsim_platform, dtsim, "platform: the SimGrid hosts and links built");
 
 namespace {
 
@@ -104,6 +107,7 @@ int build(const dt_topology* t, dt_error* err)
   }
   zone->set_links(std::move(up), std::move(down));
   iface->seal();
+  XBT_VERB("built %d hosts (one per GPU) and %zu split-duplex links", gpus, count);
   return DT_OK;
 }
 

@@ -7,7 +7,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xbt/log.h>
 #include <yajl/yajl_gen.h>
+
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(dtsim_timeline, dtsim, "timeline: the Chrome trace event file written");
 
 struct dt_timeline {
   FILE *f;
@@ -196,6 +199,8 @@ int dt_timeline_close(dt_timeline *tl, dt_error *err)
     tl->failed = 1;
   if (tl->failed)
     rc = dt_error_set(err, tl->path, 0, 0, "cannot write the timeline file");
+  else
+    XBT_VERB("wrote the timeline %s", tl->path);
   yajl_gen_free(tl->g);
   free(tl->want);
   free(tl->named);

@@ -16,6 +16,7 @@
 #include "cmd_validate.h"
 #include "dt_cmd_gen.h"
 #include "dt_report.h"
+#include "dt_simlog.h"
 
 #include <getopt.h>
 #include <errno.h>
@@ -59,6 +60,9 @@ static const char run_usage[] =
     "                         nccl: model), ring, tree, nvls, nvls-tree, hier, collnet, chain, direct\n"
     "  --proto P              protocol: auto (default), LL, LL128, Simple\n"
     "  --cfg KEY:VALUE        a SimGrid setting, repeatable (e.g. contexts/factory:thread)\n"
+    "  --log CAT.thres:LEVEL  a SimGrid log threshold, repeatable: CAT is dtsim or one of its modules (dtsim_replay,\n"
+    "                         dtsim_coll, dtsim_critpath, dtsim_timeline, dtsim_platform), LEVEL debug, verbose,\n"
+    "                         info, ... (e.g. --log dtsim_replay.thres:debug prints every instance; on stderr)\n"
     "  --top N                busiest link directions listed in the report (default 10)\n"
     "  --no-links             turn the per-link accounting off (no links section; a little faster)\n"
     "  --timeline FILE        write a Chrome trace event timeline (open it in Perfetto or chrome://tracing)\n"
@@ -382,6 +386,7 @@ static int cmd_run(int argc, char **argv)
                                            {"algo", required_argument, NULL, 'a'},
                                            {"proto", required_argument, NULL, 'P'},
                                            {"cfg", required_argument, NULL, 'C'},
+                                           {"log", required_argument, NULL, 'l'},
                                            {"no-links", no_argument, NULL, 'L'},
                                            {"timeline", required_argument, NULL, 'Y'},
                                            {"timeline-ranks", required_argument, NULL, 'K'},
@@ -480,6 +485,19 @@ static int cmd_run(int argc, char **argv)
       ro.simgrid_argc++;
       ro.simgrid_argv = sg_cfg;
       break;
+    case 'l': { /* handed to SimGrid as --log=CAT.thres:LEVEL (docs/replay.md, Logs) */
+      char why[512];
+      if (dt_check_log_setting(optarg, why, sizeof why) != 0) {
+        usage_error("run", "%s", why);
+        goto done_usage;
+      }
+      sg_cfg = dt_xrealloc(sg_cfg, sizeof *sg_cfg * (size_t)(ro.simgrid_argc + 1));
+      sg_cfg[ro.simgrid_argc] = dt_xmalloc(strlen(optarg) + 7);
+      sprintf(sg_cfg[ro.simgrid_argc], "--log=%s", optarg);
+      ro.simgrid_argc++;
+      ro.simgrid_argv = sg_cfg;
+      break;
+    }
     case 'a': /* collective algorithm, docs/replay.md */
       if (dt_algo_from_name(optarg) < 0) {
         usage_error("run", "--algo expects auto, ring, tree, nvls, nvls-tree, hier, collnet, chain or direct, "
