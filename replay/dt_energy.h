@@ -64,8 +64,10 @@ double dt_energy_tokens(const dt_trace *t);
 void dt_energy_compute(const dt_platform *p, const dt_trace *t, const dt_stats *s, dt_energy *out);
 
 /* Cost of one mean iteration of trace t's replay s from the platform's cost section and e (NULL or absent when
- * the platform has no power figures: then energy_kwh is 0, as the loader ensures); the tokens are t's: iteration_s / 3600 x (gpus x gpu_hour + nics x nic_hour + switches x switch_hour)
- * + iteration_J / 3.6e6 x energy_kwh. Without a cost section *out is zeroed (present 0). */
+ * the platform has no power figures: then energy_kwh is 0, as the loader ensures):
+ *   iteration_s / 3600 x (gpus x gpu_hour + nics x nic_hour + switches x switch_hour)
+ *   + iteration_J / 3.6e6 x energy_kwh
+ * per million tokens: that / t's tokens (dt_energy_tokens) x 1e6. Without a cost section *out is zeroed (present 0). */
 void dt_energy_cost(const dt_platform *p, const dt_trace *t, const dt_stats *s, const dt_energy *e, dt_cost *out);
 
 #endif

@@ -271,7 +271,8 @@ static void text_energy(FILE *f, const dt_report_input *in)
             dt_format_energy(e.iteration_J, b1, sizeof b1), e.mean_power_W / 1e3,
             share(e.gpu_compute_J, e.iteration_J), share(e.gpu_idle_J, e.iteration_J));
     if (e.nic_figures)
-      fprintf(f, ", %ld NIC%s %.0f %%", e.nics, e.nics == 1 ? "" : "s", share(e.nic_static_J + e.nic_load_J, e.iteration_J));
+      fprintf(f, ", %ld NIC%s %.0f %%", e.nics, e.nics == 1 ? "" : "s",
+              share(e.nic_static_J + e.nic_load_J, e.iteration_J));
     if (e.switch_figures)
       fprintf(f, ", %ld switch%s %.0f %%", e.switches, e.switches == 1 ? "" : "es",
               share(e.switch_static_J + e.switch_load_J, e.iteration_J));
