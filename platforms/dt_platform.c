@@ -230,9 +230,9 @@ void dt_platform_nccl_defaults(dt_platform *p)
   p->pxn = 1;
   p->overlap_tax = 0;
   static const dt_proto_model protos[DT_PROTO_COUNT] = {
-      [DT_PROTO_LL] = {6.6e-6, 0.6e-6, 2.7e-6, 0.25},
-      [DT_PROTO_LL128] = {14.0e-6, 1.9e-6, 4.0e-6, 0.92},
-      [DT_PROTO_SIMPLE] = {8.4e-6, 3.4e-6, 14.0e-6, 1.0},
+      [DT_PROTO_LL] = {6.6e-6, 0.6e-6, 2.7e-6, 0.25, 5.0e-6},
+      [DT_PROTO_LL128] = {14.0e-6, 1.9e-6, 4.0e-6, 0.92, 8.5e-6},
+      [DT_PROTO_SIMPLE] = {8.4e-6, 3.4e-6, 14.0e-6, 1.0, 14.0e-6},
   };
   memcpy(p->protocols, protos, sizeof protos);
   for (int a = 0; a < DT_ALGO_COUNT; a++)
@@ -241,6 +241,41 @@ void dt_platform_nccl_defaults(dt_platform *p)
   p->algorithms[DT_ALGO_NVLS].latency = 16.6e-6;
   p->algorithms[DT_ALGO_NVLS_TREE].latency = 16.6e-6;
   p->algorithms[DT_ALGO_COLLNET].latency = 15e-6;
+  /* PAT: its own base latency (replaces the protocol's) and the 0.75 bandwidth derating of NCCL 2.30's tuner */
+  p->algorithms[DT_ALGO_PAT].latency = 8.0e-6;
+  p->algorithms[DT_ALGO_PAT].efficiency = 0.75;
+  p->nccl_version = DT_NCCL_VERSION_DEFAULT;
+}
+
+int dt_nccl_version_parse(const char *text)
+{
+  int v[3] = {0, 0, 0}, n = 0;
+  const char *s = text;
+  if (!s)
+    return -1;
+  while (n < 3) {
+    if (*s < '0' || *s > '9')
+      return -1;
+    long x = 0;
+    while (*s >= '0' && *s <= '9' && x < 1000)
+      x = x * 10 + (*s++ - '0');
+    if (x > 99)
+      return -1;
+    v[n++] = (int)x;
+    if (*s != '.')
+      break;
+    s++;
+  }
+  if (*s == '-') { /* a package revision: "2.17.1-1" */
+    s++;
+    if (*s < '0' || *s > '9')
+      return -1;
+    while (*s >= '0' && *s <= '9')
+      s++;
+  }
+  if (*s || n < 2 || v[0] != 2)
+    return -1;
+  return v[0] * 10000 + v[1] * 100 + v[2];
 }
 
 int dt_platform_channels(const dt_platform *p)
@@ -254,7 +289,7 @@ int dt_platform_channels(const dt_platform *p)
 
 static const char *const proto_names[DT_PROTO_COUNT] = {"LL", "LL128", "Simple"};
 static const char *const algo_names[DT_ALGO_COUNT] = {"auto", "ring",   "tree",  "nvls",  "nvls-tree",
-                                                      "hier", "collnet", "chain", "direct"};
+                                                      "hier", "collnet", "chain", "direct", "pat"};
 
 const char *dt_proto_name(dt_proto proto)
 {

@@ -26,6 +26,7 @@ typedef enum {
   DT_ALGO_COLLNET,  /* in-network reduction in the leaf switches (SHARP) */
   DT_ALGO_CHAIN,    /* pipelined chain (broadcast, reduce) */
   DT_ALGO_DIRECT,   /* direct all-to-all */
+  DT_ALGO_PAT,      /* PAT (all-gather, reduce-scatter): log2 n steps of doubling distance, one member per node */
   DT_ALGO_COUNT
 } dt_algo;
 
@@ -35,7 +36,12 @@ typedef struct dt_proto_model {
   double hop_latency;     /* s, added to every algorithm step inside a node (NCCL's NVLink/PCIe hardware latency) */
   double net_hop_latency; /* s, added to every algorithm step that crosses the network (NCCL's NET latency) */
   double efficiency;      /* fraction of link bandwidth the protocol delivers, in (0, 1] */
+  double ppn1_net_hop_latency; /* s, replaces net_hop_latency when every node holds one member of the group
+                                  (NCCL >= 2.23 then charges its tree's NET latency: src/graph/tuning.cc) */
 } dt_proto_model;
+
+/* The host CPU of a node (`host.cpu`): NCCL's per-step network overhead floor depends on its vendor. */
+typedef enum { DT_CPU_INTEL = 0, DT_CPU_AMD, DT_CPU_ARM } dt_cpu_vendor;
 
 /* One algorithm's costs (`nccl.algorithms.<name>`), on top of the protocol's. */
 typedef struct dt_algo_model {
@@ -134,6 +140,9 @@ typedef struct dt_platform {
   int channels;            /* `nccl.channels`: rings / trees a collective's bytes are split over; 0: one per NIC */
   int pxn;                 /* `nccl.pxn`: a cross-rail send hops over NVLink to the GPU on the destination's rail */
   double overlap_tax;      /* `nccl.overlap_tax`: compute slowdown while the rank communicates, in [0, 1) */
+  int nccl_version;        /* `nccl.version` as major * 10000 + minor * 100 + patch (2.17.1: 21701); default
+                              DT_NCCL_VERSION_DEFAULT. Says which NCCL tuning model the platform follows */
+  dt_cpu_vendor host_cpu;  /* `host.cpu`, default DT_CPU_INTEL */
   dt_proto_model protocols[DT_PROTO_COUNT];
   dt_algo_model algorithms[DT_ALGO_COUNT];
   double bandwidth_factor; /* `model.bandwidth_factor`, default 1.0: multiplies every bandwidth */
@@ -226,6 +235,14 @@ int dt_platform_pcie_switch_of_nic(const dt_platform *p, int local_nic);
 /* Fills the NCCL model's defaults (channels 0, pxn 1, overlap_tax 0, the protocol and algorithm tables of
  * docs/platform.md, from NCCL's src/graph/tuning.cc) without touching `nccl`. */
 void dt_platform_nccl_defaults(dt_platform *p);
+
+/* The NCCL version a platform without `nccl.version` follows: the newest model dtsim implements (2.32; its tuning
+ * terms as read in NCCL 2.30.7's src/graph/tuning.cc, the newest source read, docs/platform.md). */
+#define DT_NCCL_VERSION_DEFAULT 23200
+
+/* Parses an NCCL version "2.17", "2.17.1" or "2.17.1-1" into major * 10000 + minor * 100 + patch; returns -1 when
+ * it is not of that form (major 2, minor and patch 0-99). */
+int dt_nccl_version_parse(const char *text);
 
 /* Channels a collective uses on p: 1 without the NCCL model; `nccl.channels`, or max(1, nics_per_node) when it
  * is 0 (one ring per NIC, as NCCL's rings on rail-optimized nodes). */

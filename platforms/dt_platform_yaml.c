@@ -34,12 +34,13 @@ typedef enum {
   T_TAX,       /* plain number in [0, 1), stored as double */
   T_POWER2,    /* a power ("700W"), or a mapping {idle: W, busy: W} (lo == 1: only the mapping), stored in a
                   dt_power_figures */
-  T_MONEY      /* plain number in [0, MONEY_MAX], stored as double */
+  T_MONEY,     /* plain number in [0, MONEY_MAX], stored as double */
+  T_NCCLVER    /* an NCCL version "2.17" or "2.17.1", stored as int (dt_nccl_version_parse) */
 } value_type;
 
 /* Rows of the schema, in the order the tables below list them. The `nccl.protocols.<P>` and
  * `nccl.algorithms.<A>` sections have the same keys each. */
-#define PROTO_ROWS(P) R_P_##P, R_P_##P##_LAT, R_P_##P##_HOP, R_P_##P##_NET, R_P_##P##_EFF
+#define PROTO_ROWS(P) R_P_##P, R_P_##P##_LAT, R_P_##P##_HOP, R_P_##P##_NET, R_P_##P##_EFF, R_P_##P##_NET1
 #define ALGO_ROWS(A) R_A_##A, R_A_##A##_LAT, R_A_##A##_EFF
 enum {
   R_VERSION, R_NAME,
@@ -54,11 +55,12 @@ enum {
   R_NET_GROUPS, R_NET_RPG, R_NET_NPR, R_NET_GLPR, R_NET_LOC_BW, R_NET_LOC_LAT, R_NET_GLOB_BW, R_NET_GLOB_LAT,
   R_MODEL, R_MODEL_BWF, R_MODEL_NBWF, R_MODEL_LATF,
   R_INTRA_NVLS, R_NET_SHARP,
-  R_NCCL, R_NCCL_CHANNELS, R_NCCL_PXN, R_NCCL_TAX, R_NCCL_PROTOS,
+  R_HOST, R_HOST_CPU,
+  R_NCCL, R_NCCL_CHANNELS, R_NCCL_PXN, R_NCCL_TAX, R_NCCL_VERSION, R_NCCL_PROTOS,
   PROTO_ROWS(LL), PROTO_ROWS(LL128), PROTO_ROWS(SIMPLE),
   R_NCCL_ALGOS,
   ALGO_ROWS(RING), ALGO_ROWS(TREE), ALGO_ROWS(NVLS), ALGO_ROWS(NVLS_TREE), ALGO_ROWS(HIER), ALGO_ROWS(COLLNET),
-  ALGO_ROWS(CHAIN), ALGO_ROWS(DIRECT),
+  ALGO_ROWS(CHAIN), ALGO_ROWS(DIRECT), ALGO_ROWS(PAT),
   R_GPU_POWER, R_NICS_POWER, R_NET_SWPOWER,
   R_COST, R_COST_CUR, R_COST_GPU, R_COST_NIC, R_COST_SW, R_COST_KWH,
   R_COUNT
@@ -67,6 +69,7 @@ enum {
 static const char *const intra_kinds[] = {"nvswitch", "nvlink-mesh", "pcie"};
 static const char *const topologies[] = {"single-switch", "fat-tree", "dragonfly"};
 static const char *const wirings[] = {"node", "rail"};
+static const char *const cpus[] = {"intel", "amd", "arm"}; /* dt_cpu_vendor order */
 
 typedef struct key_spec {
   const char *key;
@@ -96,7 +99,9 @@ typedef struct key_spec {
   [R_P_##P##_LAT] = {"latency", R_P_##P, T_TIME, 0, F(protocols[i].latency), 0, 0, 0, 0, NULL, 0, 0},               \
   [R_P_##P##_HOP] = {"hop_latency", R_P_##P, T_TIME, 0, F(protocols[i].hop_latency), 0, 0, 0, 0, NULL, 0, 0},       \
   [R_P_##P##_NET] = {"net_hop_latency", R_P_##P, T_TIME, 0, F(protocols[i].net_hop_latency), 0, 0, 0, 0, NULL, 0, 0}, \
-  [R_P_##P##_EFF] = {"efficiency", R_P_##P, T_REAL, 0, F(protocols[i].efficiency), 0, 0, EFF_MIN, 1.0, NULL, 0, 0}
+  [R_P_##P##_EFF] = {"efficiency", R_P_##P, T_REAL, 0, F(protocols[i].efficiency), 0, 0, EFF_MIN, 1.0, NULL, 0, 0}, \
+  [R_P_##P##_NET1] = {"ppn1_net_hop_latency", R_P_##P, T_TIME, 0, F(protocols[i].ppn1_net_hop_latency), 0, 0, 0, 0,  \
+                      NULL, 0, 0}
 #define ALGO_SPEC(A, name, i)                                                                                  \
   [R_A_##A] = {name, R_NCCL_ALGOS, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},                                    \
   [R_A_##A##_LAT] = {"latency", R_A_##A, T_TIME, 0, F(algorithms[i].latency), 0, 0, 0, 0, NULL, 0, 0},              \
@@ -166,10 +171,13 @@ static const key_spec schema[R_COUNT] = {
   [R_MODEL_LATF] = {"latency_factor", R_MODEL, T_REAL, 0, F(latency_factor), 0, 0, FACTOR_MIN, FACTOR_MAX, NULL, 0, 0},
   [R_INTRA_NVLS] = {"nvls", R_INTRA, T_BOOL, 0, F(nvls), 0, 0, 0, 0, NULL, 0, 0},
   [R_NET_SHARP] = {"sharp", R_NET, T_BOOL, 0, F(sharp), 0, 0, 0, 0, NULL, 0, 0},
+  [R_HOST] = {"host", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
+  [R_HOST_CPU] = {"cpu", R_HOST, T_CHOICE, 0, NOFIELD, 0, 0, 0, 0, CHOICES(cpus, 3)},
   [R_NCCL] = {"nccl", -1, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
   [R_NCCL_CHANNELS] = {"channels", R_NCCL, T_COUNT, 0, F(channels), 1, 64, 0, 0, NULL, 0, 0},
   [R_NCCL_PXN] = {"pxn", R_NCCL, T_BOOL, 0, F(pxn), 0, 0, 0, 0, NULL, 0, 0},
   [R_NCCL_TAX] = {"overlap_tax", R_NCCL, T_TAX, 0, F(overlap_tax), 0, 0, 0, 0, NULL, 0, 0},
+  [R_NCCL_VERSION] = {"version", R_NCCL, T_NCCLVER, 0, F(nccl_version), 0, 0, 0, 0, NULL, 0, 0},
   [R_NCCL_PROTOS] = {"protocols", R_NCCL, T_SECTION, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
   PROTO_SPEC(LL, "LL", DT_PROTO_LL),
   PROTO_SPEC(LL128, "LL128", DT_PROTO_LL128),
@@ -192,6 +200,7 @@ static const key_spec schema[R_COUNT] = {
   [R_COST_NIC] = {"nic_hour", R_COST, T_MONEY, 0, F(cost.nic_hour), 0, 0, 0, 0, NULL, 0, 0},
   [R_COST_SW] = {"switch_hour", R_COST, T_MONEY, 0, F(cost.switch_hour), 0, 0, 0, 0, NULL, 0, 0},
   [R_COST_KWH] = {"energy_kwh", R_COST, T_MONEY, 0, F(cost.energy_kwh), 0, 0, 0, 0, NULL, 0, 0},
+  ALGO_SPEC(PAT, "pat", DT_ALGO_PAT),
 };
 
 /* Which kinds (bit 1 << choice index) allow and which require a key; a key given with another kind is an
@@ -475,7 +484,7 @@ static int convert(loader *L, int row, yaml_node_t *v)
       [T_TIME] = "a time such as '1.2us'", [T_FLOPS] = "a compute rate such as '989TFLOPS'",
       [T_LINKS] = "a sequence of [gpu, gpu, count]", [T_CHOICE] = "one of", [T_BOOL] = "true or false",
       [T_TAX] = "a number from 0 to below 1", [T_POWER2] = "a power such as '700W'",
-      [T_MONEY] = "a plain number (a price in cost.currency)"};
+      [T_MONEY] = "a plain number (a price in cost.currency)", [T_NCCLVER] = "an NCCL version such as '2.17.1'"};
 
   if (k->type == T_LINKS)
     return convert_links(L, v);
@@ -514,6 +523,13 @@ static int convert(loader *L, int row, yaml_node_t *v)
   case T_STRING:
     *(char **)field = dt_xstrdup(text);
     return DT_OK;
+  case T_NCCLVER: {
+    int ver = dt_nccl_version_parse(text);
+    if (ver < 0)
+      return fail_at(L, v, "expected an NCCL version such as '2.17.1' or '2.32' for '%s', found %s", path, found);
+    *(int *)field = ver;
+    return DT_OK;
+  }
   case T_COUNT: {
     long n;
     if (parse_long(text, &n) != 0)
@@ -839,6 +855,7 @@ static int validate(loader *L)
   if (validate_energy(L) != DT_OK)
     return DT_ERR;
   p->nccl = L->val[R_NCCL] != NULL;
+  p->host_cpu = L->val[R_HOST_CPU] ? (dt_cpu_vendor)L->choice[R_HOST_CPU] : DT_CPU_INTEL;
   p->compute.present = L->val[R_GPU_CM] != NULL;
   p->intra_kind = (dt_intra_kind)L->choice[R_INTRA_KIND];
   if (check_kind_rules(L, intra_rules, sizeof intra_rules / sizeof intra_rules[0], L->choice[R_INTRA_KIND], R_INTRA,

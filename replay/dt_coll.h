@@ -94,7 +94,17 @@ typedef struct rp_costs {
   double fixed, hop, net_hop, eff;
 } rp_costs;
 rp_costs rp_costs_of(const dt_platform *p, dt_algo a, dt_proto pr);
-
+/* The same costs on group shape gs for op kind, with the terms of NCCL's tuner that depend on the group, by
+ * `nccl.version` (docs/replay.md, "NCCL version"): one member per node (>= 2.23) pays the protocol's
+ * ppn1_net_hop_latency per network step; a ring all-reduce / all-gather / reduce-scatter across nodes (>= 2.18)
+ * pays at least the host's network overhead per NVLink step (1 us Intel / Arm, 2 us AMD, x3 with Simple); PAT's
+ * fixed cost is its own latency + 2.8 us per member and its per-step latencies are divided by 3.5. These are the
+ * costs both the replay and auto's estimate use. dt_coll_select.c. */
+rp_costs rp_costs_group(const dt_platform *p, dt_algo a, dt_proto pr, dt_op_kind kind, const rp_gshape *gs);
+/* PAT's steps over n members: ceil(log2 n). */
+int rp_pat_steps(int32_t n);
+/* PAT all-gather / reduce-scatter (dt_coll_pat.c), one member per node. */
+void rp_pat_run(const rp_inst *x);
 /* A ring collective as a plan (dt_coll_select.c), shared by the replay (rp_ring_run) and auto's estimate: `steps`
  * steps of `chunk` bytes per member, `inter` of them network steps (rp_ring_inter_steps). kind is the algorithm
  * kind (rp_algo_kind: all-reduce, reduce-scatter or all-gather), S the per-rank bytes. */

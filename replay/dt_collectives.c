@@ -83,6 +83,8 @@ static const algo_row algo_table[] = {
     {DT_OP_BROADCAST, DT_ALGO_CHAIN, chain_broadcast},
     {DT_OP_REDUCE, DT_ALGO_CHAIN, chain_reduce},
     {DT_OP_ALLTOALL, DT_ALGO_DIRECT, rp_alltoall_run},
+    {DT_OP_REDUCESCATTER, DT_ALGO_PAT, rp_pat_run},
+    {DT_OP_ALLGATHER, DT_ALGO_PAT, rp_pat_run},
 };
 
 dt_op_kind rp_algo_kind(dt_op_kind kind)
@@ -152,7 +154,7 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
   x.S = op->kind == DT_OP_BARRIER ? 0 : (double)op->bytes;
   x.algo = (dt_algo)in->sel_algo;
   x.proto = (dt_proto)in->sel_proto;
-  rp_costs costs = rp_costs_of(p, x.algo, x.proto);
+  rp_costs costs = rp_costs_group(p, x.algo, x.proto, op->kind, x.gs);
   x.eff = costs.eff;
   x.hop = costs.hop;
   x.net_hop = costs.net_hop;

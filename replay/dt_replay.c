@@ -1094,6 +1094,8 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     qsort(R.c.members[g], gr->nranks, sizeof *R.c.members[g], cmp_member);
   }
   rp_coll_init(&R.c);
+  if (rp_select_check(&R.c, err) != DT_OK)
+    goto cleanup;
   if (!opts->on_instance && !opts->timeline && rp_fold_plan(&R.c) > 0) { /* only the representatives run */
     active = 0;
     for (size_t r = 0; r < nranks; r++) {

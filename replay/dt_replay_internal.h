@@ -93,6 +93,10 @@ int rp_group_exclusive(const rp_ctx *c, int32_t g);
 
 /* Sets up and frees the algorithm modules' state (c->p, c->t, c->topo and c->gpu_of_rank set). */
 void rp_coll_init(rp_ctx *c);
+/* Strict --algo (NCCL >= 2.24, by `nccl.version`): DT_OK, or DT_ERR with err naming the first collective of the
+ * trace (file:line) that the forced algorithm cannot run, its group and why. Before the run; older versions and
+ * textbook platforms fall back to the op's default at run time (and say so in the notes). dt_coll_select.c. */
+int rp_select_check(rp_ctx *c, dt_error *err);
 void rp_coll_free(rp_ctx *c);
 /* Calls note(data, text) once per collective kind with the algorithms and protocols chosen for it. */
 void rp_coll_notes(const rp_ctx *c, void (*note)(void *data, const char *text), void *data);

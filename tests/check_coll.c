@@ -345,7 +345,7 @@ static double ring_2x8(void *arg)
 {
   dt_platform p = multi_node(2, 8, *(int *)arg);
   p.channels = 8;
-  p.protocols[DT_PROTO_SIMPLE] = (dt_proto_model){0, 0, 0, 1}; /* the bandwidth term alone */
+  p.protocols[DT_PROTO_SIMPLE] = (dt_proto_model){0, 0, 0, 1, 0}; /* the bandwidth term alone */
   return one(&p, 16, DT_OP_ALLREDUCE, GIB, DT_FIDELITY_FLOW, DT_ALGO_RING, DT_PROTO_SIMPLE);
 }
 
@@ -412,9 +412,119 @@ START_TEST(test_ring_mixed)
   const dt_proto_model *m = &p.protocols[DT_PROTO_LL];
   double S = 4.0 * MIB, ai = p.intra_latency, an = net_alpha(&p), e = m->efficiency, Bn = p.nic_bandwidth;
   double want = _i ? m->latency + 7 * (an + m->net_hop_latency + (S / 4) / (e * Bn))
-                   : m->latency + an + 6 * (6 * ai + 2 * (ai + an)) / 8 + 6 * m->hop_latency + m->net_hop_latency +
-                         7 * (S / 4) / (e * Bn);
+                   : m->latency + an + 6 * (6 * ai + 2 * (ai + an)) / 8 + 6 * fmax(m->hop_latency, 1e-6) +
+                         m->net_hop_latency + 7 * (S / 4) / (e * Bn); /* 1 us: the Intel host's floor, below */
   ck_assert_rel(one(&p, 8, DT_OP_ALLGATHER, 4 * MIB, fid_of(_i), DT_ALGO_RING, DT_PROTO_LL), want);
+}
+END_TEST
+
+/* NCCL's per-step network overhead floor on a multi-node ring (getNetOverhead and ncclTopoTuneModel,
+ * src/graph/tuning.cc, 2.18 on): every NVLink step of a ring that spans nodes costs at least the host's network
+ * post overhead, 1 us on an Intel host, 2 us on an AMD one, 3 times that with Simple. The ring of test_ring_mixed
+ * (2 nodes x 4 GPUs, 4 NICs, PXN), LL with net_hop_latency 0.5 us so that the floor shows at step fidelity too:
+ *   flow: T = L + a_n + 6 (6 a_i + 2 (a_i + a_n)) / 8 + 6 max(h, f) + h_net + 7 (S/4) / (e B_n)
+ *   step: T = L + 7 (a_n + max(h_net, h, f) + (S/4) / (e B_n))
+ * loop / 2: 0 Intel (f = 1 us), 1 AMD (2 us), 2 AMD with nccl.version 2.17.1 (no floor), 3 Simple on AMD (6 us) */
+START_TEST(test_net_overhead_floor)
+{
+  dt_platform p = multi_node(2, 4, 4);
+  int v = _i / 2;
+  dt_proto pr = v == 3 ? DT_PROTO_SIMPLE : DT_PROTO_LL;
+  p.host_cpu = v == 0 ? DT_CPU_INTEL : DT_CPU_AMD;
+  if (v == 2)
+    p.nccl_version = 21701;
+  p.protocols[DT_PROTO_LL].net_hop_latency = 0.5e-6;
+  const dt_proto_model *m = &p.protocols[pr];
+  double f = v == 0 ? 1e-6 : v == 1 ? 2e-6 : v == 2 ? 0 : 6e-6;
+  double S = 4.0 * MIB, ai = p.intra_latency, an = net_alpha(&p), e = m->efficiency, Bn = p.nic_bandwidth;
+  double h = fmax(m->hop_latency, f);
+  double want = _i % 2 ? m->latency + 7 * (an + fmax(m->net_hop_latency, h) + (S / 4) / (e * Bn))
+                       : m->latency + an + 6 * (6 * ai + 2 * (ai + an)) / 8 + 6 * h + m->net_hop_latency +
+                             7 * (S / 4) / (e * Bn);
+  ck_assert_rel(one(&p, 8, DT_OP_ALLGATHER, 4 * MIB, fid_of(_i), DT_ALGO_RING, pr), want);
+}
+END_TEST
+
+/* One rank per node (NCCL >= 2.23, ncclTopoTuneModel: "with ppn=1 latencies are fully exposed, use the Tree
+ * network latency"): every network step costs the protocol's ppn1_net_hop_latency (LL 5 us) instead of its
+ * net_hop_latency (LL 2.7 us). Ring all-gather over 4 nodes x 1 GPU, 1 NIC: 3 steps, all across the network:
+ *   T = L + 3 (a_n + h_net1) + 3 S / (e B_n)   (both fidelities; nccl.version 2.22: h_net instead) */
+START_TEST(test_ppn1_net_latency)
+{
+  dt_platform p = multi_node(4, 1, 1);
+  if (_i / 2)
+    p.nccl_version = 22203;
+  const dt_proto_model *m = &p.protocols[DT_PROTO_LL];
+  double hn = _i / 2 ? m->net_hop_latency : m->ppn1_net_hop_latency;
+  ck_assert(m->ppn1_net_hop_latency == 5e-6); /* NCCL's tree NET latency for LL, the default */
+  double S = (double)MIB;
+  double want = m->latency + 3 * (net_alpha(&p) + hn) + 3 * S / (m->efficiency * p.nic_bandwidth);
+  ck_assert_rel(one(&p, 4, DT_OP_ALLGATHER, MIB, fid_of(_i), DT_ALGO_RING, DT_PROTO_LL), want);
+}
+END_TEST
+
+/* PAT (dt_coll_pat.c) on one GPU per node, 1 NIC each, with NCCL's PAT cost model (ncclTopoTuneModel,
+ * src/graph/tuning.cc, 2.23-2.30.7: baseLat 8 us + log2(nNodes) x interLat / 3.5 + 2.8 us x nRanks, bus
+ * bandwidth x 0.75; one rank per node: interLat is the tree's NET latency, Simple 14 us):
+ *   T = L_pat + 2.8 us n + K (a_n + h_net1 / 3.5) + (n - 1) shard / (e_pat B_n),  K = ceil(log2 n)
+ * loop / 2: 0 all-gather on 4 nodes (K 2, shards 1 + 2), 1 reduce-scatter on 5 nodes (K 3, shards 1 + 2 + 1,
+ * shard S/5). Both fidelities. */
+START_TEST(test_pat)
+{
+  int rs = _i / 2;
+  int32_t n = rs ? 5 : 4;
+  dt_platform p = multi_node(n, 1, 1);
+  const dt_proto_model *m = &p.protocols[DT_PROTO_SIMPLE];
+  const dt_algo_model *pa = &p.algorithms[DT_ALGO_PAT];
+  ck_assert(pa->latency == 8e-6 && pa->efficiency == 0.75 && m->ppn1_net_hop_latency == 14e-6);
+  double S = (double)S8, K = rs ? 3 : 2, shard = rs ? S / n : S;
+  double want = pa->latency + 2.8e-6 * n + K * (net_alpha(&p) + m->ppn1_net_hop_latency / 3.5) +
+                (n - 1) * shard / (m->efficiency * pa->efficiency * p.nic_bandwidth);
+  ck_assert_rel(one(&p, n, rs ? DT_OP_REDUCESCATTER : DT_OP_ALLGATHER, S8, fid_of(_i), DT_ALGO_PAT, DT_PROTO_SIMPLE),
+                want);
+}
+END_TEST
+
+/* Strict --algo (NCCL >= 2.24): PAT forced on 2 GPUs per node cannot run: the replay refuses the trace before it
+ * runs and says why; with nccl.version 2.23 it falls back to the ring. */
+static double pat_forced(void *arg)
+{
+  dt_platform p = multi_node(2, 2, 2);
+  p.nccl_version = *(int *)arg;
+  dt_trace *t = dt_trace_new(4);
+  int32_t g = add_group(t, "dp", 0, 4);
+  for (int32_t r = 0; r < 4; r++)
+    add_coll(t, r, DT_OP_ALLGATHER, g, MIB);
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert(dt_trace_validate(t, &err) == DT_OK);
+  dt_replay_opts o;
+  dt_replay_opts_init(&o);
+  o.algo = DT_ALGO_PAT;
+#if defined(__SANITIZE_ADDRESS__)
+  static char thread_factory[] = "--cfg=contexts/factory:thread";
+  static char *args[] = {thread_factory};
+  o.simgrid_argc = 1;
+  o.simgrid_argv = args;
+#endif
+  dt_stats *s = NULL;
+  int rc = dt_replay_run(&p, t, &o, &s, &err);
+  double r = -1;
+  if (rc != DT_OK)
+    ck_assert_msg(strstr(err.msg, "algorithm 'pat' cannot run allgather on group 'dp' (4 members on 2 nodes): it "
+                                  "needs one member per node") != NULL, "error: %s", err.msg);
+  else
+    r = s->by_kind[DT_OP_ALLGATHER].time_s;
+  dt_stats_free(s);
+  dt_trace_free(t);
+  return r;
+}
+
+START_TEST(test_strict_algo)
+{
+  int v232 = 23200, v223 = 22300;
+  ck_assert(forked(pat_forced, &v232) < 0);
+  ck_assert(forked(pat_forced, &v223) > 0);
 }
 END_TEST
 
@@ -618,6 +728,42 @@ START_TEST(test_yaml_nccl)
   ck_assert_int_eq(p->nccl, 0);
   ck_assert_int_eq(dt_platform_channels(p), 1);
   dt_platform_free(p);
+
+  /* nccl.version, host.cpu, ppn1_net_hop_latency, the PAT algorithm's keys */
+  static const char ver[] = "dtsim_platform: 1\nname: y\ngpu: {model: H100, peak: 989TFLOPS}\nnodes: 1\n"
+                            "gpus_per_node: 8\nintra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1us}\n"
+                            "host: {cpu: amd}\nnccl:\n  version: 2.17.1-1\n  protocols:\n"
+                            "    LL: {ppn1_net_hop_latency: 4us}\n  algorithms:\n    pat: {efficiency: 0.8}\n";
+  ck_assert_msg(dt_platform_parse(ver, strlen(ver), "v.yaml", &p, &err) == DT_OK, "%s", err.msg);
+  ck_assert_int_eq(p->nccl_version, 21701);
+  ck_assert_int_eq(p->host_cpu, DT_CPU_AMD);
+  ck_assert_rel(p->protocols[DT_PROTO_LL].ppn1_net_hop_latency, 4e-6);
+  ck_assert_rel(p->protocols[DT_PROTO_SIMPLE].ppn1_net_hop_latency, 14e-6); /* default kept */
+  ck_assert_rel(p->algorithms[DT_ALGO_PAT].efficiency, 0.8);
+  ck_assert_rel(p->algorithms[DT_ALGO_PAT].latency, 8e-6);
+  dt_platform_free(p);
+  ck_assert_int_eq(dt_platform_parse(plain, strlen(plain), "p.yaml", &p, &err), DT_OK);
+  ck_assert_int_eq(p->nccl_version, DT_NCCL_VERSION_DEFAULT);
+  ck_assert_int_eq(p->host_cpu, DT_CPU_INTEL);
+  dt_platform_free(p);
+  static const char badver[] = "dtsim_platform: 1\nname: y\ngpu: {model: H100, peak: 989TFLOPS}\nnodes: 1\n"
+                               "gpus_per_node: 8\nintra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1us}\n"
+                               "nccl: {version: 3.1}\n";
+  ck_assert_int_eq(dt_platform_parse(badver, strlen(badver), "b.yaml", &p, &err), DT_ERR);
+  ck_assert_int_eq(err.line, 7);
+  ck_assert_msg(strstr(err.msg, "expected an NCCL version such as '2.17.1' or '2.32' for 'nccl.version', found '3.1'"),
+                "%s", err.msg);
+  static const char badcpu[] = "dtsim_platform: 1\nname: y\ngpu: {model: H100, peak: 989TFLOPS}\nnodes: 1\n"
+                               "gpus_per_node: 8\nintra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1us}\n"
+                               "host: {cpu: power}\n";
+  ck_assert_int_eq(dt_platform_parse(badcpu, strlen(badcpu), "c.yaml", &p, &err), DT_ERR);
+  ck_assert_msg(strstr(err.msg, "'intel', 'amd', 'arm'") && strstr(err.msg, "host.cpu"), "%s", err.msg);
+  ck_assert_int_eq(dt_nccl_version_parse("2.32"), 23200);
+  ck_assert_int_eq(dt_nccl_version_parse("2.30.7-1"), 23007);
+  ck_assert_int_eq(dt_nccl_version_parse("2"), -1);
+  ck_assert_int_eq(dt_nccl_version_parse("2.x"), -1);
+  ck_assert_int_eq(dt_nccl_version_parse("2.100"), -1);
+  ck_assert_int_eq(dt_nccl_version_parse("2.17.1-"), -1);
 }
 END_TEST
 
@@ -754,6 +900,10 @@ int main(void)
       {"ring_uses_all_nics", test_ring_uses_all_nics, 1},
       {"pxn_route", test_pxn_route, 2},
       {"ring_mixed", test_ring_mixed, 2},
+      {"net_overhead_floor", test_net_overhead_floor, 8},
+      {"ppn1_net_latency", test_ppn1_net_latency, 4},
+      {"pat", test_pat, 4},
+      {"strict_algo", test_strict_algo, 1},
       {"p2p", test_p2p, 4},
       {"p2p_batch", test_p2p_batch, 1},
       {"auto_crossover", test_auto_crossover, 1},

@@ -36,9 +36,13 @@ check "--cfg KEY:VALUE reaches SimGrid and the run succeeds" '[ $rc -eq 0 ] && j
 "$DTSIM" run --cfg no/such:1 tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/cfg.err"; rc=$?
 check "an unknown SimGrid key exits 2 with a message" '[ $rc -eq 2 ] && grep -q "accepts only the SimGrid settings.*found .no/such." "$tmp/cfg.err"'
 
-# --- a forced algorithm that cannot run is said, not silently replaced
-"$DTSIM" run --json --algo nvls platforms/dgx-a100.yaml tests/data/allreduce8.dtt >"$tmp/fa.json" 2>/dev/null
-check "forced algorithm fallback is in the notes" 'jq -r ".notes[]" "$tmp/fa.json" | grep -q "forced algorithm .nvls. cannot run 1 instance"'
+# --- a forced algorithm that cannot run: an error naming why (NCCL >= 2.24, the default model); with an older
+# nccl.version it falls back to the op's default and the notes say so, not silently replaced
+"$DTSIM" run --json --algo nvls platforms/dgx-a100.yaml tests/data/allreduce8.dtt >"$tmp/fa.json" 2>"$tmp/fa.err"; rc=$?
+check "strict --algo: a forced algorithm that cannot run is exit 2 naming the op, group and why" '[ $rc -eq 2 ] && grep -q "allreduce8.dtt:[0-9]*: algorithm .nvls. cannot run allreduce on group .world. (8 members on 1 node): it needs .intra_node.nvls." "$tmp/fa.err"'
+sed 's/^nccl:$/nccl:\n  version: "2.23.4"/' platforms/dgx-a100.yaml >"$tmp/a100-2.23.yaml"
+"$DTSIM" run --json --algo nvls "$tmp/a100-2.23.yaml" tests/data/allreduce8.dtt >"$tmp/fa.json" 2>/dev/null
+check "nccl.version 2.23: forced algorithm fallback is in the notes" 'jq -r ".notes[]" "$tmp/fa.json" | grep -q "forced algorithm .nvls. cannot run 1 instance"'
 
 # --- batched exchange completes at alpha + S/B; unbatched deadlocks (exit 1, JSON still printed)
 "$DTSIM" run --json tests/data/node8.yaml tests/data/exchange.dtt >"$tmp/ex.json" 2>/dev/null; rc=$?
