@@ -78,6 +78,12 @@ T
 check "two marked iterations: per iteration = run x mean iteration / makespan = 1.34 J" \
   'close "$(j .energy.run_J "$tmp/m.json")" 2.68 1e-12 && close "$(j .energy.per_iteration_J "$tmp/m.json")" 1.34 1e-12'
 
+# a trace may say its tokens: 1000 per iteration, 1.34 J per iteration -> 1.34e-3 J per token
+sed 's/^ranks 1$/ranks 1\nmeta tokens_per_iteration=1000/' "$tmp/marks.dtt" >"$tmp/tok.dtt"
+"$DTSIM" run --json $P "$tmp/tok.dtt" >"$tmp/t.json" 2>/dev/null
+check "meta tokens_per_iteration=1000: 1.34e-3 J per token" \
+  '[ "$(j .energy.tokens_per_iteration "$tmp/t.json")" = 1000 ] && close "$(j .energy.per_token_J "$tmp/t.json")" 1.34e-3 1e-12'
+
 # --- NIC and switch load: rank 0 (node 0) sends S = 1.25e9 bytes to rank 2 (node 1): 0.1 s at 12.5e9 B/s on
 # nic0.0 up, nic1.0 down and the two cable directions into and out of the switch. NIC load (30 - 10) x (0.1 + 0.1)
 # / 2 = 2 J; switch load (300 - 100) x (0.1 + 0.1) / (2 directions x 2 ports) = 10 J; statics over the makespan T.
