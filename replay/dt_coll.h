@@ -174,6 +174,16 @@ void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, d
 /* Estimated time of op with algorithm a and protocol p on the group (NCCL-tuner-style: latency + size / bw),
  * or a negative number when a cannot run it. */
 double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo a, dt_proto p);
+/* rp_estimate for op kind `kind` (as the algorithms run it) of S per-rank bytes. */
+double rp_estimate_S(const rp_ctx *c, dt_op_kind kind, double S, const rp_gshape *gs, dt_algo a, dt_proto p);
+/* A ring's bottleneck bandwidth per member (bytes/s): the intra-node bandwidth on one node, else the least of it
+ * and the NICs' share (one NIC per channel, at most the NICs the node's members use). */
+double rp_ring_bw(const rp_gshape *gs);
+
+/* --explain (dt_explain.c): the row of an instance of op on group g just chosen (a, pr), created with every
+ * candidate's estimate on first use; returns 1 + its index, or 0 when the table is full. */
+int32_t rp_explain_choose(rp_ctx *c, const dt_op *op, int32_t g, const rp_gshape *gs, dt_algo a, dt_proto pr);
+
 /* Records a choice for the notes. */
 void rp_choice_record(rp_ctx *c, dt_op_kind kind, dt_algo a, dt_proto p, uint64_t bytes);
 

@@ -132,25 +132,35 @@ static int runnable(const rp_ctx *c, dt_op_kind kind, const rp_gshape *gs, dt_al
   }
 }
 
+double rp_ring_bw(const rp_gshape *gs)
+{
+  double C = gs->nchannels, nics = gs->nics_used, m = gs->max_per_node;
+  return gs->nnodes > 1 ? fmin(gs->bw_intra, fmin(C, nics) * gs->bw_net * m / nics) : gs->bw_intra;
+}
+
 double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo a, dt_proto pr)
 {
+  double S = op->kind == DT_OP_BARRIER ? 0 : op->kind == DT_OP_ALLTOALL ? (double)rp_alltoall_bytes(op)
+                                                                         : (double)op->bytes;
+  return rp_estimate_S(c, op->kind, S, gs, a, pr);
+}
+
+double rp_estimate_S(const rp_ctx *c, dt_op_kind op_kind, double S, const rp_gshape *gs, dt_algo a, dt_proto pr)
+{
   const dt_platform *p = c->p;
-  dt_op_kind kind = rp_algo_kind(op->kind);
+  dt_op_kind kind = rp_algo_kind(op_kind);
   if (!runnable(c, kind, gs, a))
     return -1;
   if (a == DT_ALGO_PAT && pr != DT_PROTO_SIMPLE) /* NCCL runs PAT with Simple only */
     return -1;
   rp_costs k = rp_costs_group(p, a, pr, kind, gs);
   double L = k.fixed, hi = k.hop, hn = k.net_hop, e = k.eff;
-  double S = op->kind == DT_OP_BARRIER ? 0 : op->kind == DT_OP_ALLTOALL ? (double)rp_alltoall_bytes(op)
-                                                                         : (double)op->bytes;
   double n = gs->n, N = gs->nnodes, m = gs->max_per_node, mmin = gs->min_per_node;
   double ai = gs->alpha_intra + hi, an = gs->alpha_net + hn;
   double Bi = gs->bw_intra, Bn = gs->bw_net;
   double amax = N > 1 && an > ai ? an : ai;
   /* a ring's inter-node bandwidth: one NIC per channel, at most the NICs the node's members use */
-  double C = gs->nchannels, nics = gs->nics_used;
-  double Bring = N > 1 ? fmin(Bi, fmin(C, nics) * Bn * m / nics) : Bi;
+  double Bring = rp_ring_bw(gs);
   double Btree = N > 1 ? fmin(Bi, Bn) : Bi;
   switch (a) {
   case DT_ALGO_RING: {

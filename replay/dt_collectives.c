@@ -131,6 +131,8 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
     rp_select(c, op, rp_gshape_of(c, g), &a, &pr);
     in->sel_algo = (int)a;
     in->sel_proto = (int)pr;
+    if (c->explain)
+      in->xrow = rp_explain_choose(c, op, g, rp_gshape_of(c, g), a, pr);
     XBT_VERB("%s #%lld on %s (%d ranks): %llu bytes, last member arrived at %.9g s: %s/%s, estimate %.9g s",
               dt_op_kind_name(op->kind), (long long)op->match, c->t->groups[g].name, (int)n,
               (unsigned long long)op->bytes, now, dt_algo_name(a), c->p->nccl ? dt_proto_name(pr) : "-",

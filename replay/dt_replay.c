@@ -627,6 +627,8 @@ static void account(replay_run *R, const rp_live *l, int pair)
   ks->time_s += (l->last_end - l->last_issue) * m;
   ks->nccl_bytes += snccl * m;
   ks->bus_bytes += snccl * dt_busbw_factor(kind, n) * m;
+  if (!pair && l->xrow)
+    rp_explain_done(&R->c, l->xrow, l->last_end - l->last_issue, m);
   if (pair)
     XBT_VERB("send/recv %d -> %d tag %lld: %llu bytes, protocol %s, arrival %.9g s, end %.9g s",
               (int)(l->key[0] >> 32), (int)(uint32_t)l->key[0], (long long)l->key[1], (unsigned long long)bytes,
@@ -866,6 +868,7 @@ static dt_stats *collect_stats(replay_run *R)
     s->links = dt_linkload_finish(R->c.linkload);
     R->c.linkload = NULL;
   }
+  rp_explain_take(&R->c, s);
   s->peak_live_instances = R->c.instances.peak;
   s->peak_live_pairs = R->c.pairs.peak;
 
@@ -1108,6 +1111,8 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
       }
     }
   }
+  if (opts->explain)
+    R.c.explain = rp_explain_new();
   if (opts->links) {
     R.c.linkload = dt_linkload_new(R.c.topo, t);
     dt_linkload_set_watermark(R.c.linkload, link_watermark, &R);
@@ -1219,6 +1224,7 @@ cleanup:
   free(R.c.members);
   if (R.c.coll)
     rp_coll_free(&R.c);
+  rp_explain_take(&R.c, NULL);
   free(R.c.host_of_rank);
   if (R.args)
     for (size_t fs = 0; fs < R.nstreams; fs++)

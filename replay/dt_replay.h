@@ -42,6 +42,8 @@ typedef struct dt_replay_opts {
   const char *timeline;       /* Chrome trace event file to write (dt_timeline.h), or NULL (default) */
   const int32_t *timeline_ranks; /* the ranks it shows (ntimeline_ranks), or NULL: every rank */
   size_t ntimeline_ranks;
+  int explain;                /* 1: keep dt_stats.explain rows (the choice and estimate of every collective shape);
+                                 0 (default): none */
   int exact;                  /* 0 (default): exact shortcuts allowed (docs/replay.md, "Shortcuts"); 1: every
                                  exchange is simulated as SimGrid flows (--exact) */
 } dt_replay_opts;

@@ -33,6 +33,7 @@ typedef struct rp_live {
   int sel_algo;        /* dt_algo and dt_proto chosen once per instance by its last member to arrive, so that
                           every member runs the same algorithm (all-to-allv members differ in their splits) */
   int sel_proto;
+  int32_t xrow;        /* 1 + its --explain row (dt_explain.c), 0: none */
 } rp_live;
 
 typedef struct rp_table {
@@ -80,6 +81,7 @@ typedef struct rp_ctx {
    * (k = 0: the representative, the only one that runs); per (group of the representatives, k) its image */
   int32_t fold;
   int32_t *fold_cls, *fold_idx, *fold_gimg;
+  struct rp_explain *explain; /* --explain rows (dt_explain.c), NULL when off */
 } rp_ctx;
 
 /* Folding lock-step ranks (dt_coll_closed.c, docs/replay.md): on a textbook platform at flow fidelity, when every
@@ -125,6 +127,13 @@ double rp_p2p_cost(const rp_ctx *c, int32_t src_rank, int32_t dst_rank, uint64_t
 dt_algo rp_default_algo(dt_op_kind kind);
 /* Lowercase label of a protocol for the per-instance records ("ll", "ll128", "simple"). */
 const char *rp_proto_label(dt_proto proto);
+
+/* --explain rows (dt_explain.c; rp_explain_choose in dt_coll.h creates them): rp_explain_new makes the table,
+ * rp_explain_done adds an instance's simulated time t (s) to row xrow (1-based), m times (folding), and
+ * rp_explain_take moves the rows into s (NULL: drops them) and frees the table; a NULL table is a no-op. */
+struct rp_explain *rp_explain_new(void);
+void rp_explain_done(rp_ctx *c, int32_t xrow, double t, int m);
+void rp_explain_take(rp_ctx *c, dt_stats *s);
 
 /* Bytes each member of an all-to-all sends in total (sum of splits, or bytes). */
 uint64_t rp_alltoall_bytes(const dt_op *op);

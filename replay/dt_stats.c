@@ -78,6 +78,7 @@ void dt_stats_free(dt_stats *s)
     free(s->critical->segs);
   free(s->critical);
   free(s->hist_group);
+  free(s->explain);
   free(s);
 }
 

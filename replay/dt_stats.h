@@ -67,6 +67,35 @@ typedef struct dt_hist {
 /* Bucket of a size (see dt_hist). */
 int dt_hist_bucket(uint64_t bytes);
 
+/* One candidate (algorithm, protocol) of an explained collective and its contention-free estimate (s), of which
+ * lat_s is the part that does not grow with the size (the estimate at 0 bytes). */
+typedef struct dt_explain_cand {
+  int algo, proto;       /* dt_algo, dt_proto (-1: the textbook model has no protocol) */
+  double est_s, lat_s;
+} dt_explain_cand;
+
+#define DT_EXPLAIN_MAX_CANDS 32
+
+/* The collectives of one op kind on one group with one per-rank size and one choice, for --explain
+ * (dt_replay_opts.explain): the group's shape, every candidate's estimate as NCCL's tuner makes it
+ * (replay/dt_coll_select.c), and the simulated times of its instances. */
+typedef struct dt_explain_row {
+  dt_op_kind kind;
+  int32_t group;         /* trace group */
+  uint64_t bytes;        /* per-rank input bytes (an all-to-all: the sum a member sends) */
+  int32_t n, nnodes, max_per_node, nchannels;
+  int algo, proto;       /* the choice (proto -1 without the NCCL model) */
+  double alpha_s;        /* textbook alpha: the largest latency of a ring hop (s) */
+  double bw_Bps;         /* textbook B: the ring's bottleneck bandwidth per member (bytes/s) */
+  double alpha_intra_s, alpha_net_s, bw_intra_Bps, bw_net_Bps; /* the group's member-to-member routes */
+  double fixed_s, eff;   /* the choice's fixed latency (s) and bandwidth efficiency (NCCL model; 0 and 1 without) */
+  double est_s, est_lat_s; /* the choice's estimate and its size-independent part (s) */
+  size_t ncand;
+  dt_explain_cand cand[DT_EXPLAIN_MAX_CANDS]; /* runnable candidates, in the tuner's order */
+  uint64_t count;        /* instances */
+  double time_s, min_s, max_s; /* their simulated times (last arrival to last completion): sum, least, most */
+} dt_explain_row;
+
 typedef struct dt_stats {
   double makespan_s;     /* first op start (0) to last op end */
   int32_t nranks;
@@ -86,6 +115,9 @@ typedef struct dt_stats {
   dt_hist hist_dim[DT_DIM_COUNT]; /* per dimension */
   size_t nhist_groups;    /* trace groups + 1 */
   dt_hist *hist_group;    /* per trace group, the last entry for send/recv pairs; owned */
+  size_t nexplain;        /* --explain rows (dt_explain_row), owned; 0 when off */
+  dt_explain_row *explain;
+  uint64_t explain_dropped; /* instances not explained: more distinct (kind, group, size, choice) than kept */
 } dt_stats;
 
 /* algbw and busbw in bytes/s of a kind (0 when its time is 0): nccl_bytes/time_s and bus_bytes/time_s. */

@@ -17,6 +17,7 @@
 #include "dt_cmd_gen.h"
 #include "dt_report.h"
 #include "dt_simlog.h"
+#include "dt_explain.h"
 
 #include <getopt.h>
 #include <errno.h>
@@ -63,6 +64,8 @@ static const char run_usage[] =
     "  --log CAT.thres:LEVEL  a SimGrid log threshold, repeatable: CAT is dtsim or one of its modules (dtsim_replay,\n"
     "                         dtsim_coll, dtsim_critpath, dtsim_timeline, dtsim_platform), LEVEL debug, verbose,\n"
     "                         info, ... (e.g. --log dtsim_replay.thres:debug prints every instance; on stderr)\n"
+    "  --explain              also explain, with this run's numbers, what each collective did (algorithm,\n"
+    "                         protocol, why, alpha-beta terms, algbw/busbw) and what bounds the iteration\n"
     "  --top N                busiest link directions listed in the report (default 10)\n"
     "  --no-links             turn the per-link accounting off (no links section; a little faster)\n"
     "  --timeline FILE        write a Chrome trace event timeline (open it in Perfetto or chrome://tracing)\n"
@@ -387,6 +390,7 @@ static int cmd_run(int argc, char **argv)
                                            {"proto", required_argument, NULL, 'P'},
                                            {"cfg", required_argument, NULL, 'C'},
                                            {"log", required_argument, NULL, 'l'},
+                                           {"explain", no_argument, NULL, 'x'},
                                            {"no-links", no_argument, NULL, 'L'},
                                            {"timeline", required_argument, NULL, 'Y'},
                                            {"timeline-ranks", required_argument, NULL, 'K'},
@@ -437,6 +441,9 @@ static int cmd_run(int argc, char **argv)
       break;
     case 'L':
       ro.links = 0;
+      break;
+    case 'x':
+      ro.explain = 1;
       break;
     case 'Y':
       ro.timeline = optarg;
@@ -593,6 +600,8 @@ static int cmd_run(int argc, char **argv)
       goto fail;
   } else {
     dt_report_text(stdout, &in);
+    if (ro.explain)
+      dt_explain_text(stdout, &in);
   }
   if (s->ndeadlock > 0) {
     fprintf(stderr, "dtsim: deadlock: %zu op%s blocked forever (first: %s)\n", s->ndeadlock,

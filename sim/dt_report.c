@@ -1,6 +1,7 @@
 /* Text and JSON reports of one replay. JSON is generated with yajl so that quoting and escaping are a
  * well-kept library's job; numbers are formatted here so that output is byte-identical across runs. */
 #include "dt_report.h"
+#include "dt_explain.h"
 
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
@@ -647,6 +648,7 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
   if (s->critical)
     json_critical(g, in);
   json_histogram(g, in);
+  dt_explain_json(g, in); /* --explain only */
   if (s->links)
     json_links(g, in);
   json_str(g, "notes");

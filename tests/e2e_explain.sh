@@ -34,4 +34,53 @@ for bad in nosuch.thres:debug dtsim.thres:loud dtsim dtsim.thres dtsim.fmt:%m; d
   check "--log $bad is exit 2 with a message" '[ $rc -eq 2 ] && grep -q "^dtsim run: --log" "$tmp/bad.err"'
 done
 
+# --- --explain on a textbook platform: the 2-rank all-reduce above, alone on its links
+"$DTSIM" run --json --explain tests/data/node2.yaml "$tmp/ar2.dtt" >"$tmp/ex.json" 2>/dev/null; rc=$?
+check "--explain --json exits 0" '[ $rc -eq 0 ]'
+check "--explain: one shape" '[ "$(jq ".explain | length" "$tmp/ex.json")" = 1 ]'
+check "--explain: ring, 2 ranks, 1 node, group dp0, 1 instance" \
+  '[ "$(jq -r ".explain[0] | [.choice, .ranks, .nodes, .group, .count, .bytes] | join(\" \")" "$tmp/ex.json")" = "ring 2 1 dp0 1 $S" ]'
+got=$(jq -r '.explain[0].alphabeta_latency_s' "$tmp/ex.json")
+check "--explain: latency term $got = 2(n-1)a = 4 us" 'close "$got" 4e-6 1e-9'
+got=$(jq -r '.explain[0].alphabeta_bandwidth_s' "$tmp/ex.json")
+check "--explain: bandwidth term $got = 2(n-1)/n S/B = S / 10 GB/s" "close $got $(awk -v S=$S 'BEGIN { printf "%.17g", S / 10e9 }') 1e-9"
+got=$(jq -r '.explain[0].mean_s' "$tmp/ex.json")
+check "--explain: simulated $got = 2a + S/B" 'close "$got" "$want" 1e-8'
+got=$(jq -r '.explain[0].busbw_GBps' "$tmp/ex.json")
+check "--explain: busbw $got = S / time x 2(n-1)/n" "close $got $(awk -v S=$S -v t=$want 'BEGIN { printf "%.17g", S / t / 1e9 }') 1e-8"
+check "--explain: same makespan as without" '[ "$(jq .makespan_s "$tmp/ex.json")" = "$(jq .makespan_s "$tmp/plain.json")" ]'
+check "no --explain: no explain key" '[ "$(jq "has(\"explain\")" "$tmp/plain.json")" = false ]'
+"$DTSIM" run --explain tests/data/node2.yaml "$tmp/ar2.dtt" >"$tmp/ex.txt" 2>/dev/null
+check "--explain text: the formula with its numbers" 'grep -q "alpha-beta     2(n-1)a + 2(n-1)/n S/B, a = 2 us, B = 10 GB/s: 2 x 2 us + 1 x 38.15 MiB / 10 GB/s = 4 us + 4 ms = 4.004 ms" "$tmp/ex.txt"'
+check "--explain text: contention-free" 'grep -q "difference     +0.0 % from the estimate: contention-free" "$tmp/ex.txt"'
+check "--explain text: what bounds it" 'grep -q "^what bounds it" "$tmp/ex.txt" && grep -q "Communication bounds it" "$tmp/ex.txt"'
+
+# --- contention (tests/data/shared-nic.yaml: one 25 GB/s NIC per node, route latency a = 2 x 1 us + 2 x 100 ns):
+# all-reduces on {0,2} and {1,3} at once share both NICs, so each takes 2a + 2 S/B instead of 2a + S/B
+S2=100000000
+{ echo "dtsim_trace 1"; echo "ranks 4"; echo "group dpa 0,2"; echo "group dpb 1,3"
+  for r in 0 2; do echo "rank $r"; echo "s0 allreduce group=dpa bytes=$S2"; done
+  for r in 1 3; do echo "rank $r"; echo "s0 allreduce group=dpb bytes=$S2"; done; } >"$tmp/two.dtt"
+"$DTSIM" run --json --explain tests/data/shared-nic.yaml "$tmp/two.dtt" >"$tmp/two.json" 2>/dev/null
+check "shared NIC: one shape over 2 groups, 2 instances" '[ "$(jq -r ".explain[0] | [.groups, .count, .nodes] | join(\" \")" "$tmp/two.json")" = "2 2 2" ]'
+got=$(jq -r '.explain[0].estimate_s' "$tmp/two.json")
+check "shared NIC: estimate $got = 2a + S/B (contention-free)" "close $got $(awk -v S=$S2 'BEGIN { printf "%.17g", 2 * 2.2e-6 + S / 25e9 }') 1e-8"
+got=$(jq -r '.explain[0].mean_s' "$tmp/two.json")
+check "shared NIC: simulated $got = 2a + 2 S/B" "close $got $(awk -v S=$S2 'BEGIN { printf "%.17g", 2 * 2.2e-6 + 2 * S / 25e9 }') 1e-6"
+"$DTSIM" run --explain tests/data/shared-nic.yaml "$tmp/two.dtt" >"$tmp/two.txt" 2>/dev/null
+check "shared NIC: the text says contention and names a NIC" \
+  'grep "difference" "$tmp/two.txt" | grep -q "over the contention-free estimate: its flows shared links.*nic[01].0 \(up\|down\), gpu-nic"'
+
+# --- the NCCL model (platforms/dgx-h100.yaml): the choice is the least of the candidates' estimates
+{ echo "dtsim_trace 1"; echo "ranks 8"; echo "group tp0 0-7"
+  for r in 0 1 2 3 4 5 6 7; do echo "rank $r"; echo "s0 allreduce group=tp0 bytes=65536"; echo "s0 allreduce group=tp0 bytes=268435456"; done; } >"$tmp/ar8.dtt"
+"$DTSIM" run --json --explain platforms/dgx-h100.yaml "$tmp/ar8.dtt" >"$tmp/h100.json" 2>/dev/null
+check "NCCL model: two shapes" '[ "$(jq ".explain | length" "$tmp/h100.json")" = 2 ]'
+check "NCCL model: each choice is its least candidate" \
+  '[ "$(jq "[.explain[] | (.candidates | min_by(.estimate_s) | .choice) == .choice] | all" "$tmp/h100.json")" = true ]'
+check "NCCL model: the choices are those of the notes" \
+  'for c in $(jq -r ".explain[] | .choice" "$tmp/h100.json"); do jq -r ".notes[]" "$tmp/h100.json" | grep "^allreduce:" | grep -q "$c" || exit 1; done'
+check "NCCL model: 64 KiB is latency-bound (latency part > half), 256 MiB is not" \
+  '[ "$(jq -r "[.explain[] | select(.bytes == 65536) | .estimate_latency_s / .estimate_s > 0.5], [.explain[] | select(.bytes == 268435456) | .estimate_latency_s / .estimate_s < 0.5] | .[0]" "$tmp/h100.json" | tr "\n" " ")" = "true true " ]'
+
 finish

@@ -1,0 +1,140 @@
+/* --explain's rows: per (op kind, group, per-rank size, choice), the group's shape, every candidate (algorithm,
+ * protocol) with the estimate NCCL's tuner model gives it (dt_coll_select.c) and its size-independent part, and the
+ * simulated times of the instances. Rows are found through a small open-addressing table keyed by dt_mix64; their
+ * number is bounded (MAX_ROWS), instances beyond it are counted as dropped. sim/dt_explain.c writes them. */
+#include "dt_coll.h"
+
+#include "../common/dt_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROWS 65536
+
+struct rp_explain {
+  dt_explain_row *rows;
+  size_t n, cap;
+  int32_t *slots; /* 1 + row index, 0: empty; nslots a power of two, at most half full */
+  size_t nslots;
+  uint64_t dropped;
+};
+
+struct rp_explain *rp_explain_new(void)
+{
+  struct rp_explain *x = dt_xcalloc(1, sizeof *x);
+  x->nslots = 1024;
+  x->slots = dt_xcalloc(x->nslots, sizeof *x->slots);
+  return x;
+}
+
+static uint64_t key_hash(dt_op_kind kind, int32_t g, uint64_t bytes, dt_algo a, dt_proto pr)
+{
+  return dt_mix64(dt_mix64(bytes) ^ ((uint64_t)(uint32_t)g << 16) ^ ((uint64_t)kind << 8) ^ ((uint64_t)a << 4) ^
+                  (uint64_t)pr);
+}
+
+static int same(const dt_explain_row *r, dt_op_kind kind, int32_t g, uint64_t bytes, int a, int pr)
+{
+  return r->kind == kind && r->group == g && r->bytes == bytes && r->algo == a && r->proto == pr;
+}
+
+static void rehash(struct rp_explain *x)
+{
+  free(x->slots);
+  x->nslots *= 2;
+  x->slots = dt_xcalloc(x->nslots, sizeof *x->slots);
+  for (size_t i = 0; i < x->n; i++) {
+    const dt_explain_row *r = &x->rows[i];
+    size_t h = key_hash(r->kind, r->group, r->bytes, (dt_algo)r->algo, r->proto < 0 ? DT_PROTO_COUNT : (dt_proto)r->proto) &
+               (x->nslots - 1);
+    while (x->slots[h])
+      h = (h + 1) & (x->nslots - 1);
+    x->slots[h] = (int32_t)(i + 1);
+  }
+}
+
+int32_t rp_explain_choose(rp_ctx *c, const dt_op *op, int32_t g, const rp_gshape *gs, dt_algo a, dt_proto pr)
+{
+  struct rp_explain *x = c->explain;
+  const dt_platform *p = c->p;
+  int prx = p->nccl ? (int)pr : -1;
+  uint64_t bytes = op->kind == DT_OP_BARRIER ? 0 : op->kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(op) : op->bytes;
+  size_t h = key_hash(op->kind, g, bytes, a, prx < 0 ? DT_PROTO_COUNT : pr) & (x->nslots - 1);
+  for (; x->slots[h]; h = (h + 1) & (x->nslots - 1))
+    if (same(&x->rows[x->slots[h] - 1], op->kind, g, bytes, (int)a, prx))
+      return x->slots[h];
+  if (x->n == MAX_ROWS) {
+    x->dropped++;
+    return 0;
+  }
+  x->rows = dt_grow(x->rows, &x->cap, x->n, sizeof *x->rows);
+  dt_explain_row *r = &x->rows[x->n];
+  memset(r, 0, sizeof *r);
+  r->kind = op->kind;
+  r->group = g;
+  r->bytes = bytes;
+  r->n = gs->n;
+  r->nnodes = gs->nnodes;
+  r->max_per_node = gs->max_per_node;
+  r->nchannels = gs->nchannels;
+  r->algo = (int)a;
+  r->proto = prx;
+  r->alpha_s = gs->ring_alpha;
+  r->bw_Bps = rp_ring_bw(gs);
+  r->alpha_intra_s = gs->alpha_intra;
+  r->alpha_net_s = gs->alpha_net;
+  r->bw_intra_Bps = gs->bw_intra;
+  r->bw_net_Bps = gs->bw_net;
+  rp_costs k = rp_costs_of(p, a, pr);
+  r->fixed_s = k.fixed;
+  r->eff = k.eff;
+  r->est_s = rp_estimate_S(c, op->kind, (double)bytes, gs, a, pr);
+  r->est_lat_s = rp_estimate_S(c, op->kind, 0, gs, a, pr);
+  /* the candidates auto weighs (without the NCCL model only the choice: the textbook has no other) */
+  for (int ca = DT_ALGO_AUTO + 1; ca < DT_ALGO_COUNT && p->nccl; ca++)
+    for (int cp = 0; cp < DT_PROTO_COUNT && r->ncand < DT_EXPLAIN_MAX_CANDS; cp++) {
+      double t = rp_estimate_S(c, op->kind, (double)bytes, gs, (dt_algo)ca, (dt_proto)cp);
+      if (t < 0)
+        continue;
+      r->cand[r->ncand++] = (dt_explain_cand){ca, cp, t, rp_estimate_S(c, op->kind, 0, gs, (dt_algo)ca, (dt_proto)cp)};
+    }
+  if (!p->nccl)
+    r->cand[r->ncand++] = (dt_explain_cand){(int)a, -1, r->est_s, r->est_lat_s};
+  x->n++;
+  x->slots[h] = (int32_t)x->n;
+  int32_t id = (int32_t)x->n;
+  if (2 * x->n > x->nslots)
+    rehash(x);
+  return id;
+}
+
+void rp_explain_done(rp_ctx *c, int32_t xrow, double t, int m)
+{
+  struct rp_explain *x = c->explain;
+  if (!x || xrow <= 0)
+    return;
+  dt_explain_row *r = &x->rows[xrow - 1];
+  if (r->count == 0 || t < r->min_s)
+    r->min_s = t;
+  if (r->count == 0 || t > r->max_s)
+    r->max_s = t;
+  r->count += (uint64_t)m;
+  r->time_s += t * m;
+}
+
+void rp_explain_take(rp_ctx *c, dt_stats *s)
+{
+  struct rp_explain *x = c->explain;
+  if (!x)
+    return;
+  if (s) {
+    s->explain = x->rows;
+    s->nexplain = x->n;
+    s->explain_dropped = x->dropped;
+  } else {
+    free(x->rows);
+  }
+  free(x->slots);
+  free(x);
+  c->explain = NULL;
+}

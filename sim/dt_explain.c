@@ -1,0 +1,449 @@
+/* `dtsim run --explain`: the replay's explain rows (replay/dt_explain.c) turned into plain words with this run's
+ * numbers. Formulas: the alpha-beta closed forms of docs/replay.md (DESIGN.md §6), the NCCL tuner model of
+ * replay/dt_coll_select.c, algbw and busbw as nccl-tests' PERFORMANCE.md defines them. */
+#include "dt_explain.h"
+
+#include "../common/dt_util.h"
+#include "../replay/dt_linkload.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEXT_SHAPES 12
+#define JSON_SHAPES 500
+
+static int same_shape(const dt_explain_row *a, const dt_explain_row *b)
+{
+  return a->kind == b->kind && a->bytes == b->bytes && a->algo == b->algo && a->proto == b->proto && a->n == b->n &&
+         a->nnodes == b->nnodes && a->est_s == b->est_s && a->alpha_s == b->alpha_s && a->bw_Bps == b->bw_Bps;
+}
+
+static int cmp_shape(const void *pa, const void *pb)
+{
+  const dt_explain_shape *a = pa, *b = pb;
+  if (a->time_s != b->time_s)
+    return a->time_s < b->time_s ? 1 : -1;
+  if (a->row->kind != b->row->kind)
+    return (int)a->row->kind - (int)b->row->kind;
+  return (a->row->bytes > b->row->bytes) - (a->row->bytes < b->row->bytes);
+}
+
+void dt_explain_shapes(const dt_stats *s, dt_explain_shape **out, size_t *n)
+{
+  dt_explain_shape *v = NULL;
+  size_t nv = 0, cap = 0;
+  for (size_t i = 0; i < s->nexplain; i++) {
+    const dt_explain_row *r = &s->explain[i];
+    if (r->count == 0)
+      continue;
+    size_t k = 0;
+    while (k < nv && !same_shape(v[k].row, r))
+      k++; /* shapes are few (sizes x kinds x group shapes): a linear search is enough */
+    if (k == nv) {
+      v = dt_grow(v, &cap, nv, sizeof *v);
+      v[nv++] = (dt_explain_shape){r, 0, 0, 0, r->min_s, r->max_s};
+    }
+    v[k].ngroups++;
+    v[k].count += r->count;
+    v[k].time_s += r->time_s;
+    v[k].min_s = fmin(v[k].min_s, r->min_s);
+    v[k].max_s = fmax(v[k].max_s, r->max_s);
+  }
+  if (nv)
+    qsort(v, nv, sizeof *v, cmp_shape);
+  *out = v;
+  *n = nv;
+}
+
+/* ---- numbers in words ---- */
+
+static const char *t_str(double s, char *buf, size_t size)
+{
+  double a = fabs(s);
+  if (a == 0)
+    snprintf(buf, size, "0 s");
+  else if (a < 1e-6)
+    snprintf(buf, size, "%.3g ns", s * 1e9);
+  else if (a < 1e-3)
+    snprintf(buf, size, "%.4g us", s * 1e6);
+  else if (a < 1)
+    snprintf(buf, size, "%.4g ms", s * 1e3);
+  else
+    snprintf(buf, size, "%.4g s", s);
+  return buf;
+}
+
+static const char *b_str(double b, char *buf, size_t size)
+{
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double v = b;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, size, "%.0f B", b);
+  else
+    snprintf(buf, size, "%.4g %s", v, units[u]);
+  return buf;
+}
+
+static const char *choice_str(int algo, int proto, char *buf, size_t size)
+{
+  snprintf(buf, size, "%s%s%s", dt_algo_name((dt_algo)algo), proto >= 0 ? "/" : "",
+           proto >= 0 ? dt_proto_name((dt_proto)proto) : "");
+  return buf;
+}
+
+/* The textbook alpha-beta closed form of a collective (docs/replay.md): latency and bandwidth terms (s), the
+ * formula, the substituted coefficients, and the alpha and B used. */
+typedef struct textbook {
+  double lat, bw, alpha, B;
+  double ka, kb; /* lat = ka alpha, bw = kb S / B */
+  const char *formula;
+} textbook;
+
+static textbook textbook_of(const dt_explain_row *r)
+{
+  textbook tb;
+  double n = r->n, S = (double)r->bytes;
+  tb.alpha = r->alpha_s;
+  tb.B = r->bw_Bps;
+  switch (r->kind) {
+  case DT_OP_ALLGATHER:
+    tb.ka = n - 1, tb.kb = n - 1, tb.formula = "(n-1)a + (n-1) S/B";
+    break;
+  case DT_OP_REDUCESCATTER:
+    tb.ka = n - 1, tb.kb = (n - 1) / n, tb.formula = "(n-1)a + (n-1)/n S/B";
+    break;
+  case DT_OP_BROADCAST:
+  case DT_OP_REDUCE:
+    tb.ka = n - 1, tb.kb = 1, tb.formula = "(n-1)a + S/B";
+    break;
+  case DT_OP_ALLTOALL:
+    if (r->nnodes > 1) { /* the bytes that leave the node go through the member's NIC share */
+      tb.alpha = r->alpha_net_s, tb.B = r->bw_net_Bps;
+      tb.ka = 1, tb.kb = (n - r->max_per_node) / n, tb.formula = "a + (n-m)/n S/B";
+    } else {
+      tb.alpha = r->alpha_intra_s, tb.B = r->bw_intra_Bps;
+      tb.ka = 1, tb.kb = (n - 1) / n, tb.formula = "a + (n-1)/n S/B";
+    }
+    break;
+  default: /* all-reduce, and barrier and `other`, which run as all-reduces */
+    tb.ka = 2 * (n - 1), tb.kb = 2 * (n - 1) / n, tb.formula = "2(n-1)a + 2(n-1)/n S/B";
+    break;
+  }
+  tb.lat = tb.ka * tb.alpha;
+  tb.bw = tb.B > 0 ? tb.kb * S / tb.B : 0;
+  return tb;
+}
+
+/* The estimate the explanation compares with (s) and its size-independent part: the NCCL tuner model's on an
+ * NCCL-model platform; the textbook closed form otherwise (what the replay runs there, exact when contention-free). */
+static double estimate_of(const dt_report_input *in, const dt_explain_row *r, double *lat)
+{
+  if (in->platform->nccl) {
+    *lat = r->est_lat_s;
+    return r->est_s;
+  }
+  textbook tb = textbook_of(r);
+  *lat = tb.lat;
+  return tb.lat + tb.bw;
+}
+
+static const char *group_name(const dt_trace *t, int32_t g)
+{
+  return g >= 0 && (size_t)g < t->ngroups ? t->groups[g].name : "?";
+}
+
+/* The busiest link direction that carried bytes of group g, or NULL. */
+static const dt_link_load *busiest_link_of(const dt_stats *s, int32_t g)
+{
+  if (!s->links)
+    return NULL;
+  for (size_t i = 0; i < s->links->nlinks; i++) {
+    const dt_link_load *l = &s->links->links[i];
+    for (size_t k = 0; k < l->ngroups; k++)
+      if (l->groups[k].group == g)
+        return l;
+  }
+  return NULL;
+}
+
+static double mean_of(const dt_explain_shape *sh)
+{
+  return sh->count ? sh->time_s / (double)sh->count : 0;
+}
+
+/* nccl-tests' size: all-gather counts the gathered n x shard */
+static double nccl_size(const dt_explain_row *r)
+{
+  return r->kind == DT_OP_ALLGATHER ? (double)r->n * (double)r->bytes : (double)r->bytes;
+}
+
+static void explain_shape(FILE *f, const dt_report_input *in, const dt_explain_shape *sh)
+{
+  const dt_explain_row *r = sh->row;
+  const dt_stats *s = in->stats;
+  char a[64], b[64], c[64], d[64], e[64], ch[64];
+  double mean = mean_of(sh);
+  fprintf(f, "%s of %s (%llu bytes) on %d ranks, %d node%s, %zu group%s (%s%s), %llu instance%s, %s in all\n",
+          dt_op_kind_name(r->kind), b_str((double)r->bytes, a, sizeof a), (unsigned long long)r->bytes, (int)r->n,
+          (int)r->nnodes, r->nnodes == 1 ? "" : "s", sh->ngroups, sh->ngroups == 1 ? "" : "s",
+          group_name(in->trace, r->group), sh->ngroups > 1 ? ", ..." : "", (unsigned long long)sh->count,
+          sh->count == 1 ? "" : "s", t_str(sh->time_s, b, sizeof b));
+  /* what ran, and why */
+  choice_str(r->algo, r->proto, ch, sizeof ch);
+  if (in->platform->nccl) {
+    fprintf(f, "  ran            %s over %d channel%s\n", ch, (int)r->nchannels, r->nchannels == 1 ? "" : "s");
+    /* the candidates in estimate order */
+    dt_explain_cand v[DT_EXPLAIN_MAX_CANDS];
+    size_t nc = r->ncand;
+    memcpy(v, r->cand, nc * sizeof *v);
+    for (size_t i = 1; i < nc; i++)
+      for (size_t j = i; j > 0 && v[j].est_s < v[j - 1].est_s; j--) {
+        dt_explain_cand tmp = v[j];
+        v[j] = v[j - 1];
+        v[j - 1] = tmp;
+      }
+    int least = nc > 0 && v[0].algo == r->algo && v[0].proto == r->proto;
+    fprintf(f, "  why            NCCL's tuner model: %s of %zu estimates (latency + size / bandwidth):",
+            least ? "the least" : "forced (--algo/--proto), not the least", nc);
+    for (size_t i = 0; i < nc && i < 5; i++)
+      fprintf(f, "%s %s %s", i ? "," : "", choice_str(v[i].algo, v[i].proto, a, sizeof a),
+              t_str(v[i].est_s, b, sizeof b));
+    fprintf(f, "%s\n", nc > 5 ? ", ..." : "");
+    /* the protocol: against the same algorithm with the next-best protocol */
+    const dt_explain_cand *alt = NULL;
+    for (size_t i = 0; i < nc; i++)
+      if (v[i].algo == r->algo && v[i].proto != r->proto && (!alt || v[i].est_s < alt->est_s))
+        alt = &v[i];
+    if (alt)
+      fprintf(f, "  protocol       %s over %s: latency %s vs %s, bandwidth term %s vs %s (protocol efficiency)\n",
+              dt_proto_name((dt_proto)r->proto), dt_proto_name((dt_proto)alt->proto), t_str(r->est_lat_s, a, sizeof a),
+              t_str(alt->lat_s, b, sizeof b), t_str(r->est_s - r->est_lat_s, c, sizeof c),
+              t_str(alt->est_s - alt->lat_s, d, sizeof d));
+  } else {
+    fprintf(f, "  ran            %s (a textbook platform, no nccl: section: every %s runs %s)\n", ch,
+            dt_op_kind_name(r->kind), dt_algo_name((dt_algo)r->algo));
+  }
+  /* the alpha-beta closed form with this run's numbers */
+  textbook tb = textbook_of(r);
+  fprintf(f, "  alpha-beta     %s, a = %s, B = %.4g GB/s: %.4g x %s + %.4g x %s / %.4g GB/s = %s + %s = %s\n",
+          tb.formula, t_str(tb.alpha, a, sizeof a), tb.B / 1e9, tb.ka, t_str(tb.alpha, b, sizeof b), tb.kb,
+          b_str((double)r->bytes, c, sizeof c), tb.B / 1e9, t_str(tb.lat, d, sizeof d), t_str(tb.bw, e, sizeof e),
+          t_str(tb.lat + tb.bw, ch, sizeof ch));
+  if (in->platform->nccl)
+    fprintf(f, "  NCCL model     %s: latency %s (of it fixed %s: protocol + algorithm) + bandwidth %s (efficiency "
+               "%.3g) = %s\n",
+            choice_str(r->algo, r->proto, ch, sizeof ch), t_str(r->est_lat_s, a, sizeof a),
+            t_str(r->fixed_s, b, sizeof b), t_str(r->est_s - r->est_lat_s, c, sizeof c), r->eff,
+            t_str(r->est_s, d, sizeof d));
+  /* what the simulation gave, in nccl-tests' terms */
+  double size = nccl_size(r), factor = dt_busbw_factor(r->kind, (size_t)r->n);
+  double algbw = mean > 0 ? size / mean : 0, busbw = algbw * factor;
+  fprintf(f, "  simulated      mean %s (least %s, most %s); algbw = size / time = %s / %s = %.4g GB/s; busbw = "
+             "algbw x %.4g = %.4g GB/s",
+          t_str(mean, a, sizeof a), t_str(sh->min_s, b, sizeof b), t_str(sh->max_s, c, sizeof c),
+          b_str(size, d, sizeof d), t_str(mean, e, sizeof e), algbw / 1e9, factor, busbw / 1e9);
+  if (tb.B > 0 && factor > 0)
+    fprintf(f, ", %.0f %% of B%s", 100 * busbw / tb.B,
+            busbw > tb.B * 1.001 ? " (above B: the algorithm moves less per rank than a ring, NVLS reducing in the "
+                                   "switch, a tree over fewer hops)" : "");
+  fputc('\n', f);
+  /* why it differs from the estimate */
+  double est_lat, est = estimate_of(in, r, &est_lat), dev = est > 0 ? mean / est - 1 : 0;
+  if (fabs(dev) < 5e-4)
+    dev = 0; /* no "-0.0 %" */
+  fprintf(f, "  difference     ");
+  if (fabs(dev) <= 0.01)
+    fprintf(f, "%+.1f %% from the estimate: contention-free, nothing else shared the group's links while it ran", 100 * dev);
+  else if (dev > 0) {
+    fprintf(f, "%+.1f %% over the contention-free estimate: its flows shared links with concurrent traffic", 100 * dev);
+    const dt_link_load *l = busiest_link_of(s, r->group);
+    if (l)
+      fprintf(f, " (the busiest link it crossed: %s, %s, busy %.0f %% of the run)", l->name, dt_link_class_name(l->cls),
+              s->makespan_s > 0 ? 100 * l->busy_s / s->makespan_s : 0);
+  } else
+    fprintf(f, "%+.1f %% under the estimate: the tuner's estimate charges the worst hop's latency for every step, the "
+               "replay each hop its own", 100 * dev);
+  if (sh->max_s > sh->min_s * 1.05)
+    fprintf(f, "; instances range from %s to %s (contention differs between them)", t_str(sh->min_s, a, sizeof a),
+            t_str(sh->max_s, b, sizeof b));
+  double lat_share = est > 0 ? est_lat / est : 0;
+  if (lat_share > 0.5)
+    fprintf(f, "; latency-bound at this size: the latency term is %.0f %% of the estimate, so busbw stays far below "
+               "the links' bandwidth\n", 100 * lat_share);
+  else
+    fprintf(f, "; bandwidth-bound: the latency term is %.0f %% of the estimate\n", 100 * lat_share);
+}
+
+static double cp_comm(const dt_critical *c, int *dim, int *kind)
+{
+  double total = 0, best = -1;
+  for (int d = 0; d < DT_DIM_COUNT; d++)
+    for (int k = 0; k < DT_OP_COUNT; k++) {
+      total += c->comm_s[d][k];
+      if (c->comm_s[d][k] > best) {
+        best = c->comm_s[d][k];
+        *dim = d;
+        *kind = k;
+      }
+    }
+  return total;
+}
+
+void dt_explain_text(FILE *f, const dt_report_input *in)
+{
+  const dt_stats *s = in->stats;
+  char a[64], b[64], c[64], w[64];
+  fprintf(f, "\nexplain            what each collective did (n ranks, S per-rank bytes, a route latency, B the\n"
+             "                   ring's bottleneck bandwidth per rank; busbw = algbw x 2(n-1)/n for all-reduce,\n"
+             "                   (n-1)/n for all-gather, reduce-scatter, all-to-all, 1 otherwise: nccl-tests)\n\n");
+  dt_explain_shape *v;
+  size_t n;
+  dt_explain_shapes(s, &v, &n);
+  for (size_t i = 0; i < n && i < TEXT_SHAPES; i++) {
+    explain_shape(f, in, &v[i]);
+    fputc('\n', f);
+  }
+  if (n > TEXT_SHAPES) {
+    double rest = 0;
+    for (size_t i = TEXT_SHAPES; i < n; i++)
+      rest += v[i].time_s;
+    fprintf(f, "%zu more collective shapes, %s of instance time in all (--json lists them)\n\n", n - TEXT_SHAPES,
+            t_str(rest, a, sizeof a));
+  }
+  if (n == 0)
+    fprintf(f, "no collective ran on more than one rank\n\n");
+  if (s->explain_dropped)
+    fprintf(f, "%llu instances not explained (more distinct shapes than kept)\n\n",
+            (unsigned long long)s->explain_dropped);
+  const dt_kind_stats *p2p = &s->by_kind[DT_OP_SEND];
+  if (p2p->count)
+    fprintf(f, "send/recv: %llu pairs, %s, %s in all, mean %s each (each pair is one flow over its route; on the "
+               "NCCL model LL up to 16 KiB, else Simple)\n\n",
+            (unsigned long long)p2p->count, b_str((double)p2p->bytes, a, sizeof a), t_str(p2p->time_s, b, sizeof b),
+            t_str(p2p->time_s / (double)p2p->count, c, sizeof c));
+  free(v);
+  /* what bounds the iteration */
+  const dt_critical *cp = s->critical;
+  if (!cp || !(s->makespan_s > 0))
+    return;
+  int dim = 0, kind = 0;
+  double comm = cp_comm(cp, &dim, &kind), T = s->makespan_s;
+  fprintf(f, "what bounds it     the critical path (the chain of ops, each waiting for the one before, that ends at "
+             "the makespan %s) is\n", t_str(T, a, sizeof a));
+  fprintf(f, "                   compute %s (%.1f %%), exposed communication %s (%.1f %%), host/launch %s, waiting %s.\n",
+          t_str(cp->compute_s, a, sizeof a), 100 * cp->compute_s / T, t_str(comm, b, sizeof b), 100 * comm / T,
+          t_str(cp->host_s, c, sizeof c), t_str(cp->wait_s, w, sizeof w));
+  double comm_all = 0, exposed_all = 0;
+  for (int32_t r = 0; r < s->nranks; r++) {
+    comm_all += s->per_rank[r].comm_s;
+    exposed_all += s->per_rank[r].exposed_comm_s;
+  }
+  if (cp->compute_s >= comm && cp->compute_s >= cp->host_s && cp->compute_s >= cp->wait_s)
+    fprintf(f, "                   Compute bounds it: faster links could shorten the iteration by at most the exposed "
+               "%s;\n                   faster GPUs (or less recompute) shorten it directly.\n",
+            t_str(comm, a, sizeof a));
+  else if (comm >= cp->host_s && comm >= cp->wait_s)
+    fprintf(f, "                   Communication bounds it, the largest part %s %s on the path (%s): overlap it with "
+               "compute,\n                   or give its tier more bandwidth (the bound line above names the tier).\n",
+            dt_dim_name((dt_dim)dim), dt_op_kind_name((dt_op_kind)kind), t_str(cp->comm_s[dim][kind], a, sizeof a));
+  else
+    fprintf(f, "                   Host/launch time or waiting bounds it: the GPUs idle on the path.\n");
+  if (comm_all > 0)
+    fprintf(f, "                   Over all ranks %.0f %% of the communication time was hidden behind compute.\n",
+            100 * (1 - exposed_all / comm_all));
+}
+
+/* ---- JSON ---- */
+
+static void jkey(yajl_gen g, const char *k)
+{
+  yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+}
+
+static void jnum(yajl_gen g, const char *k, double v)
+{
+  char buf[40];
+  jkey(g, k);
+  if (!isfinite(v))
+    v = 0;
+  int len = snprintf(buf, sizeof buf, "%.17g", v);
+  yajl_gen_number(g, buf, (size_t)len);
+}
+
+static void jint(yajl_gen g, const char *k, long long v)
+{
+  jkey(g, k);
+  yajl_gen_integer(g, v);
+}
+
+static void jstr(yajl_gen g, const char *k, const char *v)
+{
+  jkey(g, k);
+  yajl_gen_string(g, (const unsigned char *)v, strlen(v));
+}
+
+void dt_explain_json(yajl_gen g, const dt_report_input *in)
+{
+  const dt_stats *s = in->stats;
+  if (!s->explain)
+    return;
+  dt_explain_shape *v;
+  size_t n;
+  dt_explain_shapes(s, &v, &n);
+  jkey(g, "explain");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < n && i < JSON_SHAPES; i++) {
+    const dt_explain_row *r = v[i].row;
+    textbook tb = textbook_of(r);
+    double mean = mean_of(&v[i]), size = nccl_size(r), factor = dt_busbw_factor(r->kind, (size_t)r->n);
+    char ch[64];
+    yajl_gen_map_open(g);
+    jstr(g, "kind", dt_op_kind_name(r->kind));
+    jint(g, "bytes", (long long)r->bytes);
+    jint(g, "ranks", r->n);
+    jint(g, "nodes", r->nnodes);
+    jstr(g, "group", group_name(in->trace, r->group));
+    jint(g, "groups", (long long)v[i].ngroups);
+    jint(g, "count", (long long)v[i].count);
+    jstr(g, "choice", choice_str(r->algo, r->proto, ch, sizeof ch));
+    jstr(g, "algorithm", dt_algo_name((dt_algo)r->algo));
+    if (r->proto >= 0)
+      jstr(g, "protocol", dt_proto_name((dt_proto)r->proto));
+    jint(g, "channels", r->nchannels);
+    jstr(g, "formula", tb.formula);
+    jnum(g, "alpha_s", tb.alpha);
+    jnum(g, "bandwidth_Bps", tb.B);
+    jnum(g, "alphabeta_latency_s", tb.lat);
+    jnum(g, "alphabeta_bandwidth_s", tb.bw);
+    double est_lat, est = estimate_of(in, r, &est_lat);
+    jnum(g, "estimate_s", est);
+    jnum(g, "estimate_latency_s", est_lat);
+    jnum(g, "fixed_s", r->fixed_s);
+    jnum(g, "efficiency", r->eff);
+    jnum(g, "time_s", v[i].time_s);
+    jnum(g, "mean_s", mean);
+    jnum(g, "min_s", v[i].min_s);
+    jnum(g, "max_s", v[i].max_s);
+    jnum(g, "algbw_GBps", mean > 0 ? size / mean / 1e9 : 0);
+    jnum(g, "busbw_GBps", mean > 0 ? size / mean * factor / 1e9 : 0);
+    jkey(g, "candidates");
+    yajl_gen_array_open(g);
+    for (size_t k = 0; k < r->ncand; k++) {
+      yajl_gen_map_open(g);
+      jstr(g, "choice", choice_str(r->cand[k].algo, r->cand[k].proto, ch, sizeof ch));
+      jnum(g, "estimate_s", r->cand[k].est_s);
+      jnum(g, "latency_s", r->cand[k].lat_s);
+      yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
+  free(v);
+}
