@@ -222,16 +222,36 @@ static int flow_symmetric(const rp_ctx *c, int32_t a, int32_t b, int32_t *img, i
   return 1;
 }
 
+/* The algorithms rp_select chose for (group, kind, bytes), remembered: a class's ops repeat few sizes. */
+#define FOLD_MEMO 256
+typedef struct fold_memo {
+  int32_t g; /* + 1, 0: empty */
+  int kind, ok;
+  uint64_t bytes;
+} fold_memo;
+
+/* Whether the collective op on single-node group g will run as a ring or a tree waited in closed form. */
+static int closed_algo(rp_ctx *c, fold_memo *memo, const dt_op *op, int32_t g, const rp_gshape *gs)
+{
+  fold_memo *m = &memo[dt_mix64((uint64_t)g << 40 ^ (uint64_t)op->kind << 56 ^ op->bytes) & (FOLD_MEMO - 1)];
+  if (m->g == g + 1 && m->kind == (int)op->kind && m->bytes == op->bytes)
+    return m->ok;
+  dt_algo a;
+  dt_proto pr;
+  rp_select(c, op, gs, &a, &pr);
+  int ok = (a == DT_ALGO_RING && gs->ring_cf) ||
+           (a == DT_ALGO_TREE && rp_algo_kind(op->kind) == DT_OP_ALLREDUCE && gs->tree_cf[0] && gs->tree_cf[1]);
+  *m = (fold_memo){g + 1, (int)op->kind, ok, op->bytes};
+  return ok;
+}
+
 int rp_fold_plan(rp_ctx *c)
 {
   const dt_trace *t = c->t;
   const dt_platform *p = c->p;
   size_t ng = t->ngroups, nr = t->nranks > 0 ? (size_t)t->nranks : 0;
   c->fold = 0;
-  /* a forced algorithm other than the ring (--algo tree) would run the class's instances with members that
-   * never run */
-  if (p->nccl || c->fidelity != DT_FIDELITY_FLOW || c->exact || !c->coll || nr < 2 ||
-      (c->algo != DT_ALGO_AUTO && c->algo != DT_ALGO_RING))
+  if (c->fidelity != DT_FIDELITY_FLOW || c->exact || !c->coll || nr < 2)
     return 0;
   int32_t *cls = dt_xmalloc(sizeof *cls * (nr + 1)), *idx = dt_xmalloc(sizeof *idx * (nr + 1));
   int32_t *gimg = NULL, *img = NULL;
@@ -240,7 +260,11 @@ int rp_fold_plan(rp_ctx *c)
   int ok = 1;
   int32_t F = 0;
   /* 1. every rank's class: the one exclusive single-node group of its collectives whose ring is waited in closed
-   * form; all classes of one size, every collective on them a ring */
+   * form; all classes of one size, every collective on them a ring or a tree (the algorithm rp_select will choose:
+   * auto on the NCCL model, or --algo) waited in closed form; any other algorithm would run the class's instance
+   * with members that never run */
+  fold_memo memo[FOLD_MEMO];
+  memset(memo, 0, sizeof memo);
   for (size_t r = 0; r < nr && ok; r++) {
     cls[r] = -1;
     const dt_rank *body = dt_trace_rank_body(t, (int32_t)r);
@@ -254,9 +278,8 @@ int rp_fold_plan(rp_ctx *c)
           continue;
         const rp_gshape *gs = rp_gshape_of(c, g);
         dt_op_kind k = rp_algo_kind(op->kind);
-        if (gs->nnodes != 1 || !gs->ring_cf ||
-            (k != DT_OP_ALLREDUCE && k != DT_OP_REDUCESCATTER && k != DT_OP_ALLGATHER) ||
-            (cls[r] >= 0 && cls[r] != g))
+        if (gs->nnodes != 1 || (k != DT_OP_ALLREDUCE && k != DT_OP_REDUCESCATTER && k != DT_OP_ALLGATHER) ||
+            (cls[r] >= 0 && cls[r] != g) || !closed_algo(c, memo, op, g, gs))
           ok = 0;
         cls[r] = g;
       }
@@ -326,9 +349,14 @@ int rp_fold_plan(rp_ctx *c)
       continue;
     const dt_group *gr = &t->groups[g];
     int32_t n = (int32_t)gr->nranks;
+    /* textbook: rings between neighbours in group order; all-to-all and the NCCL model (its node-ordered rings,
+     * trees, hierarchical rings and PXN relays): every pair */
+    int all = a2a[g] || p->nccl;
+    if (p->nccl && n > 512)
+      ok = 0;
     for (int32_t i = 0; i < n && ok; i++)
       for (int32_t j = 0; j < n && ok; j++)
-        if (i != j && (a2a[g] || j == (i + 1) % n || i == (j + 1) % n))
+        if (i != j && (all || j == (i + 1) % n || i == (j + 1) % n))
           ok = flow_symmetric(c, gr->ranks[i], gr->ranks[j], img, own, nl);
   }
   for (size_t r = 0; r < nr && ok; r++) {

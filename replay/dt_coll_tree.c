@@ -10,6 +10,9 @@
 #include "dt_coll.h"
 
 #include "../common/dt_util.h"
+#include "dt_linkload.h"
+
+#include <simgrid/engine.h>
 
 #include <stdlib.h>
 
@@ -79,8 +82,23 @@ static void tree_phase(const rp_inst *x, const int32_t *orders, int C, int32_t m
           sends[ns++] = (rp_send){ord[pos_of(t, ch, m)], tag, bytes};
       }
     }
+  rp_ctx *c = x->c;
   if (!closed) {
     rp_xfer(x, sends, ns, tags, nr);
+  } else if (c->fold && c->fold_cls[c->t->groups[x->g].ranks[0]] == x->g) {
+    /* a folded class: its representative alone runs the tree; every member's flows of the phase are recorded */
+    double start = simgrid_get_clock(), wait = rp_closed_time(x, bytes, x->gs->tree_cf_lat[up], x->gs->tree_cf_rate[up]);
+    if (c->linkload) {
+      int32_t *src, *dst;
+      size_t nf;
+      rp_tree_flows(x->gs, up, &src, &dst, &nf);
+      for (size_t f = 0; f < nf; f++)
+        dt_linkload_add(c->linkload, rp_gpu_of_member(c, x->g, src[f]), rp_gpu_of_member(c, x->g, dst[f]), bytes,
+                        start, start + wait, x->op->kind, x->g);
+      free(src);
+      free(dst);
+    }
+    rp_sleep(wait);
   } else if (ns > 0) {
     rp_closed_wait(x, sends, ns, x->gs->tree_cf_lat[up], x->gs->tree_cf_rate[up], 0, 0);
   } else if (nr > 0) { /* only receives: they end with every other flow of the phase */

@@ -76,7 +76,19 @@ for g in 8 16; do
   same "nccl trees $g GPUs: same rows with and without --exact" "$tmp/tree$g.json" "$tmp/treex$g.json"
 done
 
-# 6. a forced algorithm other than the ring turns folding off (folded ranks would never run their trees)
+# 5b. the NCCL model folds the tensor-parallel ranks too (their rings and trees in closed form; the DP and PP
+#     traffic of every image on its own rail), with the same report as --exact
+GN="$tmp/nccl.yaml --gen gpt3-175b --tp 8 --pp 4 --dp 2 --global-batch 8 --layers 8"
+run "$tmp/fastn.json" $GN && run "$tmp/exactn.json" $GN --exact
+check "nccl gpt tp8: ranks folded" 'has_note "$tmp/fastn.json" "ranks folded: 1 of every 8"'
+same "nccl gpt tp8: same report with and without --exact" "$tmp/fastn.json" "$tmp/exactn.json"
+GT="$tmp/nccl.yaml --gen gpt3-175b --tp 8 --pp 2 --dp 1 --global-batch 4 --layers 4 --algo tree"
+run "$tmp/fastt.json" $GT && run "$tmp/exactt.json" $GT --exact
+check "nccl gpt tp8 --algo tree: ranks folded" 'has_note "$tmp/fastt.json" "ranks folded: 1 of every 8"'
+same "nccl gpt tp8 --algo tree: same report with and without --exact" "$tmp/fastt.json" "$tmp/exactt.json"
+
+# 6. a forced algorithm the class cannot wait in closed form turns folding off (folded ranks would never run
+#    their part): on a textbook platform a tree has one channel, and its member with one child receives less
 run "$tmp/ftree.json" $G --algo tree && run "$tmp/xtree.json" $G --algo tree --exact
 check "gpt tp8 --algo tree: no folding" '! has_note "$tmp/ftree.json" "ranks folded"'
 check "gpt tp8 --algo tree: it ran" '[ "$(jq ".makespan_s > 0.01" "$tmp/ftree.json")" = true ]'
