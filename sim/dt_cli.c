@@ -18,6 +18,7 @@
 #include "dt_report.h"
 #include "dt_simlog.h"
 #include "dt_explain.h"
+#include "dt_plot.h"
 
 #include <getopt.h>
 #include <errno.h>
@@ -66,6 +67,8 @@ static const char run_usage[] =
     "                         info, ... (e.g. --log dtsim_replay.thres:debug prints every instance; on stderr)\n"
     "  --explain              also explain, with this run's numbers, what each collective did (algorithm,\n"
     "                         protocol, why, alpha-beta terms, algbw/busbw) and what bounds the iteration\n"
+    "  --plot DIR             also write gnuplot data and scripts (and PNGs when gnuplot is installed) of the\n"
+    "                         critical path, each rank, the link classes and the message sizes into DIR\n"
     "  --top N                busiest link directions listed in the report (default 10)\n"
     "  --no-links             turn the per-link accounting off (no links section; a little faster)\n"
     "  --timeline FILE        write a Chrome trace event timeline (open it in Perfetto or chrome://tracing)\n"
@@ -391,6 +394,7 @@ static int cmd_run(int argc, char **argv)
                                            {"cfg", required_argument, NULL, 'C'},
                                            {"log", required_argument, NULL, 'l'},
                                            {"explain", no_argument, NULL, 'x'},
+                                           {"plot", required_argument, NULL, 'O'},
                                            {"no-links", no_argument, NULL, 'L'},
                                            {"timeline", required_argument, NULL, 'Y'},
                                            {"timeline-ranks", required_argument, NULL, 'K'},
@@ -411,6 +415,7 @@ static int cmd_run(int argc, char **argv)
   const char *tl_ranks_arg = NULL; /* --timeline-ranks, parsed once the trace's rank count is known */
   int32_t *tl_ranks = NULL;
   const char *placement_path = NULL;
+  const char *plot_dir = NULL; /* --plot DIR */
   dt_import_opts io;
   dt_import_opts_init(&io);
   dt_replay_opts ro;
@@ -444,6 +449,9 @@ static int cmd_run(int argc, char **argv)
       break;
     case 'x':
       ro.explain = 1;
+      break;
+    case 'O':
+      plot_dir = optarg;
       break;
     case 'Y':
       ro.timeline = optarg;
@@ -546,7 +554,7 @@ static int cmd_run(int argc, char **argv)
   dt_stats *s = NULL;
   int32_t *placement = NULL;
   char *label = NULL;
-  if (dt_platform_load(argv[optind], &p, &err) != DT_OK)
+  if ((plot_dir && dt_plot_prepare(plot_dir, &err) != DT_OK) || dt_platform_load(argv[optind], &p, &err) != DT_OK)
     goto fail;
   if (gen) {
     dt_gen_config gc;
@@ -602,6 +610,17 @@ static int cmd_run(int argc, char **argv)
     dt_report_text(stdout, &in);
     if (ro.explain)
       dt_explain_text(stdout, &in);
+  }
+  if (plot_dir) {
+    int rendered;
+    if (dt_plot_write(plot_dir, &in, &rendered, &err) != DT_OK)
+      goto fail;
+    if (rendered)
+      fprintf(stderr, "dtsim: wrote %d pictures (.png) with their data (.dat) and gnuplot scripts (.gp) in %s\n",
+              rendered, plot_dir);
+    else
+      fprintf(stderr, "dtsim: note: gnuplot is not installed: the data (.dat) and scripts (.gp) are in %s\n",
+              plot_dir);
   }
   if (s->ndeadlock > 0) {
     fprintf(stderr, "dtsim: deadlock: %zu op%s blocked forever (first: %s)\n", s->ndeadlock,

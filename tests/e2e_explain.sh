@@ -83,4 +83,44 @@ check "NCCL model: the choices are those of the notes" \
 check "NCCL model: 64 KiB is latency-bound (latency part > half), 256 MiB is not" \
   '[ "$(jq -r "[.explain[] | select(.bytes == 65536) | .estimate_latency_s / .estimate_s > 0.5], [.explain[] | select(.bytes == 268435456) | .estimate_latency_s / .estimate_s < 0.5] | .[0]" "$tmp/h100.json" | tr "\n" " ")" = "true true " ]'
 
+# --- --plot DIR: the data files hold the JSON report's numbers; PNGs when gnuplot is installed
+"$DTSIM" run --json --plot "$tmp/pl" platforms/dgx-h100-4node.yaml --gen neox-1.3b --tp 8 --pp 2 --dp 2 \
+  >"$tmp/pl.json" 2>"$tmp/pl.err"; rc=$?
+check "--plot exits 0" '[ $rc -eq 0 ]'
+for n in critical_path per_rank link_classes histogram; do
+  check "--plot wrote $n.dat and $n.gp" '[ -s "$tmp/pl/$n.dat" ] && [ -s "$tmp/pl/$n.gp" ]'
+  if command -v gnuplot >/dev/null; then
+    check "--plot rendered $n.png" '[ "$(head -c 8 "$tmp/pl/$n.png" | od -An -tx1 | tr -d " \n")" = 89504e470d0a1a0a ]'
+  fi
+done
+row() { awk -F'\t' -v k="$2" -v c="$3" '$1 == k { print $c }' "$tmp/pl/$1.dat"; }
+got=$(row critical_path compute 2); want=$(jq .bound.compute_s "$tmp/pl.json")
+check "critical_path.dat compute $got = bound.compute_s" 'close "$got" "$want" 1e-12'
+got=$(row critical_path "TP allreduce" 2); want=$(jq .bound.comm_s.TP.allreduce "$tmp/pl.json")
+check "critical_path.dat TP allreduce $got = bound.comm_s.TP.allreduce" 'close "$got" "$want" 1e-12'
+sum=$(awk -F'\t' '!/^#/ { s += $3 } END { printf "%.17g", s }' "$tmp/pl/critical_path.dat")
+check "critical_path.dat fractions sum to 1 ($sum)" 'close "$sum" 1 1e-9'
+check "per_rank.dat: one row per rank" '[ "$(grep -vc "^#" "$tmp/pl/per_rank.dat")" = "$(jq .ranks "$tmp/pl.json")" ]'
+jq -r '.per_rank[] | [.rank, .compute_s, .exposed_comm_s] | @tsv' "$tmp/pl.json" >"$tmp/pr.json.tsv"
+grep -v "^#" "$tmp/pl/per_rank.dat" | cut -f1-3 >"$tmp/pr.dat.tsv"
+check "per_rank.dat: compute and exposed communication of per_rank[]" \
+  'awk -F"\t" "NR == FNR { c[\$1] = \$2; e[\$1] = \$3; next } { d = c[\$1] - \$2; f = e[\$1] - \$3; if (d*d + f*f > 1e-24) bad = 1 } END { exit bad }" "$tmp/pr.json.tsv" "$tmp/pr.dat.tsv"'
+ms=$(jq .makespan_s "$tmp/pl.json")
+check "per_rank.dat: compute + exposed + rest = makespan" \
+  'awk -F"\t" -v m="$ms" "!/^#/ { d = \$2 + \$3 + \$4 - m; if (d < 0) d = -d; if (d > 1e-9 * m) bad = 1 } END { exit bad }" "$tmp/pl/per_rank.dat"'
+for cls in nvswitch-port gpu-nic nic-leaf; do
+  got=$(row link_classes $cls 4); want=$(jq ".links.classes[] | select(.class == \"$cls\") | .bytes" "$tmp/pl.json")
+  check "link_classes.dat $cls bytes $got = links.classes" 'close "$got" "$want" 1e-12'
+  got=$(row link_classes $cls 5); want=$(jq ".links.classes[] | select(.class == \"$cls\") | .busy_mean" "$tmp/pl.json")
+  check "link_classes.dat $cls busy_mean $got = links.classes" 'close "$got" "$want" 1e-12'
+done
+jq -r '.histogram.by_kind.allreduce[] | [.min_bytes, .count] | @tsv' "$tmp/pl.json" | sort -n >"$tmp/h.json.tsv"
+awk -F'\t' '!/^#/ && $3 > 0 { print $1 "\t" $3 }' "$tmp/pl/histogram.dat" | sort -n >"$tmp/h.dat.tsv"
+check "histogram.dat allreduce counts = histogram.by_kind.allreduce" 'cmp -s "$tmp/h.json.tsv" "$tmp/h.dat.tsv"'
+check "histogram.dat counts 25856 allreduces (as by_kind)" \
+  '[ "$(awk -F"\t" "!/^#/ { s += \$3 } END { print s }" "$tmp/pl/histogram.dat")" = "$(jq .by_kind.allreduce.count "$tmp/pl.json")" ]'
+: >"$tmp/afile"
+"$DTSIM" run --plot "$tmp/afile" tests/data/node2.yaml "$tmp/ar2.dtt" >/dev/null 2>"$tmp/pf.err"; rc=$?
+check "--plot onto a file is exit 2 with a message" '[ $rc -eq 2 ] && grep -q "expects a directory" "$tmp/pf.err"'
+
 finish
