@@ -56,6 +56,9 @@ struct dt_linkload {
   size_t scratch_cap;
   size_t radix[8][256]; /* sort_times' digit counts */
   ll_route *routes;     /* [ROUTE_CACHE], direct-mapped by GPU pair */
+  const int32_t *job_of_gpu; /* dt_linkload_set_jobs, NULL without */
+  int32_t njobs;
+  double *jbytes;       /* per direction, per job: bytes (ndirs x njobs), NULL without jobs */
 };
 
 dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t)
@@ -80,6 +83,18 @@ void dt_linkload_set_watermark(dt_linkload *ll, double (*fn)(void *data), void *
 {
   ll->watermark = fn;
   ll->wm_data = data;
+}
+
+void dt_linkload_set_jobs(dt_linkload *ll, const int32_t *job_of_gpu, int32_t njobs)
+{
+  if (njobs > DT_LINK_MAX_JOBS)
+    njobs = DT_LINK_MAX_JOBS;
+  free(ll->jbytes);
+  ll->jbytes = NULL;
+  ll->job_of_gpu = njobs > 0 ? job_of_gpu : NULL;
+  ll->njobs = njobs > 0 ? njobs : 0;
+  if (ll->job_of_gpu)
+    ll->jbytes = dt_xcalloc(ll->ndirs * (size_t)njobs + 1, sizeof *ll->jbytes);
 }
 
 static void gadd(dt_linkload *ll, ll_dir *d, uint64_t key, double bytes)
@@ -283,6 +298,9 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
     kind = DT_OP_OTHER;
   dt_dim dim = group >= 0 && (size_t)group < ll->t->ngroups ? ll->t->groups[group].dim : ll->p2p_dim;
   ll->transfers++;
+  int32_t job = ll->jbytes ? ll->job_of_gpu[src_gpu] : -1;
+  if (job >= ll->njobs)
+    job = -1;
   for (int h = 0; h < nh; h++) {
     size_t di = rt->dir[h];
     ll_dir *d = &ll->dirs[di];
@@ -291,6 +309,8 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
     d->by_dim[dim] += bytes;
     d->by_kind[kind] += bytes;
     gadd(ll, d, (uint64_t)(di + 1) << 32 | (uint32_t)(group + 1), bytes);
+    if (job >= 0)
+      ll->jbytes[di * (size_t)ll->njobs + (size_t)job] += bytes;
     if (end_s > start_s) {
       if (d->n == d->cap)
         d->iv = dt_grow(d->iv, &d->cap, d->n, sizeof *d->iv);
@@ -378,7 +398,21 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
       C->by_dim[i] += L->by_dim[i];
     for (int i = 0; i < DT_OP_COUNT; i++)
       C->by_kind[i] += L->by_kind[i];
+    if (ll->jbytes) {
+      const double *jb = &ll->jbytes[k * (size_t)ll->njobs];
+      int users = 0;
+      for (int32_t j = 0; j < ll->njobs; j++) {
+        C->by_job[j] += jb[j];
+        users += jb[j] > 0;
+      }
+      if (users >= 2) {
+        C->shared++;
+        for (int32_t j = 0; j < ll->njobs; j++)
+          C->shared_by_job[j] += jb[j];
+      }
+    }
   }
+  s->njobs = ll->njobs;
   /* groups: count per direction, then fill */
   for (size_t h = 0; h < ll->gcap; h++)
     if (ll->gslots[h].key)
@@ -401,6 +435,7 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
     free(ll->dirs[k].iv);
   free(ll->dirs);
   free(ll->gslots);
+  free(ll->jbytes);
   free(ll->scratch);
   free(ll->routes);
   free(ll);

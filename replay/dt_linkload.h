@@ -17,6 +17,9 @@
 
 typedef struct dt_linkload dt_linkload;
 
+/* Most jobs the accounting tells apart (dt_linkload_set_jobs). */
+#define DT_LINK_MAX_JOBS 16
+
 /* Bytes one group put on one link direction. */
 typedef struct dt_group_bytes {
   int32_t group;       /* group index in the trace, -1 for send/recv pairs */
@@ -51,6 +54,11 @@ typedef struct dt_class_load {
   uint64_t transfers;  /* link crossings */
   double by_dim[DT_DIM_COUNT];
   double by_kind[DT_OP_COUNT];
+  /* with jobs (dt_linkload_set_jobs; else zero): bytes each job put on the class; the directions that carried
+     bytes of two jobs or more, and the bytes each job put on those */
+  double by_job[DT_LINK_MAX_JOBS];
+  size_t shared;
+  double shared_by_job[DT_LINK_MAX_JOBS];
 } dt_class_load;
 
 typedef struct dt_linkstats {
@@ -59,6 +67,7 @@ typedef struct dt_linkstats {
   dt_link_load *links; /* used directions, busiest first (busy_s, then bytes / bandwidth, then link index and
                           direction) */
   dt_class_load classes[DT_LC_COUNT];
+  int32_t njobs;       /* jobs told apart (dt_linkload_set_jobs), 0 without */
 } dt_linkstats;
 
 /* New accounting for the links of topo, with the trace t's group labels. Both are borrowed and must outlive it. */
@@ -68,6 +77,11 @@ dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t);
  * added starts (the replay: the earliest issue of an op still running or to come). Without it intervals are
  * kept until dt_linkload_finish. */
 void dt_linkload_set_watermark(dt_linkload *ll, double (*fn)(void *data), void *data);
+
+/* Tells jobs apart (several jobs on one fabric, docs/whatif.md): a transfer belongs to job job_of_gpu[its source
+ * GPU] (one entry per GPU of the topology, borrowed, must outlive ll; -1: no job), 0 .. njobs - 1, njobs at most
+ * DT_LINK_MAX_JOBS (more are ignored). Without this call nothing per job is kept. */
+void dt_linkload_set_jobs(dt_linkload *ll, const int32_t *job_of_gpu, int32_t njobs);
 
 /* Records one transfer of `bytes` payload bytes from global GPU src_gpu to dst_gpu, active in simulated time
  * [start_s, end_s), for an op of `kind` on trace group `group` (-1 and DT_OP_SEND for a send/recv pair; the

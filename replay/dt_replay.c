@@ -138,6 +138,14 @@ typedef struct replay_run {
   int ndims;
   dt_hist hist_kind[DT_OP_COUNT], hist_dim[DT_DIM_COUNT];
   dt_hist *hist_group;  /* ngroups + 1 (the last: send/recv pairs) */
+  /* several jobs (dt_replay_opts.job_of_rank): per rank the job whose marks it records (its first rank, or the
+   * representative that runs for it when ranks are folded), -1 for others; per job its marks' completion times */
+  const int32_t *job_of_rank;
+  int32_t njobs;
+  int32_t *mark_job;    /* nranks, NULL without jobs */
+  double **jmarks;      /* njobs */
+  size_t *njmarks, *jmarks_cap;
+  int32_t *job_of_gpu;  /* per GPU, for the per-link accounting; NULL without jobs */
 } replay_run;
 
 static char payload_token;
@@ -656,6 +664,11 @@ static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const 
     R->marks = dt_grow(R->marks, &R->marks_cap, R->nmarks, sizeof *R->marks);
     R->marks[R->nmarks++] = end;
   }
+  if (op->kind == DT_OP_MARK && R->mark_job && R->mark_job[rank] >= 0) {
+    int32_t j = R->mark_job[rank];
+    R->jmarks[j] = dt_grow(R->jmarks[j], &R->jmarks_cap[j], R->njmarks[j], sizeof *R->jmarks[j]);
+    R->jmarks[j][R->njmarks[j]++] = end;
+  }
   if (op->kind == DT_OP_COMPUTE) {
     iv_add(&a->comp, issue, end);
     iv_add(&a->both, issue, end);
@@ -936,6 +949,30 @@ static dt_stats *collect_stats(replay_run *R)
       s->iterations_s[i] = R->marks[i] - (i > 0 ? R->marks[i - 1] : 0);
   }
 
+  /* jobs: each one's end and its first rank's marks */
+  if (R->mark_job) {
+    s->njobs = (size_t)R->njobs;
+    s->jobs = dt_xcalloc(s->njobs + 1, sizeof *s->jobs);
+    for (int32_t r = 0; r < t->nranks; r++) {
+      dt_job_stats *js = &s->jobs[R->job_of_rank[r]];
+      if (s->per_rank[r].end_s > js->end_s)
+        js->end_s = s->per_rank[r].end_s;
+    }
+    for (size_t j = 0; j < s->njobs; j++) {
+      dt_job_stats *js = &s->jobs[j];
+      size_t n = R->njmarks[j];
+      js->niterations = n > 0 ? n : 1;
+      js->iterations_s = dt_xmalloc(sizeof *js->iterations_s * js->niterations);
+      if (n == 0) {
+        js->iterations_s[0] = js->end_s;
+        continue;
+      }
+      qsort(R->jmarks[j], n, sizeof *R->jmarks[j], cmp_double);
+      for (size_t i = 0; i < n; i++)
+        js->iterations_s[i] = R->jmarks[j][i] - (i > 0 ? R->jmarks[j][i - 1] : 0);
+    }
+  }
+
   /* notes: the assumptions that applied to this trace */
   size_t rings = kinds_seen[DT_OP_ALLREDUCE] + kinds_seen[DT_OP_REDUCESCATTER] + kinds_seen[DT_OP_ALLGATHER] +
                  kinds_seen[DT_OP_OTHER];
@@ -1113,9 +1150,41 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   }
   if (opts->explain)
     R.c.explain = rp_explain_new();
+  if (opts->job_of_rank && opts->njobs > 0 && opts->njobs <= DT_LINK_MAX_JOBS) {
+    R.job_of_rank = opts->job_of_rank;
+    R.njobs = opts->njobs;
+    R.mark_job = dt_xmalloc(sizeof *R.mark_job * (nranks + 1));
+    for (size_t r = 0; r < nranks; r++)
+      R.mark_job[r] = -1;
+    int ngpus = dt_platform_gpu_count(p);
+    R.job_of_gpu = dt_xmalloc(sizeof *R.job_of_gpu * ((size_t)ngpus + 1));
+    for (int gpu = 0; gpu < ngpus; gpu++)
+      R.job_of_gpu[gpu] = -1;
+    int32_t firsts[DT_LINK_MAX_JOBS];
+    for (int32_t j = 0; j < R.njobs; j++)
+      firsts[j] = -1;
+    for (size_t r = 0; r < nranks; r++) {
+      int32_t j = opts->job_of_rank[r];
+      if (j < 0 || j >= R.njobs) {
+        dt_error_set(err, "", 0, 0, "rank %zu has job %d, outside 0-%d", r, (int)j, (int)R.njobs - 1);
+        goto cleanup;
+      }
+      R.job_of_gpu[gpu_of_rank[r]] = j;
+      if (firsts[j] < 0)
+        firsts[j] = (int32_t)r;
+    }
+    for (int32_t j = 0; j < R.njobs; j++) /* the job's first rank records its marks, or who runs for it (folded) */
+      if (firsts[j] >= 0)
+        R.mark_job[R.c.fold ? t->groups[R.c.fold_cls[firsts[j]]].ranks[0] : firsts[j]] = j;
+    R.jmarks = dt_xcalloc((size_t)R.njobs, sizeof *R.jmarks);
+    R.njmarks = dt_xcalloc((size_t)R.njobs, sizeof *R.njmarks);
+    R.jmarks_cap = dt_xcalloc((size_t)R.njobs, sizeof *R.jmarks_cap);
+  }
   if (opts->links) {
     R.c.linkload = dt_linkload_new(R.c.topo, t);
     dt_linkload_set_watermark(R.c.linkload, link_watermark, &R);
+    if (R.job_of_gpu)
+      dt_linkload_set_jobs(R.c.linkload, R.job_of_gpu, R.njobs);
   }
 
   /* SimGrid: silenced logs, then the caller's settings */
@@ -1214,6 +1283,13 @@ cleanup:
   free(R.hist_group);
   free(R.acc);
   free(R.marks);
+  for (int32_t j = 0; R.jmarks && j < R.njobs; j++)
+    free(R.jmarks[j]);
+  free(R.jmarks);
+  free(R.njmarks);
+  free(R.jmarks_cap);
+  free(R.mark_job);
+  free(R.job_of_gpu);
   free(R.pair_boxes);
   for (int i = 0; i < sg_argc; i++)
     free(sg_argv[i]);

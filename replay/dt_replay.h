@@ -46,6 +46,9 @@ typedef struct dt_replay_opts {
                                  0 (default): none */
   int exact;                  /* 0 (default): exact shortcuts allowed (docs/replay.md, "Shortcuts"); 1: every
                                  exchange is simulated as SimGrid flows (--exact) */
+  const int32_t *job_of_rank; /* several jobs in one trace (traces/dt_merge.h): each rank's job, 0 .. njobs-1,
+                                 or NULL (default): stats->jobs and the links' per-job bytes are then left out */
+  int32_t njobs;              /* 1 .. DT_LINK_MAX_JOBS when job_of_rank is set */
 } dt_replay_opts;
 
 /* Fills the defaults: flow fidelity, default placement, auto algorithm and protocol, no SimGrid arguments, no

@@ -79,6 +79,9 @@ void dt_stats_free(dt_stats *s)
   free(s->critical);
   free(s->hist_group);
   free(s->explain);
+  for (size_t j = 0; j < s->njobs; j++)
+    free(s->jobs[j].iterations_s);
+  free(s->jobs);
   free(s);
 }
 

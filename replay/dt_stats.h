@@ -95,6 +95,12 @@ typedef struct dt_explain_row {
   uint64_t count;        /* instances */
   double time_s, min_s, max_s; /* their simulated times (last arrival to last completion): sum, least, most */
 } dt_explain_row;
+/* One job of several replayed together (dt_replay_opts.job_of_rank). */
+typedef struct dt_job_stats {
+  double end_s;          /* completion of the job's last op (every job starts at 0) */
+  size_t niterations;
+  double *iterations_s;  /* owned: the job's first rank's marks differenced; without marks one entry, end_s */
+} dt_job_stats;
 
 typedef struct dt_stats {
   double makespan_s;     /* first op start (0) to last op end */
@@ -118,6 +124,8 @@ typedef struct dt_stats {
   size_t nexplain;        /* --explain rows (dt_explain_row), owned; 0 when off */
   dt_explain_row *explain;
   uint64_t explain_dropped; /* instances not explained: more distinct (kind, group, size, choice) than kept */
+  size_t njobs;           /* dt_replay_opts.njobs when job_of_rank was given, else 0 */
+  dt_job_stats *jobs;     /* njobs entries, owned; NULL without jobs */
 } dt_stats;
 
 /* algbw and busbw in bytes/s of a kind (0 when its time is 0): nccl_bytes/time_s and bus_bytes/time_s. */

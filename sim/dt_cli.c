@@ -10,6 +10,7 @@
 #include "../traces/dt_scale.h"
 #include "../traces/dt_trace_io.h"
 #include "cmd_bench.h"
+#include "cmd_jobs.h"
 #include "cmd_platform.h"
 #include "cmd_calibrate.h"
 #include "cmd_sweep.h"
@@ -46,6 +47,7 @@ static int cmd_version(int argc, char **argv);
 static const char run_usage[] =
     "usage: dtsim run [options] PLATFORM.yaml TRACE...\n"
     "       dtsim run [options] PLATFORM.yaml --gen PRESET|WORKLOAD.yaml [generator options]\n"
+    "       dtsim run [options] PLATFORM.yaml --job NAME (TRACE...|--gen ...) [--nodes LIST] --job NAME ...\n"
     "\n"
     "Replays a trace on a platform and reports the iteration time and where communication goes. TRACE is a\n"
     "native .dtt (one file, per-rank files or their directory) or captures of one format, one file per rank\n"
@@ -160,7 +162,7 @@ static const struct {
 };
 
 /* 0 when KEY:VALUE is an accepted SimGrid setting with a value in its range, else -1 with why set. */
-static int check_cfg(const char *kv, char *why, size_t why_size)
+int dt_cli_check_cfg(const char *kv, char *why, size_t why_size)
 {
   const char *colon = strchr(kv, ':');
   size_t klen = (size_t)(colon - kv);
@@ -228,8 +230,7 @@ static int bad_option(const char *cmdname, int opt, char **argv)
   return usage_error(cmdname, "unknown option '%s'", word);
 }
 
-/* Options shared by run and import for reading captures. Returns 1 if handled, 0 if not, -1 on error. */
-static int import_option(int opt, const char *cmdname, dt_import_opts *io)
+int dt_cli_import_option(int opt, const char *cmdname, dt_import_opts *io)
 {
   char why[256];
   switch (opt) {
@@ -316,12 +317,6 @@ static int import_option(int opt, const char *cmdname, dt_import_opts *io)
   }
 }
 
-#define IMPORT_LONG_OPTIONS                                                                                    \
-  {"format", required_argument, NULL, 'F'}, {"expand", required_argument, NULL, 'E'},                          \
-      {"rank", required_argument, NULL, 'R'}, {"dep-window", required_argument, NULL, 'W'},                    \
-      {"gaps", required_argument, NULL, 'G'}, {"compute-gap", required_argument, NULL, 'c'},                 \
-      {"world", required_argument, NULL, 'w'}, {"group-size", required_argument, NULL, 'z'}
-
 /* Ranks a --timeline shows when --timeline-ranks does not say. */
 #define TIMELINE_DEFAULT_RANKS 64
 
@@ -384,6 +379,9 @@ static char *trace_label(char **paths, int n)
 
 static int cmd_run(int argc, char **argv)
 {
+  for (int i = 1; i < argc; i++) /* several jobs on one fabric: sim/cmd_jobs.c */
+    if (strcmp(argv[i], "--job") == 0 || strncmp(argv[i], "--job=", 6) == 0)
+      return dt_cmd_jobs(argc, argv);
   static const struct option run_opts[] = {{"json", no_argument, NULL, 'j'},
                                            {"fidelity", required_argument, NULL, 'f'},
                                            {"placement", required_argument, NULL, 'p'},
@@ -425,7 +423,7 @@ static int cmd_run(int argc, char **argv)
   optind = 1;
   int rc = EXIT_USAGE;
   while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    int handled = import_option(opt, "run", &io);
+    int handled = dt_cli_import_option(opt, "run", &io);
     if (!handled) {
       handled = dt_gen_flags_take(&gf, opt, optarg, "run");
       if (handled > 0)
@@ -489,7 +487,7 @@ static int cmd_run(int argc, char **argv)
       }
       {
         char why[512];
-        if (check_cfg(optarg, why, sizeof why) != 0) {
+        if (dt_cli_check_cfg(optarg, why, sizeof why) != 0) {
           usage_error("run", "%s", why);
           goto done_usage;
         }
@@ -599,7 +597,8 @@ static int cmd_run(int argc, char **argv)
 
   if (!label)
     label = trace_label(&argv[optind + 1], argc - optind - 1);
-  dt_report_input in = {p, t, s, label, ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", top_links};
+  dt_report_input in = {.platform = p, .trace = t, .stats = s, .trace_label = label,
+                        .fidelity = ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", .top_links = top_links};
   if (json) {
     char note[4096];
     for (size_t i = 0; i < dt_report_note_count(&in); i++)
@@ -715,7 +714,7 @@ static int cmd_import(int argc, char **argv)
   int opt;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-    int handled = import_option(opt, "import", &io);
+    int handled = dt_cli_import_option(opt, "import", &io);
     if (handled < 0)
       return EXIT_USAGE;
     if (handled)
@@ -804,7 +803,7 @@ static int cmd_scale(int argc, char **argv)
   int opt;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-    int handled = import_option(opt, "scale", &io);
+    int handled = dt_cli_import_option(opt, "scale", &io);
     if (handled < 0)
       return EXIT_USAGE;
     if (handled)
@@ -898,8 +897,11 @@ static int cmd_help(int argc, char **argv)
       fputs(commands[i].usage, stdout);
       if (commands[i].fn == cmd_gen || commands[i].fn == cmd_run)
         fputs(commands[i].fn == cmd_gen ? dt_gen_flags_help : "\ngenerator options (with --gen):\n", stdout);
-      if (commands[i].fn == cmd_run)
+      if (commands[i].fn == cmd_run) {
         fputs(dt_gen_flags_help, stdout);
+        fputs("\nseveral jobs on one fabric (docs/whatif.md):\n", stdout);
+        fputs(dt_jobs_usage, stdout);
+      }
       return EXIT_OK;
     }
   fprintf(stderr, "dtsim: no command '%s'; run 'dtsim help' for the list\n", argv[1]);

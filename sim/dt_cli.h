@@ -9,7 +9,23 @@ int dt_cli_main(int argc, char **argv);
 #include "../common/dt_error.h"
 #include "../traces/dt_trace.h"
 
+#include "../traces/dt_trace_io.h"
+
 #include <stdint.h>
+
+/* Options `run`, `import` and `scale` share for reading captures (getopt_long values; each takes an argument). */
+#define IMPORT_LONG_OPTIONS                                                                                    \
+  {"format", required_argument, NULL, 'F'}, {"expand", required_argument, NULL, 'E'},                          \
+      {"rank", required_argument, NULL, 'R'}, {"dep-window", required_argument, NULL, 'W'},                    \
+      {"gaps", required_argument, NULL, 'G'}, {"compute-gap", required_argument, NULL, 'c'},                 \
+      {"world", required_argument, NULL, 'w'}, {"group-size", required_argument, NULL, 'z'}
+
+/* Takes one of IMPORT_LONG_OPTIONS (opt, with getopt's optarg) into io. Returns 1 if handled, 0 if opt is not
+ * one, -1 on a bad value (message printed for cmdname). */
+int dt_cli_import_option(int opt, const char *cmdname, dt_import_opts *io);
+
+/* 0 when KEY:VALUE is a SimGrid setting `run --cfg` accepts with a value in its range, else -1 with why set. */
+int dt_cli_check_cfg(const char *kv, char *why, size_t why_size);
 
 /* DT_OK when the native text of t (at least dt_trace_native_size_bound bytes) fits max_output bytes, else
  * DT_ERR with err naming out, the bound and how to raise the limit (`CMD --max-output SIZE`). import and gen call

@@ -651,6 +651,8 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
   dt_explain_json(g, in); /* --explain only */
   if (s->links)
     json_links(g, in);
+  if (in->json_extra)
+    in->json_extra(g, in->extra);
   json_str(g, "notes");
   yajl_gen_array_open(g);
   char note[4096];
@@ -1011,6 +1013,8 @@ void dt_report_text(FILE *f, const dt_report_input *in)
   text_histogram(f, s);
   if (s->links)
     text_links(f, in);
+  if (in->text_extra)
+    in->text_extra(f, in->extra);
 
   size_t nn = dt_report_note_count(in);
   if (nn > 0) {

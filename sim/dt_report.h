@@ -16,6 +16,11 @@ typedef struct dt_report_input {
   const char *trace_label;  /* file name(s) shown in the header */
   const char *fidelity;     /* "flow" or "step" */
   size_t top_links;         /* busiest link directions listed (text and JSON) */
+  /* optional section of another command (several jobs: sim/cmd_jobs.c), NULL by default: written after the links
+   * section, before the notes; json_extra gets the yajl_gen with the top-level map open and writes keys into it */
+  void (*text_extra)(FILE *f, const void *data);
+  void (*json_extra)(void *yajl_gen, const void *data);
+  const void *extra;
 } dt_report_input;
 
 /* Writes the JSON object of DESIGN.md §7 (schema 1) and a newline to f, generated with yajl: keys schema,
