@@ -742,8 +742,9 @@ int dt_cmd_jobs(int argc, char **argv)
     cpu_alone += alone[k].cpu_s;
 
   jobs_report J = {p, jobs, njobs, alone, s};
-  dt_report_input in = {p, merged, s, label, ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", top_links,
-                        jobs_text, jobs_json, &J};
+  dt_report_input in = {.platform = p, .trace = merged, .stats = s, .trace_label = label,
+                        .fidelity = ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", .top_links = top_links,
+                        .text_extra = jobs_text, .json_extra = jobs_json, .extra = &J};
   if (json) {
     char note[4096];
     for (size_t i = 0; i < dt_report_note_count(&in); i++)
