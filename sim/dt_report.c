@@ -3,6 +3,8 @@
 #include "dt_report.h"
 #include "dt_explain.h"
 
+#include "dt_confidence.h"
+
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
 #include "../replay/dt_energy.h"
@@ -574,6 +576,118 @@ static void json_histogram(yajl_gen g, const dt_report_input *in)
   yajl_gen_map_close(g);
 }
 
+/* ---- validated error (dt_confidence.h, docs/report.md) ---- */
+
+/* The model's parameter count from the generator's `meta params=`, or -1 when the trace has none. */
+static double trace_params(const dt_trace *t)
+{
+  for (size_t i = 0; i < t->nmeta; i++)
+    if (strcmp(t->meta_keys[i], "params") == 0) {
+      char *end;
+      double v = strtod(t->meta_values[i], &end);
+      if (end != t->meta_values[i] && *end == '\0' && v >= 0)
+        return v;
+    }
+  return -1;
+}
+
+/* A communication kind the collective validation covers. */
+static int validated_collective(dt_op_kind k)
+{
+  return k == DT_OP_ALLREDUCE || k == DT_OP_ALLGATHER || k == DT_OP_REDUCESCATTER || k == DT_OP_BROADCAST ||
+         k == DT_OP_REDUCE || k == DT_OP_ALLTOALL;
+}
+
+/* Mean nccl-tests size (S_nccl, bytes) of a kind's instances: algbw x time / count. */
+static double mean_size(const dt_kind_stats *ks)
+{
+  return ks->count ? round(dt_kind_algbw(ks) * ks->time_s / (double)ks->count) : 0;
+}
+
+/* The measured values a simulated T stands for when its error is within +-e: [T/(1+e), T/(1-e)] (e capped at
+ * 0.95). */
+static void interval(double T, double e, double *lo, double *hi)
+{
+  if (e > 0.95)
+    e = 0.95;
+  *lo = T / (1 + e);
+  *hi = T / (1 - e);
+}
+
+static void json_conf(yajl_gen g, const dt_conf_class *k, double T, const char *value_key, double value)
+{
+  double lo, hi;
+  interval(T, k->err, &lo, &hi);
+  yajl_gen_map_open(g);
+  json_str(g, "band");
+  json_str(g, k->band);
+  if (value >= 0)
+    json_key_double(g, value_key, value);
+  json_key_uint(g, "rows", (uint64_t)k->rows);
+  json_key_double(g, "median_abs_error", k->err);
+  json_key_double(g, "time_s", T);
+  json_key_double(g, "low_s", lo);
+  json_key_double(g, "high_s", hi);
+  yajl_gen_map_close(g);
+}
+
+static void json_validated(yajl_gen g, const dt_report_input *in)
+{
+  const dt_stats *s = in->stats;
+  double params = trace_params(in->trace);
+  const dt_conf_class *it = dt_confidence_class("iteration", params);
+  json_str(g, "validated_error");
+  yajl_gen_map_open(g);
+  if (it) {
+    json_str(g, "iteration");
+    json_conf(g, it, s->niterations ? mean_iteration(s) : s->makespan_s, "params", params);
+  }
+  json_str(g, "by_kind");
+  yajl_gen_map_open(g);
+  for (int k = 0; k < DT_OP_COUNT; k++) {
+    const dt_kind_stats *ks = &s->by_kind[k];
+    if (!validated_collective((dt_op_kind)k) || ks->count == 0)
+      continue;
+    const dt_conf_class *c = dt_confidence_class("collective", mean_size(ks));
+    if (!c)
+      continue;
+    json_str(g, dt_op_kind_name((dt_op_kind)k));
+    json_conf(g, c, ks->time_s / (double)ks->count, "mean_size_bytes", mean_size(ks));
+  }
+  yajl_gen_map_close(g);
+  yajl_gen_map_close(g);
+}
+
+static void text_validated(FILE *f, const dt_report_input *in)
+{
+  const dt_stats *s = in->stats;
+  char b1[64], b2[64], b3[64];
+  double params = trace_params(in->trace);
+  const dt_conf_class *it = dt_confidence_class("iteration", params);
+  fprintf(f, "\nvalidated error (median |error| of the nearest validated class; docs/validation.md)\n");
+  if (it) {
+    double T = s->niterations ? mean_iteration(s) : s->makespan_s, lo, hi;
+    interval(T, it->err, &lo, &hi);
+    fprintf(f, "  %-16s +-%.1f %% (iterations, model size %s%s, %d row%s): %s, measured likely in [%s, %s]\n",
+            s->niterations ? "iteration" : "makespan", 100 * it->err, params < 0 ? "unknown: " : "", it->band,
+            it->rows, it->rows == 1 ? "" : "s",
+            dt_format_time(T, b1, sizeof b1), dt_format_time(lo, b2, sizeof b2), dt_format_time(hi, b3, sizeof b3));
+  }
+  for (int k = 0; k < DT_OP_COUNT; k++) {
+    const dt_kind_stats *ks = &s->by_kind[k];
+    if (!validated_collective((dt_op_kind)k) || ks->count == 0)
+      continue;
+    const dt_conf_class *c = dt_confidence_class("collective", mean_size(ks));
+    if (!c)
+      continue;
+    double T = ks->time_s / (double)ks->count, lo, hi;
+    interval(T, c->err, &lo, &hi);
+    fprintf(f, "  %-16s +-%.1f %% (collectives, size %s, %d rows): mean %s, measured likely in [%s, %s]\n",
+            dt_op_kind_name((dt_op_kind)k), 100 * c->err, c->band, c->rows, dt_format_time(T, b1, sizeof b1),
+            dt_format_time(lo, b2, sizeof b2), dt_format_time(hi, b3, sizeof b3));
+  }
+}
+
 int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
 {
   const dt_stats *s = in->stats;
@@ -644,6 +758,7 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
   }
   yajl_gen_map_close(g);
   json_exposed(g, s);
+  json_validated(g, in);
   json_energy(g, in);
   if (s->critical)
     json_critical(g, in);
@@ -1008,6 +1123,7 @@ void dt_report_text(FILE *f, const dt_report_input *in)
     }
   }
 
+  text_validated(f, in);
   text_exposed(f, s);
   text_critical(f, in);
   text_histogram(f, s);

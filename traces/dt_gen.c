@@ -162,6 +162,15 @@ int64_t dt_gen_stage_expert_params(const dt_gen_config *c, int32_t stage)
   return (int64_t)dt_gen_stage_layers(c, stage, NULL) * (c->experts / c->ep) * mlp_params(c);
 }
 
+int64_t dt_gen_total_params(const dt_gen_config *c)
+{
+  dt_gen_config one = *c;
+  one.tp = one.pp = one.ep = 1;
+  one.virtual_stages = 1;
+  one.embed_as_layers = 0;
+  return dt_gen_stage_params(&one, 0) + dt_gen_stage_expert_params(&one, 0);
+}
+
 /* Forward FLOP per micro-batch of one layer, per TP rank (matmuls count 2 FLOP per multiply-add; Narayanan et
  * al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", §5.1, which
  * gives 24 b s h^2 + 4 b s^2 h for f = 4h and multi-head attention). General form:
@@ -1195,6 +1204,8 @@ int dt_gen_build(const dt_gen_config *user, int materialize, dt_trace **out, dt_
            c->schedule == DT_SCHEDULE_INTERLEAVED ? "interleaved" : "1f1b", c->virtual_stages, c->microbatch,
            (long long)c->global_batch, (long long)dt_gen_microbatches(user), c->seq, c->dtype, c->experts, c->ep);
   dt_trace_add_meta(t, "parallel", buf);
+  snprintf(buf, sizeof buf, "%lld", (long long)dt_gen_total_params(user));
+  dt_trace_add_meta(t, "params", buf); /* the model-size band of the report's validated error (docs/report.md) */
   dt_trace_add_note(t, "generated trace: compute ops carry their FLOPs and kernel shapes (timed by the platform's "
                        "gpu.compute model, else at peak x efficiency, docs/compute.md), communication as Megatron-LM "
                        "/ DeepSpeed issue it (docs/generator.md)");

@@ -153,6 +153,9 @@ int32_t dt_gen_stage_layers(const dt_gen_config *c, int32_t stage, int32_t *firs
 int64_t dt_gen_stage_params(const dt_gen_config *c, int32_t stage);
 /* Expert parameters (elements) one GPU of a stage holds (MoE; 0 when dense). */
 int64_t dt_gen_stage_expert_params(const dt_gen_config *c, int32_t stage);
+/* The model's parameters (elements) in all, dense and expert, as one GPU would hold them without any parallelism
+ * (tp = pp = ep = 1): what "a 7B model" counts. */
+int64_t dt_gen_total_params(const dt_gen_config *c);
 
 /* Builds the iteration's trace (validates c first). With materialize = 0 (the normal case) every pipeline
  * stage has one template rank (tp 0, dp 0) and every other rank runs it through dt_trace_set_template;
