@@ -97,7 +97,21 @@ same_jobs "gen: every job number equals --exact" "$tmp/g.json" "$tmp/gx.json"
 check "gen: b on nodes 2-3 by default" '[ "$(jv "$tmp/g.json" ".jobs[1].nodes")" = 2-3 ]'
 check "gen: rail fabric, disjoint nodes: slowdown 1" '[ "$(jv "$tmp/g.json" "[.jobs[].slowdown] | unique | .[0]")" = 1 ]'
 
-# 5. bad input: clear errors, exit 2
+# 5. a Kineto capture expanded to 16 ranks (its ranks run rank 0's template) as a job beside a generated one:
+#    alone it is the plain run's replay (same placement: nodes 0-1), iteration by iteration, and on the rail tree
+#    with disjoint nodes the together run changes nothing
+K=traces/samples/fsdp_like_16ranks_rank0.json.gz
+"$DTSIM" run --json platforms/dgx-h100-4node.yaml $K >"$tmp/k-plain.json" 2>/dev/null
+"$DTSIM" run --json platforms/dgx-h100-4node.yaml --job k $K --job g --gen neox-1.3b --tp 8 --dp 2 --layers 4 \
+  >"$tmp/k.json" 2>/dev/null
+check "capture: the job's iterations alone = the plain run's" \
+  '[ "$(jq -c .iterations_s "$tmp/k-plain.json")" = "$(jq -c ".jobs[0].alone_iterations_s" "$tmp/k.json")" ]'
+check "capture: alone_s = the plain run's mean iteration" \
+  'close "$(jv "$tmp/k.json" ".jobs[0].alone_s")" "$(jq "[.iterations_s[]] | add / length" "$tmp/k-plain.json")" 1e-12'
+check "capture: together = alone for both jobs" \
+  '[ "$(jq -c "[.jobs[] | .together_iterations_s == .alone_iterations_s] | all" "$tmp/k.json")" = true ]'
+
+# 6. bad input: clear errors, exit 2
 err() { # err NAME PATTERN ARGS...: exit 2 and stderr matching PATTERN
   local name=$1 pat=$2
   shift 2
