@@ -71,6 +71,9 @@ typedef struct rp_send {
  * of group g), all started at once with equal bytes, all have one route latency (*lat, s) and all get one
  * max-min fair share (*rate, bytes/s) from start to end; 0 when not (then they must be simulated). */
 uint8_t *rp_closed_exclusive(const rp_ctx *c);
+/* A count per link direction (2 x links + 1 entries, owned by the context), all 0: a caller may count in it and
+ * must leave it all 0 again. */
+uint32_t *rp_link_scratch(const rp_ctx *c);
 int rp_closed_uniform(const rp_ctx *c, int32_t g, size_t nflows, const int32_t *src, const int32_t *dst, double *lat,
                       double *rate);
 /* Waits in closed form for this member's part of an exchange whose flows all carry the same bytes (before the

@@ -134,8 +134,10 @@ int rp_closed_uniform(const rp_ctx *c, int32_t g, size_t nflows, const int32_t *
 {
   if (nflows == 0)
     return 0;
-  size_t nlinks = dt_topology_link_count(c->topo) * 2;
-  uint32_t *count = dt_xcalloc(nlinks + 1, sizeof *count);
+  /* flows per link direction in the context's scratch (zero between calls), and the directions touched: the
+   * cost follows the flows, not the platform's size (a scan of every link per group was O(groups x links)) */
+  uint32_t *count = rp_link_scratch(c);
+  size_t *touched = dt_xmalloc(sizeof *touched * nflows * DT_ROUTE_MAX_HOPS), nt = 0;
   dt_hop hops[DT_ROUTE_MAX_HOPS];
   double lat0 = -1;
   int ok = 1;
@@ -153,17 +155,18 @@ int rp_closed_uniform(const rp_ctx *c, int32_t g, size_t nflows, const int32_t *
     else if (fabs(l - lat0) > 1e-12 * fmax(l, lat0))
       ok = 0;
     for (int h = 0; h < nh; h++)
-      count[dir_link(&hops[h])]++;
+      if (count[dir_link(&hops[h])]++ == 0)
+        touched[nt++] = dir_link(&hops[h]);
   }
   /* pass 2: the smallest fair share m over all links; every flow must cross a link with share m (then max-min
    * gives every flow m, and no flow ever finishes before the others to free bandwidth) */
   double m = INFINITY;
-  for (size_t k = 0; k < nlinks && ok; k++)
-    if (count[k]) {
-      double share = dt_topology_link(c->topo, k / 2)->bandwidth / count[k];
-      if (share < m)
-        m = share;
-    }
+  for (size_t i = 0; i < nt && ok; i++) {
+    size_t k = touched[i];
+    double share = dt_topology_link(c->topo, k / 2)->bandwidth / count[k];
+    if (share < m)
+      m = share;
+  }
   for (size_t f = 0; f < nflows && ok; f++) {
     int nh = dt_topology_route(c->topo, rp_gpu_of_member(c, g, src[f]), rp_gpu_of_member(c, g, dst[f]), hops, NULL,
                                NULL);
@@ -177,7 +180,9 @@ int rp_closed_uniform(const rp_ctx *c, int32_t g, size_t nflows, const int32_t *
     if (!(fm <= m * (1 + 1e-12)))
       ok = 0;
   }
-  free(count);
+  for (size_t i = 0; i < nt; i++)
+    count[touched[i]] = 0;
+  free(touched);
   if (!ok || !(m > 0) || !isfinite(m))
     return 0;
   *lat = lat0;
@@ -326,10 +331,13 @@ int rp_fold_plan(rp_ctx *c)
             continue;
           }
           const dt_group *a = &t->groups[g0], *b = &t->groups[g];
-          ok = a->nranks == b->nranks && (gimg[(size_t)g0 * F + k] < 0 || gimg[(size_t)g0 * F + k] == g);
-          for (size_t q = 0; q < a->nranks && ok; q++)
-            ok = idx[a->ranks[q]] == 0 && b->ranks[q] == sigma(c, a->ranks[q], k);
-          gimg[(size_t)g0 * F + k] = g;
+          int32_t *im = &gimg[(size_t)g0 * F + k];
+          if (*im != g) { /* each image is checked member by member once, not once per op (O(ranks x DP)) */
+            ok = *im < 0 && a->nranks == b->nranks;
+            for (size_t q = 0; q < a->nranks && ok; q++)
+              ok = idx[a->ranks[q]] == 0 && b->ranks[q] == sigma(c, a->ranks[q], k);
+            *im = g;
+          }
           used[g0] = 1;
           a2a[g0] |= rp_algo_kind(op->kind) == DT_OP_ALLTOALL;
         } else if (op->kind == DT_OP_SEND || op->kind == DT_OP_RECV) {

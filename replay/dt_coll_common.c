@@ -34,6 +34,7 @@ typedef struct rp_coll {
   rp_gshape **shape; /* per group, NULL until used */
   uint8_t *exclusive; /* per group (rp_closed_exclusive), NULL with --exact */
   mbox_cache boxes;
+  uint32_t *link_count; /* rp_link_scratch, allocated on first use */
   choice_stat choices[DT_OP_COUNT][DT_ALGO_COUNT][DT_PROTO_COUNT + 1]; /* last protocol column: none */
 } rp_coll;
 
@@ -64,6 +65,13 @@ static void gshape_free(rp_gshape *s)
   free(s);
 }
 
+uint32_t *rp_link_scratch(const rp_ctx *c)
+{
+  if (!c->coll->link_count)
+    c->coll->link_count = dt_xcalloc(dt_topology_link_count(c->topo) * 2 + 1, sizeof *c->coll->link_count);
+  return c->coll->link_count;
+}
+
 int rp_group_exclusive(const rp_ctx *c, int32_t g)
 {
   return c->coll && c->coll->exclusive && g >= 0 && (size_t)g < c->t->ngroups && c->coll->exclusive[g];
@@ -80,6 +88,7 @@ void rp_coll_free(rp_ctx *c)
       gshape_free(c->coll->shape[g]);
     free(c->coll->shape);
     free(c->coll->exclusive);
+    free(c->coll->link_count);
     free(c->coll->boxes.keys);
     free(c->coll->boxes.boxes);
     free(c->coll);
