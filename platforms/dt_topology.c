@@ -32,6 +32,8 @@ struct dt_topology {
   size_t n_intra;
   size_t count;
   dt_link *links;
+  uint8_t *down;        /* [count] 1: the link is failed (dt_topology_set_down), NULL until one is */
+  size_t ndown;         /* links marked down: routes look for detours only when > 0 */
 };
 
 static void set_link(dt_link *l, dt_link_kind kind, double bandwidth, double latency)
@@ -224,6 +226,7 @@ void dt_topology_free(dt_topology *t)
   free(t->mesh_next);
   free(t->mesh_link);
   free(t->links);
+  free(t->down);
   free(t);
 }
 
@@ -371,11 +374,92 @@ static void dragonfly_route(const dt_topology *t, int a, int b, dt_hop *hops, in
     return;
   }
   size_t m = (size_t)t->shape.global_per_pair, r = (size_t)b % m;
+  size_t lo = ga < gb ? ga : gb, hi = ga < gb ? gb : ga;
+  size_t first = t->off_up2 + pair_index(lo, hi, (size_t)t->shape.groups) * m;
+  if (t->ndown > 0 && t->down[first + r]) { /* the (b mod k)-th of the k parallel global links still up */
+    size_t k = 0;
+    for (size_t q = 0; q < m; q++)
+      k += !t->down[first + q];
+    for (size_t q = 0, want = k ? (size_t)b % k : 0; q < m && k; q++)
+      if (!t->down[first + q] && want-- == 0) {
+        r = q;
+        break;
+      }
+  }
   size_t xa = gateway(t, ga, gb, r), xb = gateway(t, gb, ga, r);
   local_hop(t, ra, xa, hops, n);
-  size_t lo = ga < gb ? ga : gb, hi = ga < gb ? gb : ga;
-  add_hop(hops, n, t->off_up2 + pair_index(lo, hi, (size_t)t->shape.groups) * m + r, ga < gb ? 0 : 1);
+  add_hop(hops, n, first + r, ga < gb ? 0 : 1);
   local_hop(t, xb, rb, hops, n);
+}
+
+/* Detours around failed cables (dt_topology_set_down, docs/whatif.md): the destination-mod-k choice stays when
+ * its cables are up; otherwise the choice is made again, with the same key, among the k candidates whose cables
+ * are all up (the (key mod k)-th of them), as a subnet manager recomputing D-mod-k over the surviving uplinks.
+ * With no candidate left the first choice is kept: the route crosses a failed link and dt_topology_route reports
+ * it unreachable. */
+static int is_down(const dt_topology *t, size_t link)
+{
+  return t->down[link];
+}
+
+static size_t pick_up(const uint8_t *ok, size_t n, size_t key, size_t first)
+{
+  if (ok[first])
+    return first;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    k += ok[i];
+  if (k == 0)
+    return first;
+  size_t want = key % k;
+  for (size_t i = 0; i < n; i++)
+    if (ok[i] && want-- == 0)
+      return i;
+  return first;
+}
+
+/* 2 levels: a spine whose cables to leaves la and lb are both up. */
+static size_t detour_spine(const dt_topology *t, size_t la, size_t lb, size_t key, size_t first)
+{
+  size_t s = (size_t)t->shape.spines;
+  uint8_t *ok = dt_xmalloc(s);
+  for (size_t j = 0; j < s; j++)
+    ok[j] = !is_down(t, t->off_up1 + la * s + j) && !is_down(t, t->off_up1 + lb * s + j);
+  size_t r = pick_up(ok, s, key, first);
+  free(ok);
+  return r;
+}
+
+/* 3 levels, agg-core stage: core uplink m of aggregation switches xa and xb (global indices pod * u + j) both up. */
+static size_t detour_core(const dt_topology *t, size_t xa, size_t xb, size_t key, size_t first)
+{
+  size_t h = (size_t)t->half_radix;
+  uint8_t *ok = dt_xmalloc(h);
+  for (size_t m = 0; m < h; m++)
+    ok[m] = !is_down(t, t->off_up2 + xa * h + m) && !is_down(t, t->off_up2 + xb * h + m);
+  size_t r = pick_up(ok, h, key, first);
+  free(ok);
+  return r;
+}
+
+/* 3 levels, leaf-agg stage: aggregation index j whose leaf cables are up and, across pods, that still has a core
+ * whose two cables are up. */
+static size_t detour_agg(const dt_topology *t, size_t la, size_t lb, size_t key, size_t first)
+{
+  size_t u = (size_t)t->shape.aggs_per_pod, h = (size_t)t->half_radix, pa = la / h, pb = lb / h;
+  uint8_t *ok = dt_xmalloc(u);
+  for (size_t j = 0; j < u; j++) {
+    ok[j] = !is_down(t, t->off_up1 + la * u + j) && !is_down(t, t->off_up1 + lb * u + j);
+    if (ok[j] && pa != pb) {
+      int core = 0;
+      for (size_t m = 0; m < h && !core; m++)
+        core = !is_down(t, t->off_up2 + (pa * u + j) * h + m) && !is_down(t, t->off_up2 + (pb * u + j) * h + m);
+      ok[j] = (uint8_t)core;
+    }
+  }
+  size_t r = pick_up(ok, u, key, first);
+  free(ok);
+  return r;
 }
 
 /* The fabric part of an inter-node route, from NIC a's cable up to NIC b's cable down.
@@ -401,14 +485,20 @@ static void fabric_route(const dt_topology *t, int a, int b, dt_hop *hops, int *
     if (la != lb) {
       if (p->levels == 2) {
         size_t s = (size_t)t->shape.spines, spine = key % s;
+        if (t->ndown > 0)
+          spine = detour_spine(t, (size_t)la, (size_t)lb, key, spine);
         add_hop(hops, n, t->off_up1 + (size_t)la * s + spine, 0);
         add_hop(hops, n, t->off_up1 + (size_t)lb * s + spine, 1);
       } else {
         size_t u = (size_t)t->shape.aggs_per_pod, j = key % u, h = (size_t)t->half_radix;
         size_t pa = (size_t)la / h, pb = (size_t)lb / h;
+        if (t->ndown > 0)
+          j = detour_agg(t, (size_t)la, (size_t)lb, key, j);
         add_hop(hops, n, t->off_up1 + (size_t)la * u + j, 0);
         if (pa != pb) {
           size_t m = (key / u) % h;
+          if (t->ndown > 0)
+            m = detour_core(t, pa * u + j, pb * u + j, key / u, m);
           add_hop(hops, n, t->off_up2 + (pa * u + j) * h + m, 0);
           add_hop(hops, n, t->off_up2 + (pb * u + j) * h + m, 1);
         }
@@ -474,6 +564,10 @@ int dt_topology_route(const dt_topology *t, int src, int dst, dt_hop *hops, doub
       add_hop(hops, &n, (size_t)dst, 1);
     }
   }
+  if (t->ndown > 0)
+    for (int i = 0; i < n; i++)
+      if (t->down[hops[i].link])
+        return DT_ROUTE_UNREACHABLE;
   double lat = 0, bw = 0;
   for (int i = 0; i < n; i++) {
     const dt_link *l = &t->links[hops[i].link];
@@ -486,6 +580,29 @@ int dt_topology_route(const dt_topology *t, int src, int dst, dt_hop *hops, doub
   if (bandwidth)
     *bandwidth = bw;
   return n;
+}
+
+void dt_topology_scale_bandwidth(dt_topology *t, size_t index, double factor)
+{
+  if (index < t->count && factor > 0)
+    t->links[index].bandwidth *= factor;
+}
+
+void dt_topology_set_down(dt_topology *t, size_t index, int down)
+{
+  if (index >= t->count)
+    return;
+  if (!t->down)
+    t->down = dt_xcalloc(t->count, 1);
+  uint8_t v = down != 0;
+  if (t->down[index] != v)
+    t->ndown = v ? t->ndown + 1 : t->ndown - 1;
+  t->down[index] = v;
+}
+
+int dt_topology_is_down(const dt_topology *t, size_t index)
+{
+  return t->down && index < t->count && t->down[index];
 }
 
 const dt_platform *dt_topology_platform(const dt_topology *t)

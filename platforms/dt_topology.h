@@ -116,8 +116,25 @@ const char *dt_link_class_name(dt_link_class c);
  * Fills hops (room for DT_ROUTE_MAX_HOPS) and returns the hop count; *latency (may be NULL)
  * gets the sum of link latencies in hop order (the route's alpha), *bandwidth (may be NULL) the smallest
  * link bandwidth on it. Hop counts: nvswitch 2 or 4-8 between nodes; a mesh its path length; pcie up to 6
- * more; dragonfly up to 7 between nodes; never more than DT_ROUTE_MAX_HOPS. Returns -1 if src or dst is out of range. */
+ * more; dragonfly up to 7 between nodes; never more than DT_ROUTE_MAX_HOPS. Returns -1 if src or dst is out of range,
+ * DT_ROUTE_UNREACHABLE when a failed link cannot be avoided (dt_topology_set_down). */
 int dt_topology_route(const dt_topology *t, int src, int dst, dt_hop *hops, double *latency, double *bandwidth);
+
+/* dt_topology_route's answer when the route would cross a link marked down and no detour exists. */
+#define DT_ROUTE_UNREACHABLE (-2)
+
+/* Slow and failed links (docs/whatif.md). dt_topology_scale_bandwidth multiplies link index's bandwidth by factor
+ * (> 0; each call multiplies again); every reader of the table (the SimGrid builder, the shortcuts' analysis, the
+ * collective model's estimates, the per-link accounting) sees the new value. dt_topology_set_down marks the link
+ * failed (down != 0) or up again; routes then avoid a failed cable where the fabric offers another path: on a
+ * fat-tree the destination-mod-k uplink stays when its cables are up, else the choice is remade with the same key
+ * among the uplinks (spines; aggregation switches and cores in 3 levels) whose cables are all up; on a dragonfly
+ * among the parallel global links still up. A route that still needs a failed link (a GPU port, a NIC, its cable,
+ * an NVLink, a dragonfly local link, or every uplink gone) makes dt_topology_route return DT_ROUTE_UNREACHABLE.
+ * Out-of-range indices are ignored. Costs nothing on a topology without failed links. */
+void dt_topology_scale_bandwidth(dt_topology *t, size_t index, double factor);
+void dt_topology_set_down(dt_topology *t, size_t index, int down);
+int dt_topology_is_down(const dt_topology *t, size_t index);
 
 /* The platform the topology was built from (borrowed), and the fabric shape it built (dt_platform_fabric_shape,
  * owned by the topology: valid until dt_topology_free). */

@@ -9,6 +9,7 @@
 #include "../common/dt_util.h"
 #include "../platforms/dt_compute.h"
 #include "dt_critpath.h"
+#include "dt_degrade.h"
 #include "dt_linkload.h"
 #include "dt_timeline.h"
 #include "dt_replay_internal.h"
@@ -123,6 +124,9 @@ typedef struct replay_run {
   stream_arg *args;     /* nstreams */
   size_t streams_left;
   sg_sem_t all_done;
+  int exact_asked;      /* --exact was given (not only implied by a fault) */
+  char *abort_why;      /* a link failure stopped the run (dt_degrade.h), NULL otherwise */
+  double abort_s;
   size_t ops_done;
   double makespan;
   dt_kind_stats by_kind[DT_OP_COUNT];
@@ -1031,10 +1035,27 @@ static dt_stats *collect_stats(replay_run *R)
           s->deadlock[s->ndeadlock++] = dt_xstrdup(line);
         }
       }
-    add_note(s, &notes_cap,
-             "deadlock: %zu ops blocked forever (listed), %zu ops never completed (with those queued behind them)",
-             s->ndeadlock, not_done);
+    if (R->abort_why)
+      add_note(s, &notes_cap, "aborted at %.9g s: %zu ops were running or waiting (listed), %zu ops never completed",
+               R->abort_s, s->ndeadlock, not_done);
+    else
+      add_note(s, &notes_cap,
+               "deadlock: %zu ops blocked forever (listed), %zu ops never completed (with those queued behind them)",
+               s->ndeadlock, not_done);
   }
+  if (R->abort_why) {
+    s->aborted = R->abort_why;
+    R->abort_why = NULL;
+    s->aborted_s = R->abort_s;
+  }
+  if (R->c.faults)
+    for (size_t i = 0; i < R->c.faults->n; i++) {
+      char buf[512];
+      add_note(s, &notes_cap, "link faults: %s", dt_fault_describe(&R->c.faults->v[i], R->c.topo, buf, sizeof buf));
+    }
+  if (R->c.faults && dt_faults_dynamic(R->c.faults) && !R->exact_asked)
+    add_note(s, &notes_cap, "link faults: a link changes during the run, so the shortcuts are off (every exchange is "
+                            "simulated as flows, as with --exact)");
   return s;
 }
 
@@ -1044,6 +1065,17 @@ static int cmp_member(const void *a, const void *b)
 {
   const rp_member *x = a, *y = b;
   return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* dt_degrade's runtime part stops the run: the watchdog wakes, its exit kills the stream actors. */
+static void on_fault_abort(void *data, double now, const char *why)
+{
+  replay_run *R = data;
+  if (R->abort_why)
+    return;
+  R->abort_why = dt_xstrdup(why);
+  R->abort_s = now;
+  sg_sem_release(R->all_done);
 }
 
 int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts *opts, dt_stats **out, dt_error *err)
@@ -1082,6 +1114,16 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   R.c.algo = opts->algo;
   R.c.proto = opts->proto;
   R.c.exact = opts->exact;
+  R.exact_asked = opts->exact;
+  if (opts->faults && opts->faults->n > 0) { /* slow and failed links (dt_degrade.h): before any route is read */
+    R.c.faults = opts->faults;
+    if (dt_faults_apply(opts->faults, R.c.topo, err) != DT_OK)
+      goto cleanup;
+    if (dt_faults_partition_error(R.c.topo, t, gpu_of_rank, err) != DT_OK)
+      goto cleanup;
+    if (dt_faults_dynamic(opts->faults))
+      R.c.exact = 1;
+  }
   /* the shortcuts assume dtsim's network model (dt_sg_platform.cpp): a SimGrid network setting turns them off */
   for (int i = 0; i < opts->simgrid_argc; i++)
     if (strstr(opts->simgrid_argv[i], "network/"))
@@ -1237,6 +1279,8 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     }
   }
   sg_host_t wd_host = nranks > 0 ? R.c.host_of_rank[0] : sg_host_by_name("gpu0");
+  if (R.c.faults && dt_faults_start(R.c.faults, R.c.topo, t, gpu_of_rank, wd_host, on_fault_abort, &R, err) != DT_OK)
+    goto cleanup;
   if (wd_host) {
     sg_actor_t wd = sg_actor_init("watchdog", wd_host);
     sg_actor_set_data(wd, &R);
@@ -1257,6 +1301,9 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   }
 
 cleanup:
+  if (R.c.faults)
+    dt_faults_stop();
+  free(R.abort_why);
   if (R.all_done)
     sg_sem_destroy(R.all_done);
   if (R.waiter)

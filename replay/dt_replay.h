@@ -49,6 +49,8 @@ typedef struct dt_replay_opts {
   const int32_t *job_of_rank; /* several jobs in one trace (traces/dt_merge.h): each rank's job, 0 .. njobs-1,
                                  or NULL (default): stats->jobs and the links' per-job bytes are then left out */
   int32_t njobs;              /* 1 .. DT_LINK_MAX_JOBS when job_of_rank is set */
+  struct dt_faults *faults;   /* slow, failed and flapping links (replay/dt_degrade.h), or NULL (default); resolved
+                                 against the platform by the run (it fills their link counts) */
 } dt_replay_opts;
 
 /* Fills the defaults: flow fidelity, default placement, auto algorithm and protocol, no SimGrid arguments, no
@@ -62,7 +64,9 @@ int dt_placement_load(const char *path, const dt_platform *p, int32_t nranks, in
 
 /* Simulates trace t (validated) on platform p. Returns DT_OK and *out (free with dt_stats_free) when the
  * simulation ran; a deadlock is not an error: (*out)->ndeadlock > 0 lists the blocked ops. Returns DT_ERR
- * (err set) for input that cannot run: more ranks than GPUs, a bad placement, a fabric that does not fit. */
+ * (err set) for input that cannot run: more ranks than GPUs, a bad placement, a fabric that does not fit, a fault
+ * naming no link, failed links that leave two communicating ranks without a route. A link failure during the run
+ * that NCCL would not survive is not an error either: (*out)->aborted says why and when. */
 int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts *opts, dt_stats **out,
                   dt_error *err);
 

@@ -153,3 +153,8 @@ void dt_sg_comm_wait_all_times(sg_comm_t* comms, size_t n, double* start, double
     finish[i] = held[i]->get_finish_time();
   }
 }
+
+int dt_sg_link_in_use(sg_link_t link)
+{
+  return link != nullptr && link->is_used();
+}

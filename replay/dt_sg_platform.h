@@ -30,6 +30,8 @@ int dt_sg_platform_build(const dt_topology *t, dt_error *err);
  * with the simulated times comm i started moving data (both sides posted) and completed, in seconds. */
 void dt_sg_comm_wait_all_times(sg_comm_t *comms, size_t n, double *start, double *finish);
 
+/* Whether a SimGrid link (one direction) carries at least one flow now (s4u::Link::is_used). */
+int dt_sg_link_in_use(sg_link_t link);
 
 #ifdef __cplusplus
 }

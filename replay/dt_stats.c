@@ -73,6 +73,7 @@ void dt_stats_free(dt_stats *s)
   for (size_t i = 0; i < s->ndeadlock; i++)
     free(s->deadlock[i]);
   free(s->deadlock);
+  free(s->aborted);
   dt_linkstats_free(s->links);
   if (s->critical)
     free(s->critical->segs);

@@ -114,7 +114,9 @@ typedef struct dt_stats {
   size_t peak_live_instances; /* most collective instances in flight at once (first arrival to last completion) */
   size_t peak_live_pairs;     /* most send/recv pairs in flight at once */
   size_t ndeadlock;
-  char **deadlock;       /* one line per blocked op: "rank 3 s1 op 4 (allreduce group=tp0, trace.dtt:12)" */
+  char **deadlock;       /* (with aborted set: the ops running or waiting when the run stopped) */
+  char *aborted;         /* owned: why a link failure stopped the run (replay/dt_degrade.h), NULL otherwise */
+  double aborted_s;      /* simulated time it stopped */       /* one line per blocked op: "rank 3 s1 op 4 (allreduce group=tp0, trace.dtt:12)" */
   struct dt_linkstats *links; /* per-link accounting (replay/dt_linkload.h), owned; NULL when turned off */
   dt_critical *critical;  /* the critical path, owned; NULL when no op completed */
   dt_hist hist_kind[DT_OP_COUNT]; /* message sizes per op kind, over instances (pairs under DT_OP_SEND) */

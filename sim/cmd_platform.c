@@ -16,7 +16,7 @@ enum { EXIT_OK = 0, EXIT_USAGE = 2 };
 
 const char dt_cmd_platform_usage[] =
     "usage: dtsim platform check FILE\n"
-    "       dtsim platform show FILE [--route A B]\n"
+    "       dtsim platform show FILE [--route A B] [--links]\n"
     "\n"
     "check   validates FILE and prints 'ok: NAME: N nodes x G GPUs, ...'; exit 0, or the error with its\n"
     "        file:line:col and exit 2\n"
@@ -24,7 +24,9 @@ const char dt_cmd_platform_usage[] =
     "        count) and the shape of the network\n"
     "  --route A B   also print the route between global GPUs A and B (0-based, node * gpus_per_node + GPU):\n"
     "                each link's name, direction, bandwidth and latency, the route's alpha (sum of the\n"
-    "                latencies) and its bottleneck bandwidth\n";
+    "                latencies) and its bottleneck bandwidth\n"
+    "  --links       also list every link: its name (as 'dtsim run --degrade/--fail/--flap' take it), its class\n"
+    "                (as the report's links section and --degrade CLASS=F name it), bandwidth and latency\n";
 
 static const char *const kind_names[] = {
     [DT_LINK_GPU] = "gpu port", [DT_LINK_NIC] = "nic",       [DT_LINK_CABLE] = "cable",
@@ -203,6 +205,19 @@ static void print_route(const dt_topology *t, int src, int dst)
   printf("  alpha %.6g us, bottleneck %.6g GB/s\n", lat * 1e6, bw / 1e9);
 }
 
+/* Every link, one a line: name, class, bandwidth, latency. */
+static void print_links(const dt_topology *t)
+{
+  char name[128], a[64];
+  size_t n = dt_topology_link_count(t);
+  printf("links (%zu; name, class, bandwidth per direction, latency):\n", n);
+  for (size_t i = 0; i < n; i++) {
+    const dt_link *l = dt_topology_link(t, i);
+    printf("  %-28s %-16s %14s %10.6g us\n", dt_topology_link_name(t, i, name, sizeof name),
+           dt_link_class_name(dt_topology_link_class(t, i)), fmt_bw(l->bandwidth, a, sizeof a), l->latency * 1e6);
+  }
+}
+
 int dt_cmd_platform(int argc, char **argv)
 {
   if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -215,8 +230,11 @@ int dt_cmd_platform(int argc, char **argv)
   if (!show && strcmp(argv[1], "check") != 0)
     return usage("unknown action '%s' (expected check or show)", argv[1]);
   const char *file = NULL, *ra = NULL, *rb = NULL;
+  int links = 0;
   for (int i = 2; i < argc; i++) {
-    if (show && strcmp(argv[i], "--route") == 0) {
+    if (show && strcmp(argv[i], "--links") == 0) {
+      links = 1;
+    } else if (show && strcmp(argv[i], "--route") == 0) {
       if (i + 2 >= argc)
         return usage("%s", "--route expects two GPU indices A B");
       ra = argv[++i];
@@ -253,6 +271,8 @@ int dt_cmd_platform(int argc, char **argv)
     print_show(p, t);
     if (ra)
       print_route(t, src, dst);
+    if (links)
+      print_links(t);
   } else {
     printf("ok: %s: ", p->name);
     print_counts(p);

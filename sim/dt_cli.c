@@ -17,6 +17,7 @@
 #include "cmd_validate.h"
 #include "dt_cmd_gen.h"
 #include "dt_report.h"
+#include "dt_faultcmp.h"
 #include "dt_simlog.h"
 #include "dt_explain.h"
 #include "dt_plot.h"
@@ -73,6 +74,12 @@ static const char run_usage[] =
     "                         critical path, each rank, the link classes and the message sizes into DIR\n"
     "  --top N                busiest link directions listed in the report (default 10)\n"
     "  --no-links             turn the per-link accounting off (no links section; a little faster)\n"
+    "  --degrade TARGET=F     multiply the bandwidth of a link class (leaf-spine, nic-leaf, nvlink, ...) or one\n"
+    "                         link ('dtsim platform show PLATFORM --links') by F in (0, 1], repeatable\n"
+    "  --fail LINK@TIME       the link fails at TIME (0: from the start; routes avoid it where the fabric can),\n"
+    "                         repeatable; a flow crossing it when it fails stops the run, as NCCL aborts\n"
+    "  --flap LINK=P,D[,S]    the link is down for D every P from S (default 0): flows on it stall, repeatable\n"
+    "                         (with any of the three, the report compares with the same run without them)\n"
     "  --timeline FILE        write a Chrome trace event timeline (open it in Perfetto or chrome://tracing)\n"
     "  --timeline-ranks LIST  ranks the timeline shows, e.g. 0-7,64 (default: all, or 0-63 above 64 ranks)\n"
     "  --placement FILE       rank-to-GPU map, lines 'rank node gpu' (default rank r on node r/G, GPU r%G)\n"
@@ -377,6 +384,9 @@ static char *trace_label(char **paths, int n)
   return s;
 }
 
+/* run's link-fault options (docs/whatif.md), above every other option value */
+enum { OPT_DEGRADE = 2100, OPT_FAIL, OPT_FLAP };
+
 static int cmd_run(int argc, char **argv)
 {
   for (int i = 1; i < argc; i++) /* several jobs on one fabric: sim/cmd_jobs.c */
@@ -398,6 +408,9 @@ static int cmd_run(int argc, char **argv)
                                            {"timeline-ranks", required_argument, NULL, 'K'},
                                            {"top", required_argument, NULL, 'T'},
                                            {"exact", no_argument, NULL, 'X'},
+                                           {"degrade", required_argument, NULL, OPT_DEGRADE},
+                                           {"fail", required_argument, NULL, OPT_FAIL},
+                                           {"flap", required_argument, NULL, OPT_FLAP},
                                            IMPORT_LONG_OPTIONS};
   size_t nrun = sizeof run_opts / sizeof run_opts[0], ngen = 0;
   while (dt_gen_long_options[ngen].name)
@@ -419,6 +432,10 @@ static int cmd_run(int argc, char **argv)
   dt_replay_opts ro;
   dt_replay_opts_init(&ro);
   char **sg_cfg = NULL; /* --cfg settings handed to SimGrid, owned here */
+  dt_faults faults;     /* --degrade, --fail, --flap */
+  dt_faults_init(&faults);
+  dt_fault_cmp fcmp;
+  memset(&fcmp, 0, sizeof fcmp);
   int opt;
   optind = 1;
   int rc = EXIT_USAGE;
@@ -467,6 +484,17 @@ static int cmd_run(int argc, char **argv)
     case 'X':
       ro.exact = 1;
       break;
+    case OPT_DEGRADE:
+    case OPT_FAIL:
+    case OPT_FLAP: {
+      char why[512];
+      if (dt_faults_parse(&faults, opt == OPT_DEGRADE ? DT_FAULT_DEGRADE : opt == OPT_FAIL ? DT_FAULT_FAIL
+                          : DT_FAULT_FLAP, optarg, why, sizeof why) != 0) {
+        usage_error("run", "%s", why);
+        goto done_usage;
+      }
+      break;
+    }
     case 'f':
       if (strcmp(optarg, "flow") == 0)
         ro.fidelity = DT_FIDELITY_FLOW;
@@ -592,13 +620,24 @@ static int cmd_run(int argc, char **argv)
     ro.timeline_ranks = tl_ranks;
     ro.ntimeline_ranks = n;
   }
+  if (faults.n > 0) { /* the names are checked first, then the same run without the faults, in a child */
+    if (dt_faults_check(&faults, p, t, ro.placement, &err) != DT_OK)
+      goto fail;
+    dt_faultcmp_init(&fcmp, t, &faults, &ro);
+    if (dt_faultcmp_baseline(&fcmp, p, &ro, &err) != DT_OK)
+      goto fail;
+    ro.faults = &faults;
+  }
   if (dt_replay_run(p, t, &ro, &s, &err) != DT_OK)
     goto fail;
+  if (faults.n > 0)
+    dt_faultcmp_finish(&fcmp, s);
 
   if (!label)
     label = trace_label(&argv[optind + 1], argc - optind - 1);
   dt_report_input in = {.platform = p, .trace = t, .stats = s, .trace_label = label,
-                        .fidelity = ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", .top_links = top_links};
+                        .fidelity = ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", .top_links = top_links,
+                        .faults = faults.n > 0 ? &fcmp : NULL};
   if (json) {
     char note[4096];
     for (size_t i = 0; i < dt_report_note_count(&in); i++)
@@ -621,7 +660,10 @@ static int cmd_run(int argc, char **argv)
       fprintf(stderr, "dtsim: note: gnuplot is not installed: the data (.dat) and scripts (.gp) are in %s\n",
               plot_dir);
   }
-  if (s->ndeadlock > 0) {
+  if (s->aborted) {
+    fprintf(stderr, "dtsim: aborted at %.9g s: %s\n", s->aborted_s, s->aborted);
+    rc = EXIT_PROBLEM;
+  } else if (s->ndeadlock > 0) {
     fprintf(stderr, "dtsim: deadlock: %zu op%s blocked forever (first: %s)\n", s->ndeadlock,
             s->ndeadlock == 1 ? "" : "s", s->deadlock[0]);
     rc = EXIT_PROBLEM;
@@ -640,6 +682,8 @@ cleanup:
   dt_trace_free(t);
   dt_platform_free(p);
 done_usage:
+  dt_faultcmp_free(&fcmp);
+  dt_faults_clear(&faults);
   for (int i = 0; i < ro.simgrid_argc; i++)
     free(sg_cfg[i]);
   free(sg_cfg);

@@ -2,6 +2,7 @@
  * well-kept library's job; numbers are formatted here so that output is byte-identical across runs. */
 #include "dt_report.h"
 #include "dt_explain.h"
+#include "dt_faultcmp.h"
 
 #include "dt_confidence.h"
 
@@ -768,13 +769,27 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
     json_links(g, in);
   if (in->json_extra)
     in->json_extra(g, in->extra);
+  if (in->faults)
+    dt_faultcmp_json(g, in->faults);
   json_str(g, "notes");
   yajl_gen_array_open(g);
   char note[4096];
   for (size_t i = 0; i < dt_report_note_count(in); i++)
     json_str(g, dt_report_note(in, i, note, sizeof note));
   yajl_gen_array_close(g);
-  if (s->ndeadlock > 0) {
+  if (s->aborted) { /* a link failure stopped the run (replay/dt_degrade.h): not a deadlock */
+    json_str(g, "aborted");
+    yajl_gen_map_open(g);
+    json_key_double(g, "time_s", s->aborted_s);
+    json_str(g, "reason");
+    json_str(g, s->aborted);
+    json_str(g, "unfinished");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < s->ndeadlock; i++)
+      json_str(g, s->deadlock[i]);
+    yajl_gen_array_close(g);
+    yajl_gen_map_close(g);
+  } else if (s->ndeadlock > 0) {
     json_str(g, "deadlock");
     yajl_gen_array_open(g);
     for (size_t i = 0; i < s->ndeadlock; i++)
@@ -1131,6 +1146,8 @@ void dt_report_text(FILE *f, const dt_report_input *in)
     text_links(f, in);
   if (in->text_extra)
     in->text_extra(f, in->extra);
+  if (in->faults)
+    dt_faultcmp_text(f, in->faults);
 
   size_t nn = dt_report_note_count(in);
   if (nn > 0) {
@@ -1139,7 +1156,14 @@ void dt_report_text(FILE *f, const dt_report_input *in)
     for (size_t i = 0; i < nn; i++)
       fprintf(f, "  - %s\n", dt_report_note(in, i, note, sizeof note));
   }
-  if (s->ndeadlock > 0) {
+  if (s->aborted) {
+    char b[64];
+    fprintf(f, "\naborted at %s: %s\n", dt_format_time(s->aborted_s, b, sizeof b), s->aborted);
+    for (size_t i = 0; i < s->ndeadlock && i < 50; i++)
+      fprintf(f, "  %s\n", s->deadlock[i]);
+    if (s->ndeadlock > 50)
+      fprintf(f, "  ... and %zu more\n", s->ndeadlock - 50);
+  } else if (s->ndeadlock > 0) {
     fprintf(f, "\ndeadlock: %zu op%s blocked forever\n", s->ndeadlock, s->ndeadlock == 1 ? "" : "s");
     for (size_t i = 0; i < s->ndeadlock && i < 50; i++)
       fprintf(f, "  %s\n", s->deadlock[i]);

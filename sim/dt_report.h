@@ -21,6 +21,7 @@ typedef struct dt_report_input {
   void (*text_extra)(FILE *f, const void *data);
   void (*json_extra)(void *yajl_gen, const void *data);
   const void *extra;
+  const struct dt_fault_cmp *faults; /* slow and failed links against the baseline (dt_faultcmp.h), or NULL */
 } dt_report_input;
 
 /* Writes the JSON object of DESIGN.md §7 (schema 1) and a newline to f, generated with yajl: keys schema,

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# End-to-end tests of slow, failed and flapping links (docs/whatif.md): --degrade, --fail, --flap against closed
+# forms computed by hand on tests/data/degrade/ft8.yaml (8 single-GPU nodes, 2 leaves, 4 spines, every NIC and
+# cable B = 12.5 GB/s, alpha across the spines 4 us), the shortcuts against --exact, the report's comparison with
+# the run without faults, and the errors.
+# usage: tests/e2e_degrade.sh path/to/dtsim   (run from the repository root)
+set -u
+DTSIM=${1:?usage: e2e_degrade.sh DTSIM}
+source "$(dirname "$0")/e2e-lib.sh"
+P=tests/data/degrade/ft8.yaml
+S=125000000        # bytes per flow: S / B = 10 ms
+B=12500000000      # bytes/s
+A=0.000004         # alpha of a route across the spines, s
+
+# A spine-crossing permutation, both ways in one batch per rank: rank i of leaf 0 exchanges S bytes with rank
+# i + 4 of leaf 1. Destination-mod-k puts rank i's flow (key i + 4) on spine i and the reverse flow (key i) on
+# spine i too: one flow per cable and direction. $1: compute before it (a duration, or empty).
+perm() {
+  echo "dtsim_trace 1"
+  echo "ranks 8"
+  for r in 0 1 2 3 4 5 6 7; do
+    echo "rank $r"
+    [ -n "${1:-}" ] && echo "s0 compute dur=$1"
+    p=$(( (r + 4) % 8 ))
+    echo "s0 send peer=$p bytes=$S batch=1"
+    echo "s0 recv peer=$p bytes=$S batch=1"
+  done
+}
+perm >"$tmp/perm.dtt"
+perm 1ms >"$tmp/perm-late.dtt"
+# one ring all-reduce of S bytes per rank over the 8 nodes
+{
+  echo "dtsim_trace 1"; echo "ranks 8"; echo "group world 0-7"
+  for r in 0 1 2 3 4 5 6 7; do echo "rank $r"; echo "s0 allreduce group=world bytes=$S"; done
+} >"$tmp/ring.dtt"
+
+js() { jq -r "$2" "$1"; }
+run() { # run OUT args...: the JSON report, exit status in $tmp/rc
+  local out=$1
+  shift
+  "$DTSIM" run --json "$@" >"$out" 2>"$tmp/err"
+  echo $? >"$tmp/rc"
+}
+
+# 1. the permutation alone: every flow alpha + S/B
+run "$tmp/base.json" $P "$tmp/perm.dtt"
+check "permutation: makespan alpha + S/B" "close $(js "$tmp/base.json" .makespan_s) $(awk -v a=$A -v s=$S -v b=$B 'BEGIN{print a + s / b}')"
+
+# 2. cable leaf0-spine3 failed from the start: the flows of spine 3 (3 -> 7, key 7; 7 -> 3, key 3) take spine
+#    (key mod 3) of the 3 left, spines 1 and 0, where they share a cable with 1 -> 5 and 4 -> 0: those two pairs
+#    of flows get B/2, so the makespan is alpha + 2 S/B (4 flows per direction over 3 spines: at most 2 per cable)
+run "$tmp/fail0.json" $P "$tmp/perm.dtt" --fail leaf0-spine3@0 --top 100
+check "fail leaf0-spine3@0: makespan alpha + 2 S/B (remaining spines)" \
+  "close $(js "$tmp/fail0.json" .makespan_s) $(awk -v a=$A -v s=$S -v b=$B 'BEGIN{print a + 2 * s / b}')"
+check "fail leaf0-spine3@0: the failed cable carries nothing" \
+  "[ \"\$(js $tmp/fail0.json '[.links.top[] | select(.name | startswith(\"cable:leaf0-spine3 \"))] | length')\" = 0 ]"
+check "fail leaf0-spine3@0: leaf0-spine1 up carries two flows" \
+  "[ \"\$(js $tmp/fail0.json '.links.top[] | select(.name == \"cable:leaf0-spine1 up\") | .peak_flows')\" = 2 ]"
+check "fail@0: the report compares with the run without it (send +S/B)" \
+  "close $(js "$tmp/fail0.json" .faults.by_kind.send.added_s) $(awk -v s=$S -v b=$B 'BEGIN{print 4 * s / b}')"
+check "fail@0: iteration delta S/B" "close $(js "$tmp/fail0.json" .faults.iteration_delta_s) 0.01"
+check "fail@0: baseline makespan alpha + S/B" "close $(js "$tmp/fail0.json" .faults.baseline_makespan_s) 0.010004"
+# the same cable named without the cable: prefix or with it gives the same run
+run "$tmp/fail0b.json" $P "$tmp/perm.dtt" --fail cable:leaf0-spine3@0
+check "fail cable:leaf0-spine3@0 = fail leaf0-spine3@0" "[ $(js "$tmp/fail0b.json" .makespan_s) = $(js "$tmp/fail0.json" .makespan_s) ]"
+
+# 3. a failure at 0.5 ms, during the 1 ms compute: nothing in flight, the flows started later take the detour
+run "$tmp/late.json" $P "$tmp/perm-late.dtt" --fail leaf0-spine3@0.5ms
+check "fail during compute: makespan 1 ms + alpha + 2 S/B" \
+  "close $(js "$tmp/late.json" .makespan_s) $(awk -v a=$A -v s=$S -v b=$B 'BEGIN{print 0.001 + a + 2 * s / b}')"
+check "fail during compute: exit 0, not aborted" "[ \$(cat $tmp/rc) = 0 ] && [ \"\$(js $tmp/late.json '.aborted // empty')\" = '' ]"
+check "a link changing during the run turns the shortcuts off (note)" \
+  "js $tmp/late.json '.notes[]' | grep -q 'shortcuts are off'"
+
+# 4. a failure at 2 ms, while the flows cross it: NCCL would abort; the run stops there, exit 1, not a deadlock
+run "$tmp/abort.json" $P "$tmp/perm-late.dtt" --fail leaf0-spine3@2ms
+check "fail during the flows: exit 1" "[ \$(cat $tmp/rc) = 1 ]"
+check "fail during the flows: aborted at 2 ms, naming the link" \
+  "close $(js "$tmp/abort.json" .aborted.time_s) 0.002 && js $tmp/abort.json .aborted.reason | grep -q 'cable:leaf0-spine3 failed'"
+check "fail during the flows: no deadlock key, the unfinished ops listed" \
+  "[ \"\$(js $tmp/abort.json '.deadlock // empty')\" = '' ] && [ \$(js $tmp/abort.json '.aborted.unfinished | length') -gt 0 ]"
+check "fail during the flows: stderr says aborted" "grep -q 'dtsim: aborted at 0.002 s' $tmp/err"
+
+# 5. leaf0-spine0 flapping, down 1 ms every 4 ms from 0: the flows on spine 0 (0 <-> 4) move data only while it
+#    is up ([1,4), [5,8), [9,12), [13,14) ms: 10 ms of S/B), the others end at alpha + S/B
+run "$tmp/flap.json" $P "$tmp/perm.dtt" --flap leaf0-spine0=4ms,1ms
+check "flap 1 ms every 4 ms: makespan 14 ms" "close $(js "$tmp/flap.json" .makespan_s) 0.014 1e-5"
+run "$tmp/flap2.json" $P "$tmp/perm.dtt" --flap leaf0-spine0=4ms,1ms,2ms
+# down [2,3), [6,7), [10,11) ms: data moves in [0.004,2), [3,6), [7,10), [11,13.004) ms: 10 ms of S/B
+check "flap from 2 ms: makespan alpha + S/B + 3 outages" "close $(js "$tmp/flap2.json" .makespan_s) 0.013004 1e-5"
+
+# 6. --degrade on a bandwidth-bound ring all-reduce across the nodes: the ring's two spine-crossing flows
+#    (3 -> 4, 7 -> 0) set its time; at half bandwidth its bandwidth term 2(n-1)/n S/B doubles, the latency stays
+run "$tmp/ring.json" $P "$tmp/ring.dtt"
+bwterm=$(awk -v s=$S -v b=$B 'BEGIN{print 2 * 7 / 8 * s / b}')
+for cls in leaf-spine nic-leaf gpu-nic; do
+  run "$tmp/ring-$cls.json" $P "$tmp/ring.dtt" --degrade $cls=0.5
+  d=$(awk -v x="$(js "$tmp/ring-$cls.json" .makespan_s)" -v y="$(js "$tmp/ring.json" .makespan_s)" 'BEGIN{print x - y}')
+  check "degrade $cls=0.5: the ring all-reduce's bandwidth term doubles" "close $d $bwterm"
+  check "degrade $cls=0.5: the report's allreduce added time is the bandwidth term" \
+    "close $(js "$tmp/ring-$cls.json" .faults.by_kind.allreduce.added_s) $bwterm"
+done
+check "degrade leaf-spine=0.5: applied to the 8 leaf-spine cables" "[ $(js "$tmp/ring-leaf-spine.json" '.faults.applied[0].links') = 8 ]"
+run "$tmp/ring-q.json" $P "$tmp/ring.dtt" --degrade nic3.0=0.25
+d=$(awk -v x="$(js "$tmp/ring-q.json" .makespan_s)" -v y="$(js "$tmp/ring.json" .makespan_s)" 'BEGIN{print x - y}')
+check "degrade nic3.0=0.25: the bandwidth term grows 4x (3 x the term added)" "close $d $(awk -v t=$bwterm 'BEGIN{print 3 * t}')"
+
+# 7. shortcuts stay honest: TP-8 ring inside one NVSwitch node of dgx-h100-4node (waited in closed form); a degraded
+#    class is seen by the closed form, a single slow port makes the ring non-uniform; --exact agrees every time
+T=tests/data/allreduce8.dtt
+H=platforms/dgx-h100-4node.yaml
+for deg in nvswitch-port=0.5 gpu3=0.5; do
+  run "$tmp/sc.json" $H $T --degrade $deg
+  run "$tmp/sc-exact.json" $H $T --degrade $deg --exact
+  check "degrade $deg: shortcut run = --exact" "close $(js "$tmp/sc.json" .makespan_s) $(js "$tmp/sc-exact.json" .makespan_s) 1e-9"
+  run "$tmp/sc-base.json" $H $T
+  # 64 MiB at 450 GB/s per port: bandwidth term 2 x 7/8 x S / B, doubled by a half-speed port on the ring
+  d=$(awk -v x="$(js "$tmp/sc.json" .makespan_s)" -v y="$(js "$tmp/sc-base.json" .makespan_s)" 'BEGIN{print x - y}')
+  check "degrade $deg: TP ring bandwidth term doubles" "close $d $(awk 'BEGIN{print 2 * 7 / 8 * 67108864 / 450e9}')"
+done
+run "$tmp/sc.json" $H $T --degrade nvswitch-port=0.5
+check "degrade nvswitch-port=0.5: still waited in closed form" "js $tmp/sc.json '.notes[]' | grep -q 'waited in closed form'"
+
+# 8. errors: unknown names (with near matches and how to list them), bad factors and times, a class to --fail,
+#    a partition naming a pair
+err() { # err NAME PATTERN args...: exit 2 and stderr matching PATTERN
+  local name=$1 pat=$2
+  shift 2
+  "$DTSIM" run $P "$tmp/perm.dtt" "$@" >/dev/null 2>"$tmp/e"
+  local rc=$?
+  if [ $rc = 2 ] && grep -q -- "$pat" "$tmp/e"; then ok "$name"; else bad "$name (exit $rc: $(head -2 "$tmp/e"))"; fi
+}
+err "unknown class: did you mean" "no link or link class 'leaf-spne'.*did you mean 'leaf-spine'" --degrade leaf-spne=0.5
+err "unknown link: did you mean, how to list" "did you mean 'leaf0-spine0', 'leaf0-spine1', 'leaf0-spine2'?.*platform show $P --links" --fail leaf0-spine9@0
+err "factor above 1" "expected a number in (0, 1\], found '1.5'" --degrade leaf-spine=1.5
+err "factor 0" "expected a number in (0, 1\], found '0'" --degrade leaf-spine=0
+err "factor not a number" "found 'half'" --degrade leaf-spine=half
+err "bad time" "the failure time: expected a time" --fail leaf0-spine3@soon
+err "time without a unit" "the failure time" --fail leaf0-spine3@5
+err "no time" "expects LINK@TIME" --fail leaf0-spine3
+err "class to --fail" "expects one link, found the link class 'leaf-spine'" --fail leaf-spine@0
+err "flap downtime above its period" "downtime must be above 0 and below the period" --flap leaf0-spine3=1ms,2ms
+err "partition: a NIC cable failed" "partition the fabric: ranks 0 and 4" --fail nic0-leaf0@0
+err "partition: every spine of leaf 0 failed" "partition the fabric: ranks 0 and 4" \
+  --fail leaf0-spine0@0 --fail leaf0-spine1@0 --fail leaf0-spine2@0 --fail leaf0-spine3@0
+# three of four spines failed: everything crosses spine 3 (4 flows per direction: 4 S/B)
+run "$tmp/one.json" $P "$tmp/perm.dtt" --fail leaf0-spine0@0 --fail leaf0-spine1@0 --fail leaf0-spine2@0
+check "three spines failed: makespan alpha + 4 S/B" "close $(js "$tmp/one.json" .makespan_s) $(awk -v a=$A -v s=$S -v b=$B 'BEGIN{print a + 4 * s / b}')"
+
+# 9. unused: the report is byte-identical without the options (the baseline run is one)
+"$DTSIM" run --json $P "$tmp/perm.dtt" >"$tmp/plain1.json" 2>/dev/null
+"$DTSIM" run --json $P "$tmp/perm.dtt" >"$tmp/plain2.json" 2>/dev/null
+check "no fault option: no faults key" "[ \"\$(js $tmp/plain1.json '.faults // empty')\" = '' ] && cmp -s $tmp/plain1.json $tmp/plain2.json"
+check "text report: the comparison section" "\"$DTSIM\" run $P $tmp/perm.dtt --fail leaf0-spine3@0 | grep -q 'slow and failed links (against the same run without them)'"
+finish
