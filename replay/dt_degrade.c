@@ -384,6 +384,7 @@ static void fail_actor(int argc, char **argv)
     return;
   }
   dt_topology_set_down(a->topo, a->x->link, 1);
+  a->abort_fn(a->data, simgrid_get_clock(), NULL);
   int32_t ra, rb;
   if (dt_faults_unreachable(a->topo, a->t, a->gpu_of_rank, &ra, &rb)) {
     snprintf(why, sizeof why, "link %s failed at %.9g s: ranks %d and %d can no longer reach each other (every "

@@ -74,7 +74,9 @@ int dt_faults_check(dt_faults *f, const dt_platform *p, const dt_trace *t, const
 /* What a fault did, one line for the report's notes ("degrade leaf-spine x0.5: 64 links", ...), into buf. */
 const char *dt_fault_describe(const dt_fault *x, const dt_topology *topo, char *buf, size_t size);
 
-/* Called by the runtime part when the run must stop at simulated time now_s (why: a lowercase sentence). */
+/* Called by the runtime part when the run must stop at simulated time now_s (why: a lowercase sentence), or,
+ * with why NULL, when routes changed at now_s (a link failed and flows started later take detours: drop what
+ * caches routes). */
 typedef void (*dt_fault_abort_fn)(void *data, double now_s, const char *why);
 
 /* Starts the runtime part inside the SimGrid simulation (after dt_sg_platform_build, before simgrid_run): one

@@ -272,6 +272,14 @@ static void fold_all(dt_linkload *ll, double w)
   ll->folded = w;
 }
 
+void dt_linkload_forget_routes(dt_linkload *ll)
+{
+  if (!ll)
+    return;
+  for (size_t k = 0; k < ROUTE_CACHE; k++)
+    ll->routes[k] = (ll_route){-1, -1, 0, {0}};
+}
+
 void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double bytes, double start_s, double end_s,
                      dt_op_kind kind, int32_t group)
 {

@@ -83,6 +83,10 @@ void dt_linkload_set_watermark(dt_linkload *ll, double (*fn)(void *data), void *
  * DT_LINK_MAX_JOBS (more are ignored). Without this call nothing per job is kept. */
 void dt_linkload_set_jobs(dt_linkload *ll, const int32_t *job_of_gpu, int32_t njobs);
 
+/* Drops the routes cached per GPU pair: call when the topology's routes change (a link failed during the run,
+ * replay/dt_degrade.h). NULL is a no-op. */
+void dt_linkload_forget_routes(dt_linkload *ll);
+
 /* Records one transfer of `bytes` payload bytes from global GPU src_gpu to dst_gpu, active in simulated time
  * [start_s, end_s), for an op of `kind` on trace group `group` (-1 and DT_OP_SEND for a send/recv pair; the
  * group's dimension, or the trace's point-to-point dimension, labels it). A transfer from a GPU to itself

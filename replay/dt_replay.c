@@ -1071,6 +1071,10 @@ static int cmp_member(const void *a, const void *b)
 static void on_fault_abort(void *data, double now, const char *why)
 {
   replay_run *R = data;
+  if (!why) { /* routes changed */
+    dt_linkload_forget_routes(R->c.linkload);
+    return;
+  }
   if (R->abort_why)
     return;
   R->abort_why = dt_xstrdup(why);

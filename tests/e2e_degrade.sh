@@ -65,7 +65,9 @@ run "$tmp/fail0b.json" $P "$tmp/perm.dtt" --fail cable:leaf0-spine3@0
 check "fail cable:leaf0-spine3@0 = fail leaf0-spine3@0" "[ $(js "$tmp/fail0b.json" .makespan_s) = $(js "$tmp/fail0.json" .makespan_s) ]"
 
 # 3. a failure at 0.5 ms, during the 1 ms compute: nothing in flight, the flows started later take the detour
-run "$tmp/late.json" $P "$tmp/perm-late.dtt" --fail leaf0-spine3@0.5ms
+run "$tmp/late.json" $P "$tmp/perm-late.dtt" --fail leaf0-spine3@0.5ms --top 100
+check "fail during compute: the per-link accounting follows the detour (leaf0-spine1 up: 2 flows, spine3: none)" \
+  "[ \"\$(js $tmp/late.json '.links.top[] | select(.name == \"cable:leaf0-spine1 up\") | .peak_flows')\" = 2 ] && [ \"\$(js $tmp/late.json '[.links.top[] | select(.name | startswith(\"cable:leaf0-spine3 \"))] | length')\" = 0 ]"
 check "fail during compute: makespan 1 ms + alpha + 2 S/B" \
   "close $(js "$tmp/late.json" .makespan_s) $(awk -v a=$A -v s=$S -v b=$B 'BEGIN{print 0.001 + a + 2 * s / b}')"
 check "fail during compute: exit 0, not aborted" "[ \$(cat $tmp/rc) = 0 ] && [ \"\$(js $tmp/late.json '.aborted // empty')\" = '' ]"
