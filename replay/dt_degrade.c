@@ -299,9 +299,15 @@ int dt_faults_partition_error(const dt_topology *topo, const dt_trace *t, const 
   int32_t a, b;
   if (!dt_faults_unreachable(topo, t, gpu_of_rank, &a, &b))
     return DT_OK;
+  char failed[512] = "", name[128];
+  size_t len = 0, nd = 0;
+  for (size_t i = 0; i < dt_topology_link_count(topo); i++)
+    if (dt_topology_is_down(topo, i) && nd++ < 4 && len < sizeof failed)
+      len += (size_t)snprintf(failed + len, sizeof failed - len, "%s%s", nd > 1 ? ", " : "",
+                              nd > 3 ? "..." : dt_topology_link_name(topo, i, name, sizeof name));
   return dt_error_set(err, "", 0, 0, "the failed links partition the fabric: ranks %d and %d (gpu%d and gpu%d) "
-                      "communicate but every route between them crosses a failed link", (int)a, (int)b,
-                      (int)gpu_of_rank[a], (int)gpu_of_rank[b]);
+                      "communicate but every route between them crosses a failed link (failed: %s)", (int)a, (int)b,
+                      (int)gpu_of_rank[a], (int)gpu_of_rank[b], failed);
 }
 
 int dt_faults_check(dt_faults *f, const dt_platform *p, const dt_trace *t, const int32_t *placement, dt_error *err)

@@ -558,6 +558,117 @@ START_TEST(test_dragonfly_parallel_globals)
 }
 END_TEST
 
+
+/* ---- slow and failed links (dt_topology_scale_bandwidth, dt_topology_set_down) ---- */
+
+static size_t link_named(const dt_topology *t, const char *name)
+{
+  char buf[128];
+  for (size_t i = 0; i < dt_topology_link_count(t); i++)
+    if (strcmp(dt_topology_link_name(t, i, buf, sizeof buf), name) == 0)
+      return i;
+  ck_abort_msg("no link '%s'", name);
+  return 0;
+}
+
+START_TEST(test_fail_two_level)
+{
+  /* 8 single-NIC nodes, radix 8, 1:1: 2 leaves of 4, 4 spines; NIC 7's flows from leaf 0 take spine 7 mod 4 = 3 */
+  dt_platform p = fat_tree(8, 1, 1, 2, 8, 1, DT_WIRING_NODE);
+  dt_topology *t = build(&p);
+  double lat, bw;
+  expect_route(t, 3, 7, &lat, &bw, 6, "nic3.0 up", "cable:nic3-leaf0 up", "cable:leaf0-spine3 up",
+               "cable:leaf1-spine3 down", "cable:nic7-leaf1 down", "nic7.0 down");
+  size_t c = link_named(t, "cable:leaf0-spine3");
+  dt_topology_set_down(t, c, 1);
+  ck_assert(dt_topology_is_down(t, c));
+  /* spines 0, 1, 2 are left for leaves 0-1: the (7 mod 3)-th of them, spine 1; alpha unchanged */
+  expect_route(t, 3, 7, &lat, &bw, 6, "nic3.0 up", "cable:nic3-leaf0 up", "cable:leaf0-spine1 up",
+               "cable:leaf1-spine1 down", "cable:nic7-leaf1 down", "nic7.0 down");
+  assert_close(lat, 2 * NIC_LAT + 4 * LINK_LAT, "detour alpha");
+  /* the reverse flow (key 3) came down spine 3 to leaf 0: now spine 3 mod 3 = 0 */
+  expect_route(t, 7, 3, &lat, &bw, 6, "nic7.0 up", "cable:nic7-leaf1 up", "cable:leaf1-spine0 up",
+               "cable:leaf0-spine0 down", "cable:nic3-leaf0 down", "nic3.0 down");
+  /* a flow whose spine is up keeps it */
+  expect_route(t, 1, 5, &lat, &bw, 6, "nic1.0 up", "cable:nic1-leaf0 up", "cable:leaf0-spine1 up",
+               "cable:leaf1-spine1 down", "cable:nic5-leaf1 down", "nic5.0 down");
+  /* every spine of leaf 0 down: across the leaves unreachable, inside a leaf still fine */
+  for (int s = 0; s < 4; s++) {
+    char name[64];
+    snprintf(name, sizeof name, "cable:leaf0-spine%d", s);
+    dt_topology_set_down(t, link_named(t, name), 1);
+  }
+  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  ck_assert_int_eq(dt_topology_route(t, 3, 7, hops, NULL, NULL), DT_ROUTE_UNREACHABLE);
+  ck_assert_int_eq(dt_topology_route(t, 0, 3, hops, NULL, NULL), 4);
+  /* back up: the original route again */
+  for (int s = 0; s < 4; s++) {
+    char name[64];
+    snprintf(name, sizeof name, "cable:leaf0-spine%d", s);
+    dt_topology_set_down(t, link_named(t, name), 0);
+  }
+  expect_route(t, 3, 7, &lat, &bw, 6, "nic3.0 up", "cable:nic3-leaf0 up", "cable:leaf0-spine3 up",
+               "cable:leaf1-spine3 down", "cable:nic7-leaf1 down", "nic7.0 down");
+  /* a failed NIC has no detour */
+  dt_topology_set_down(t, link_named(t, "nic3.0"), 1);
+  ck_assert_int_eq(dt_topology_route(t, 3, 7, hops, NULL, NULL), DT_ROUTE_UNREACHABLE);
+  /* a degraded cable: the route's bottleneck */
+  dt_topology_scale_bandwidth(t, link_named(t, "cable:leaf0-spine2"), 0.25);
+  expect_route(t, 2, 6, &lat, &bw, 6, "nic2.0 up", "cable:nic2-leaf0 up", "cable:leaf0-spine2 up",
+               "cable:leaf1-spine2 down", "cable:nic6-leaf1 down", "nic6.0 down");
+  assert_close(bw, 25e9, "degraded cable bottleneck (100 GB/s x 0.25)");
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_fail_three_level)
+{
+  /* test_three_level's tree: 0 -> 23 goes leaf0-agg1, agg1-core3, agg5-core3, leaf5-agg5 */
+  dt_platform p = fat_tree(12, 2, 1, 3, 4, 1, DT_WIRING_NODE);
+  dt_topology *t = build(&p);
+  double lat, bw;
+  size_t core = link_named(t, "cable:agg1-core3");
+  dt_topology_set_down(t, core, 1);
+  /* the other core uplink of aggregation switches 1 and 5: m = 0, core 1*2 + 0 = 2 */
+  expect_route(t, 0, 23, &lat, &bw, 8, "nic0.0 up", "cable:nic0-leaf0 up", "cable:leaf0-agg1 up",
+               "cable:agg1-core2 up", "cable:agg5-core2 down", "cable:leaf5-agg5 down", "cable:nic11-leaf5 down",
+               "nic11.0 down");
+  dt_topology_set_down(t, core, 0);
+  dt_topology_set_down(t, link_named(t, "cable:leaf0-agg1"), 1);
+  /* aggregation index 0 instead (pods 0 and 2: switches 0 and 4), its core (11/2) mod 2 = 1 */
+  expect_route(t, 0, 23, &lat, &bw, 8, "nic0.0 up", "cable:nic0-leaf0 up", "cable:leaf0-agg0 up",
+               "cable:agg0-core1 up", "cable:agg4-core1 down", "cable:leaf5-agg4 down", "cable:nic11-leaf5 down",
+               "nic11.0 down");
+  assert_close(lat, 2 * NIC_LAT + 6 * LINK_LAT, "detour alpha across pods");
+  /* with aggregation index 0 unable to reach a core of pod 2 either, nothing is left */
+  dt_topology_set_down(t, link_named(t, "cable:agg0-core0"), 1);
+  dt_topology_set_down(t, link_named(t, "cable:agg0-core1"), 1);
+  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  ck_assert_int_eq(dt_topology_route(t, 0, 23, hops, NULL, NULL), DT_ROUTE_UNREACHABLE);
+  dt_topology_free(t);
+}
+END_TEST
+
+START_TEST(test_fail_dragonfly_global)
+{
+  /* test_dragonfly_parallel_globals: 0 -> 2 takes global link 2 of 4; failed, the (2 mod 3)-th still up: link 3,
+   * whose gateways are routers 1 and 3 */
+  dt_platform p = base_platform(4, 1, 1);
+  p.topology = DT_NET_DRAGONFLY;
+  p.groups = 2;
+  p.routers_per_group = 2;
+  p.nodes_per_router = 1;
+  p.global_links_per_router = 2;
+  p.local_bandwidth = p.global_bandwidth = 25e9;
+  dt_topology *t = build(&p);
+  dt_topology_set_down(t, link_named(t, "cable:group0-group1.2"), 1);
+  double lat, bw;
+  expect_route(t, 0, 2, &lat, &bw, 7, "nic0.0 up", "cable:nic0-router0 up", "cable:router0-router1 up",
+               "cable:group0-group1.3 up", "cable:router2-router3 down", "cable:nic2-router2 down", "nic2.0 down");
+  dt_topology_free(t);
+}
+END_TEST
+
 static Suite *topology_suite(void)
 {
   Suite *s = suite_create("topology");
@@ -577,6 +688,11 @@ static Suite *topology_suite(void)
   tcase_add_test(tc, test_pcie_nics);
   tcase_add_test(tc, test_dragonfly);
   tcase_add_test(tc, test_dragonfly_parallel_globals);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("faults");
+  tcase_add_test(tc, test_fail_two_level);
+  tcase_add_test(tc, test_fail_three_level);
+  tcase_add_test(tc, test_fail_dragonfly_global);
   suite_add_tcase(s, tc);
   tc = tcase_create("limits");
   tcase_add_test(tc, test_does_not_fit);
