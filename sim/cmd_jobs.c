@@ -462,7 +462,7 @@ static void jobs_json(void *gen, const void *data)
   yajl_gen g = gen;
   const jobs_report *J = data;
   const dt_linkstats *L = J->together->links;
-  char buf[256];
+  char buf[8192]; /* a node list: every other node of 1,024 fits */
   dt_json_string(g, "jobs");
   yajl_gen_array_open(g);
   for (size_t k = 0; k < J->njobs; k++) {
