@@ -5,17 +5,21 @@
  * (dt_bench_run_forked). docs/bench.md "Calibrating from your own measurements" has the worked example. */
 #include "cmd_calibrate.h"
 
+#include "../common/dt_units.h"
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
 #include "cmd_bench.h"
 #include "dt_bench.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <yajl/yajl_parse.h>
 #include <yajl/yajl_tree.h>
 #include <yaml.h>
 
@@ -112,15 +116,20 @@ static int read_text(const char *path, const char *text, table *t, int in_place,
       }
       continue;
     }
-    unsigned long long size, count;
-    char type[32], redop[32], root[32], c1[32], c2[32], c3[32], c4[32], c5[32], c6[32], c7[32], c8[32];
-    int n = sscanf(s, "%llu %llu %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s", &size, &count, type, redop,
-                   root, c1, c2, c3, c4, c5, c6, c7, c8);
+    char sz[32], cnt[32], type[32], redop[32], root[32], c1[32], c2[32], c3[32], c4[32], c5[32], c6[32], c7[32],
+        c8[32];
+    int n = sscanf(s, "%31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s %31s", sz, cnt, type, redop, root,
+                   c1, c2, c3, c4, c5, c6, c7, c8);
+    long long size, count;
     if (n < 9)
       return dt_error_set(err, path, (long)line, 0,
                           "expected an nccl-tests row (size count type redop root time algbw busbw #wrong ...), found "
                           "'%.60s'",
                           s);
+    /* digits alone (dt_parse_whole): '%llu' took '-8' as 2^64 - 8 */
+    if (dt_parse_whole(sz, 0, (long long)DT_BYTES_MAX, &size) != 0 || dt_parse_whole(cnt, 0, LLONG_MAX, &count) != 0)
+      return dt_error_set(err, path, (long)line, 0, "expected a size in bytes from 0 to 2^53 and a count (whole "
+                          "numbers) at the start of the row, found '%s %s'", sz, cnt);
     const char *tv = in_place ? c5 : c1;
     if (in_place && n < 13)
       return dt_error_set(err, path, (long)line, 0, "--in-place: the row has no in-place columns");
@@ -130,7 +139,7 @@ static int read_text(const char *path, const char *text, table *t, int in_place,
       return dt_error_set(err, path, (long)line, 0, "expected a time in us above zero, found '%s'", tv);
     if (t->n >= MAX_ROWS)
       return dt_error_set(err, path, (long)line, 0, "more than %d rows", MAX_ROWS);
-    t->size[t->n] = size;
+    t->size[t->n] = (uint64_t)size;
     t->time_s[t->n] = us * 1e-6;
     t->n++;
   }
@@ -146,8 +155,19 @@ static int read_json(const char *path, const char *text, table *t, int in_place,
 {
   char why[512];
   yajl_val root = yajl_tree_parse(text, why, sizeof why);
-  if (!root)
-    return dt_error_set(err, path, 0, 0, "not valid JSON: %s", why);
+  if (!root) {
+    /* yajl's tree parser gives no position: a parser without callbacks over the same text stops where it fails */
+    size_t len = strlen(text), at = len;
+    yajl_handle h = yajl_alloc(NULL, NULL, NULL);
+    if (yajl_parse(h, (const unsigned char *)text, len) != yajl_status_ok)
+      at = yajl_get_bytes_consumed(h);
+    else if (yajl_complete_parse(h) != yajl_status_ok)
+      at = len;
+    yajl_free(h);
+    why[strcspn(why, "\n")] = '\0';
+    return dt_error_set(err, path, 0, 0, "not valid JSON at byte %zu%s: %s", at,
+                        at >= len ? " (the end: the file is truncated)" : "", why);
+  }
   int rc = DT_ERR;
   const char *args_path[] = {"args", NULL}, *cfg_path[] = {"config", NULL}, *res_path[] = {"results", NULL};
   yajl_val args = yajl_tree_get(root, args_path, yajl_t_array);
@@ -209,6 +229,9 @@ static int read_table(const char *path, const char *op_name, int in_place, table
   snprintf(t->path, sizeof t->path, "%s", path);
   if (op_name && !(t->op = dt_bench_op_find(op_name)))
     return dt_error_set(err, "", 0, 0, "--op: unknown nccl-tests op '%s'", op_name);
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return dt_error_set(err, path, 0, 0, "is a directory, not an nccl-tests output file (give the files in it)");
   FILE *f = fopen(path, "rb");
   if (!f)
     return dt_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
@@ -219,7 +242,18 @@ static int read_table(const char *path, const char *op_name, int in_place, table
     if (n + 1 >= cap)
       text = dt_xrealloc(text, cap *= 2);
   }
+  int rerr = ferror(f) ? errno : 0;
   fclose(f);
+  if (rerr) {
+    free(text);
+    return dt_error_set(err, path, 0, 0, "read error: %s", strerror(rerr));
+  }
+  const char *nul = memchr(text, '\0', n);
+  if (nul) {
+    size_t at = (size_t)(nul - text);
+    free(text);
+    return dt_error_set(err, path, 0, 0, "a NUL byte at byte %zu: not the text or JSON output of nccl-tests", at);
+  }
   text[n] = '\0';
   const char *s = text;
   while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')
@@ -540,6 +574,16 @@ int dt_cmd_calibrate(int argc, char **argv)
       out = optarg;
       break;
     case O_OP:
+      if (!dt_bench_op_find(optarg)) {
+        size_t nops;
+        const dt_bench_op *ops = dt_bench_ops(&nops);
+        char list[256] = "";
+        for (size_t i = 0; i < nops; i++)
+          snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", ops[i].name);
+        fprintf(stderr, "dtsim calibrate: --op expects an nccl-tests op (%s), found '%s'\nrun 'dtsim help calibrate' "
+                "for usage\n", list, optarg);
+        return EXIT_USAGE;
+      }
       op = optarg;
       break;
     case O_IP:

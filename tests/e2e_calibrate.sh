@@ -53,4 +53,18 @@ check "a JSON result without a time is exit 2" '[ $rc -eq 2 ] && grep -q "result
 check "a platform without an nccl section is exit 2" '[ $rc -eq 2 ] && grep -q "has no .nccl. section" "$tmp/err"'
 "$DTSIM" calibrate platforms/dgx-h100.yaml >/dev/null 2>"$tmp/err"; rc=$?
 check "no measurement file is a usage error" '[ $rc -eq 2 ] && grep -q "expected a platform file and at least one" "$tmp/err"'
+printf '# Collective test starting: all_reduce_perf\n        -1024   256  float  sum  -1  10.0  0.1  0.1  0\n' >"$tmp/neg.txt"
+"$DTSIM" calibrate platforms/dgx-h100.yaml "$tmp/neg.txt" --no-loo >/dev/null 2>"$tmp/err"; rc=$?
+check "a negative size is exit 2 at file:2 (was read as 2^64 - 1024, exit 0)" \
+  '[ $rc -eq 2 ] && grep -q "neg.txt:2: expected a size in bytes from 0 to 2^53 .* found .-1024 256." "$tmp/err"'
+"$DTSIM" calibrate platforms/dgx-h100.yaml "$tmp" >/dev/null 2>"$tmp/err"; rc=$?
+check "a directory is exit 2 saying so" '[ $rc -eq 2 ] && grep -q "is a directory, not an nccl-tests output file" "$tmp/err"'
+head -c 300 tests/data/h100_all_reduce_perf.json >"$tmp/trunc.json"
+"$DTSIM" calibrate platforms/dgx-h100.yaml "$tmp/trunc.json" >/dev/null 2>"$tmp/err"; rc=$?
+check "a truncated -J file is exit 2 with the byte offset" '[ $rc -eq 2 ] && grep -q "trunc.json: not valid JSON at byte 300 (the end: the file is truncated)" "$tmp/err"'
+printf '{"config": {}, "results": [}\n' >"$tmp/badj.json"
+"$DTSIM" calibrate platforms/dgx-h100.yaml "$tmp/badj.json" >/dev/null 2>"$tmp/err"; rc=$?
+check "a syntax error in JSON is exit 2 at its byte" '[ $rc -eq 2 ] && grep -q "badj.json: not valid JSON at byte 2[0-9]:" "$tmp/err"'
+"$DTSIM" calibrate --op allreduce platforms/dgx-h100.yaml tests/data/h100_all_reduce_perf.txt >/dev/null 2>"$tmp/err"; rc=$?
+check "--op allreduce is exit 2 listing the ops" '[ $rc -eq 2 ] && grep -q "op expects an nccl-tests op (all_reduce, all_gather, .*sendrecv), found .allreduce." "$tmp/err"'
 finish
