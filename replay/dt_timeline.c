@@ -4,6 +4,7 @@
 #include "../common/dt_json.h"
 #include "../common/dt_util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ dt_timeline *dt_timeline_open(const char *path, const dt_trace *t, const int32_t
 {
   FILE *f = fopen(path, "w");
   if (!f) {
-    dt_error_set(err, path, 0, 0, "cannot create the timeline file");
+    dt_error_set(err, path, 0, 0, "cannot create the timeline file: %s", strerror(errno));
     return NULL;
   }
   dt_timeline *tl = dt_xcalloc(1, sizeof *tl);
@@ -198,7 +199,7 @@ int dt_timeline_close(dt_timeline *tl, dt_error *err)
   if (fclose(tl->f) != 0)
     tl->failed = 1;
   if (tl->failed)
-    rc = dt_error_set(err, tl->path, 0, 0, "cannot write the timeline file");
+    rc = dt_error_set(err, tl->path, 0, 0, "cannot write the timeline file: %s", strerror(errno));
   else
     XBT_VERB("wrote the timeline %s", tl->path);
   yajl_gen_free(tl->g);

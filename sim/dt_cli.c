@@ -469,6 +469,10 @@ static int cmd_run(int argc, char **argv)
       plot_dir = optarg;
       break;
     case 'Y':
+      if (!*optarg) {
+        usage_error("run", "%s", "--timeline expects a file name, found ''");
+        goto done_usage;
+      }
       ro.timeline = optarg;
       break;
     case 'K':
@@ -564,6 +568,10 @@ static int cmd_run(int argc, char **argv)
   }
   if (gen && !gf.source) {
     usage_error("run", "%s", "generator options need --gen PRESET or --workload FILE");
+    goto done_usage;
+  }
+  if (tl_ranks_arg && !ro.timeline) { /* was silently ignored */
+    usage_error("run", "%s", "--timeline-ranks selects the ranks of a timeline: give --timeline FILE too");
     goto done_usage;
   }
   if (gen ? argc - optind != 1 : argc - optind < 2) {
