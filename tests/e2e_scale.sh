@@ -43,7 +43,12 @@ check "a DP group left out of --grad is named" \
 "$DTSIM" scale "$tmp/g2.dtt" --tp 3 --dp 4 --grad $grads -o "$tmp/x.dtt" >/dev/null 2>"$tmp/err"; rc=$?
 check "a layout that does not divide the ranks is refused" '[ $rc -eq 2 ] && grep -q "not a multiple of tp 3" "$tmp/err"'
 "$DTSIM" scale "$tmp/g2.dtt" --tp 2 --pp 2 --dp 4 --grad nope -o "$tmp/x.dtt" >/dev/null 2>"$tmp/err"; rc=$?
-check "an unknown group is named" '[ $rc -eq 2 ] && grep -q "group .nope., which the trace does not have" "$tmp/err"'
+check "an unknown group is named, with the trace file" '[ $rc -eq 2 ] && grep -q "g2.dtt: --grad names group .nope., which the trace does not have" "$tmp/err"'
+"$DTSIM" scale "$tmp/g2.dtt" --tp 2 --pp 2 --dp 4 --grad dp.pp0.tp0,dp.pp0.tp0 -o "$tmp/x.dtt" >/dev/null 2>"$tmp/err"; rc=$?
+check "a group named twice: exit 2 with the trace file" '[ $rc -eq 2 ] && grep -q "g2.dtt: --grad names group .dp.pp0.tp0. twice" "$tmp/err"'
+"$DTSIM" scale "$tmp/g2.dtt" --tp 2 --pp 2 --dp 1 --grad $grads -o "$tmp/x.dtt" >/dev/null 2>"$tmp/err"; rc=$?
+check "--dp 1 below the input's 2 replicas is refused (was accepted silently)" \
+  '[ $rc -eq 2 ] && grep -q "g2.dtt: --dp 1 is fewer replicas than the input.s 2" "$tmp/err" && [ ! -e "$tmp/x.dtt" ]'
 # pipeline peers are in the replica: tp 2 x pp 2 read as tp 1 x pp 1 (dp 8) puts them across replicas
 "$DTSIM" scale "$tmp/g2.dtt" --dp 16 --grad $grads -o "$tmp/x.dtt" >/dev/null 2>"$tmp/err"; rc=$?
 check "a wrong layout is caught (groups or peers across replicas)" '[ $rc -eq 2 ]'

@@ -118,13 +118,19 @@ int dt_trace_scale(const dt_trace *in, const dt_scale_opts *o, dt_trace **out, F
 {
   *out = NULL;
   layout L = {o->tp, 0, o->pp, o->dp};
+  /* the input's first source file, for errors about the whole trace (its layout, the --grad names) */
+  const char *src = in->nfiles > 1 ? in->files[1] : in->files[0];
   int32_t N = in->nranks;
   if (L.T < 1 || L.P < 1 || L.D < 1)
     return dt_error_set(err, "", 0, 0, "--tp, --pp and --dp must be at least 1");
   if (N % (L.T * L.P) != 0)
-    return dt_error_set(err, "", 0, 0, "the trace has %d ranks: not a multiple of tp %d x pp %d", (int)N, (int)L.T,
+    return dt_error_set(err, src, 0, 0, "the trace has %d ranks: not a multiple of tp %d x pp %d", (int)N, (int)L.T,
                         (int)L.P);
   L.D0 = N / (L.T * L.P);
+  if (L.D < L.D0) /* was accepted silently: the replicas past dp dropped, ZeRO shards grown by dp0 / dp */
+    return dt_error_set(err, src, 0, 0, "--dp %d is fewer replicas than the input's %d (%d ranks / (tp %d x pp %d)): "
+                        "dtsim scale adds data-parallel replicas, it does not remove them", (int)L.D, (int)L.D0, (int)N,
+                        (int)L.T, (int)L.P);
   if ((int64_t)L.T * L.D * L.P > DT_TRACE_MAX_RANKS)
     return dt_error_set(err, "", 0, 0, "tp %d x dp %d x pp %d is more ranks than dtsim supports (%d)", (int)L.T,
                         (int)L.D, (int)L.P, DT_TRACE_MAX_RANKS);
@@ -137,12 +143,18 @@ int dt_trace_scale(const dt_trace *in, const dt_scale_opts *o, dt_trace **out, F
   for (size_t i = 0; i < o->ngrad && rc == DT_OK; i++) {
     int g = dt_trace_find_group(in, o->grad[i]);
     if (g < 0) {
-      rc = dt_error_set(err, "", 0, 0, "--grad names group '%s', which the trace does not have", o->grad[i]);
+      const char **names = dt_xmalloc(sizeof *names * (in->ngroups ? in->ngroups : 1));
+      for (size_t k = 0; k < in->ngroups; k++)
+        names[k] = in->groups[k].name;
+      const char *near = dt_nearest_word(o->grad[i], names, in->ngroups);
+      rc = dt_error_set(err, src, 0, 0, "--grad names group '%s', which the trace does not have%s%s%s", o->grad[i],
+                        near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+      free(names);
       break;
     }
     const dt_group *gr = &in->groups[g];
     if (gi[g].role == G_GRAD) {
-      rc = dt_error_set(err, "", 0, 0, "--grad names group '%s' twice", gr->name);
+      rc = dt_error_set(err, src, 0, 0, "--grad names group '%s' twice", gr->name);
       break;
     }
     int ok = gr->nranks == (size_t)L.D0;
@@ -151,7 +163,7 @@ int dt_trace_scale(const dt_trace *in, const dt_scale_opts *o, dt_trace **out, F
            pp_of(&L, gr->ranks[m], L.D0) == pp_of(&L, gr->ranks[0], L.D0) &&
            dp_of(&L, gr->ranks[m], L.D0) == (int32_t)m;
     if (!ok) {
-      rc = dt_error_set(err, "", 0, 0,
+      rc = dt_error_set(err, in->files[gr->file < in->nfiles ? gr->file : 0], (long)gr->line, 0,
                         "group '%s' (%zu ranks, first %d) is not a data-parallel group of the layout tp "
                         "%d x dp %d x pp %d: a DP group holds the %d ranks t + %d*(j + %d*k), j = 0..%d, in that order",
                         gr->name, gr->nranks, (int)gr->ranks[0], (int)L.T, (int)L.D0, (int)L.P, (int)L.D0, (int)L.T,
