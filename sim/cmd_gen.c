@@ -366,16 +366,19 @@ int dt_cmd_gen(int argc, char **argv)
     if (dt_gen_flags_source(&gf, "PRESET", argv[optind], "gen") < 0)
       goto cleanup;
   }
-  if (!out && !summary) {
-    fprintf(stderr, "dtsim gen: expected -o OUT or --summary\nrun 'dtsim help gen' for usage\n");
-    goto cleanup;
-  }
   if (summary && out && strcmp(out, "-") == 0) {
     fprintf(stderr, "dtsim gen: --summary and -o - both write to standard output\nrun 'dtsim help gen' for usage\n");
     goto cleanup;
   }
+  /* the model first: 'gen nosuchmodel' said "expected -o OUT" before naming the unknown preset */
   dt_gen_config c;
-  if (dt_gen_flags_config(&gf, &c, &err) != DT_OK || dt_gen_build(&c, 0, &t, &err) != DT_OK)
+  if (gf.source && dt_gen_flags_config(&gf, &c, &err) != DT_OK)
+    goto fail;
+  if (!out && !summary) {
+    fprintf(stderr, "dtsim gen: expected -o OUT or --summary\nrun 'dtsim help gen' for usage\n");
+    goto cleanup;
+  }
+  if ((!gf.source && dt_gen_flags_config(&gf, &c, &err) != DT_OK) || dt_gen_build(&c, 0, &t, &err) != DT_OK)
     goto fail;
   if (out) {
     if (dt_check_output_size(t, out, max_output, "gen", &err) != DT_OK || dt_trace_write_native(t, out, &err) != DT_OK)
