@@ -125,6 +125,16 @@ timeout 20 "$DTSIM" import "$tmp/kbig.json.gz" -o "$tmp/kbig.dtt" >/dev/null 2>"
 check "a 17 MiB JSON string: exit 2 at its byte offset with the 16 MiB limit" \
   '[ $rc -eq 2 ] && grep -q "JSON string longer than 16 MiB at byte 16777241" "$tmp/kbig.err"'
 
+# a Process Group Ranks list that does not close, a Group size of 0: errors at the event (were accepted silently)
+kineto '"rank":0,"world_size":2' "$(kev ncclKernel_AllReduce 0 5 7 ',"Collective name":"allreduce","In msg nelems":4,"Out msg nelems":4,"dtype":"Float","Group size":2,"Process Group Name":"0","Process Group Ranks":"[0, 1"')" >"$tmp/kpg.json"
+"$DTSIM" import "$tmp/kpg.json" -o "$tmp/kpg.dtt" >/dev/null 2>"$tmp/kpg.err"; rc=$?
+check "an unclosed 'Process Group Ranks' list: exit 2 at its byte" \
+  '[ $rc -eq 2 ] && grep -q "kpg.json: bad event value near byte [0-9]*: .Process Group Ranks. is not a list of ranks" "$tmp/kpg.err"'
+kineto '"rank":0,"world_size":2' "$(kev ncclKernel_AllReduce 0 5 7 ',"Collective name":"allreduce","In msg nelems":4,"Out msg nelems":4,"dtype":"Float","Group size":0,"Process Group Name":"0","Process Group Ranks":"[0, 1]"')" >"$tmp/kgs.json"
+"$DTSIM" import "$tmp/kgs.json" -o "$tmp/kgs.dtt" >/dev/null 2>"$tmp/kgs.err"; rc=$?
+check "'Group size': 0: exit 2 at its byte with the range" \
+  '[ $rc -eq 2 ] && grep -q "kgs.json: bad event value near byte [0-9]*: .Group size. expects a rank count from 1 to 1048576, found .0." "$tmp/kgs.err"'
+
 # --- converted quantities: finite and inside the documented ranges (docs/platform.md "Ranges")
 # plat NAME SED: node8.yaml with one substitution, checked with 'platform check'
 plat() { sed "$2" tests/data/node8.yaml >"$tmp/$1.yaml"; "$DTSIM" platform check "$tmp/$1.yaml" >/dev/null 2>"$tmp/$1.err"; }
@@ -280,6 +290,16 @@ for v in '"2"' '!n 2' '+2' '-0'; do
   "$DTSIM" gen --workload "$tmp/qw.yaml" --summary >/dev/null 2>"$tmp/qw.err"; rc=$?
   check "workload tp: $v is exit 2 at its position" '[ $rc -eq 2 ] && grep -q "qw.yaml:3:16: .tp. expects a whole number" "$tmp/qw.err"'
 done
+
+# --- options that name nothing or depend on another
+"$DTSIM" run --timeline '' tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/tl.err"; rc=$?
+check "--timeline '': exit 2 saying a file name is expected" '[ $rc -eq 2 ] && grep -q "timeline expects a file name, found" "$tmp/tl.err"'
+"$DTSIM" run --timeline "$tmp/nodir/t.json" tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/tl2.err"; rc=$?
+check "--timeline in a missing folder: exit 2 with the file and the cause" '[ $rc -eq 2 ] && grep -q "nodir/t.json: cannot create the timeline file: No such file or directory" "$tmp/tl2.err"'
+"$DTSIM" run --timeline-ranks 0 tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/tl3.err"; rc=$?
+check "--timeline-ranks without --timeline: exit 2 (was ignored)" '[ $rc -eq 2 ] && grep -q "give --timeline FILE too" "$tmp/tl3.err"'
+"$DTSIM" gen nosuchmodel >/dev/null 2>"$tmp/gen.err"; rc=$?
+check "gen nosuchmodel names the unknown preset first (not -o)" '[ $rc -eq 2 ] && grep -q "unknown preset .nosuchmodel." "$tmp/gen.err" && ! grep -q "expected -o" "$tmp/gen.err"'
 
 # --- a single-valued flag given twice: the last one wins (README "Conventions")
 "$DTSIM" run --json --top 1 --top 2 tests/data/node8.yaml "$tmp/two.dtt" >"$tmp/top2.json" 2>/dev/null

@@ -336,6 +336,25 @@ static int cat_code(const char *s, size_t len)
   return CAT_OTHER;
 }
 
+/* Whether s (len bytes) is a Python list of ranks as PyTorch writes `Process Group Ranks`: '[', whole numbers
+ * separated by commas (and spaces), maybe PyTorch's '...' where it cut the list, ']'. */
+static int rank_list_ok(const char *s, size_t len)
+{
+  size_t i = 0;
+  while (i < len && s[i] == ' ')
+    i++;
+  if (i == len || s[i] != '[')
+    return 0;
+  while (len > i && s[len - 1] == ' ')
+    len--;
+  if (s[len - 1] != ']')
+    return 0;
+  for (size_t j = i + 1; j + 1 < len; j++)
+    if (!isdigit((unsigned char)s[j]) && s[j] != ',' && s[j] != ' ' && s[j] != '.')
+      return 0;
+  return 1;
+}
+
 static void set_bad(kin *k, const char *fmt, ...) DT_PRINTF(2, 3);
 static void set_bad(kin *k, const char *fmt, ...)
 {
@@ -496,6 +515,11 @@ static int on_scalar(kin *k, const char *s, size_t len, int is_string)
       }
       break;
     case K_PGA_RANKS:
+      if (!rank_list_ok(s, len)) { /* an unclosed list was read as complete */
+        set_bad(k, "'Process Group Ranks' is not a list of ranks such as '[0, 1]' (or PyTorch's cut '[0, 1, ...]'), "
+                "found '%.*s%s'", len > 60 ? 60 : (int)len, s, len > 60 ? "..." : "");
+        return 0;
+      }
       e->pg_ranks = dt_grow(e->pg_ranks, &e->pg_ranks_cap, len + 1, 1);
       memcpy(e->pg_ranks, s, len);
       e->pg_ranks[len] = '\0';
@@ -515,8 +539,12 @@ static int on_scalar(kin *k, const char *s, size_t len, int is_string)
         e->out_nelems = v, e->has_out = 1;
       break;
     case K_GROUP_SIZE:
-      if (parse_int(s, len, &v) == 0)
-        e->group_size = v;
+      if (parse_int(s, len, &v) != 0 || v < 1 || v > DT_TRACE_MAX_RANKS) { /* 0 was ignored silently */
+        set_bad(k, "'Group size' expects a rank count from 1 to %d, found '%.*s'", DT_TRACE_MAX_RANKS,
+                len > 40 ? 40 : (int)len, s);
+        return 0;
+      }
+      e->group_size = v;
       break;
     case K_SEQ:
       if (parse_int(s, len, &v) == 0 && v >= 0)
