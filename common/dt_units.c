@@ -229,7 +229,10 @@ const char *dt_format_time(double s, char *buf, size_t size)
       return buf;
     }
   }
-  snprintf(buf, size, "%.1f s", s);
+  if (fabs(s) < 1e6)
+    snprintf(buf, size, "%.1f s", s);
+  else /* engineering notation keeps the report's columns (11 characters at most) */
+    snprintf(buf, size, "%.4g s", s);
   return buf;
 }
 

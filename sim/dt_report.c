@@ -65,6 +65,23 @@ static int reported_kind(dt_op_kind k)
 
 /* ---- JSON ---- */
 
+/* v with two decimals when that fits width characters, else in engineering notation (4 digits), so that a
+ * huge value never pushes the columns after it. */
+static const char *fit_fixed(double v, int width, char *buf, size_t size)
+{
+  if (snprintf(buf, size, "%.2f", v) > width)
+    snprintf(buf, size, "%.4g", v);
+  return buf;
+}
+
+/* A count in at most width characters (engineering notation above). */
+static const char *fit_count(uint64_t n, int width, char *buf, size_t size)
+{
+  if (snprintf(buf, size, "%llu", (unsigned long long)n) > width)
+    snprintf(buf, size, "%.3e", (double)n);
+  return buf;
+}
+
 static void json_str(yajl_gen g, const char *s)
 {
   dt_json_string(g, s); /* valid UTF-8 whatever the capture holds */
@@ -1107,9 +1124,11 @@ void dt_report_text(FILE *f, const dt_report_input *in)
     if (!reported_kind((dt_op_kind)k) || ks->count == 0)
       continue;
     any = 1;
-    fprintf(f, "  %-16s %-10llu %-14s %-12s %-11.2f %.2f\n", dt_op_kind_name((dt_op_kind)k),
-            (unsigned long long)ks->count, dt_format_bytes((double)ks->bytes, b1, sizeof b1),
-            dt_format_time(ks->time_s, b2, sizeof b2), dt_kind_algbw(ks) / 1e9, dt_kind_busbw(ks) / 1e9);
+    char cnt[32], alg[32], bus[32];
+    fprintf(f, "  %-16s %-10s %-14s %-12s %-11s %s\n", dt_op_kind_name((dt_op_kind)k),
+            fit_count(ks->count, 10, cnt, sizeof cnt), dt_format_bytes((double)ks->bytes, b1, sizeof b1),
+            dt_format_time(ks->time_s, b2, sizeof b2), fit_fixed(dt_kind_algbw(ks) / 1e9, 11, alg, sizeof alg),
+            fit_fixed(dt_kind_busbw(ks) / 1e9, 11, bus, sizeof bus));
   }
   if (!any)
     fprintf(f, "  (no communication)\n");

@@ -248,6 +248,7 @@ START_TEST(test_format)
   ck_assert_str_eq(dt_format_time(999.99e-9, buf, sizeof buf), "1 us");
   ck_assert_str_eq(dt_format_time(100.4e-9, buf, sizeof buf), "100.4 ns");
   ck_assert_str_eq(dt_format_time(123456.0, buf, sizeof buf), "123456.0 s");
+  ck_assert_str_eq(dt_format_time(9.9e11, buf, sizeof buf), "9.9e+11 s"); /* a report column's width at most */
   ck_assert_str_eq(dt_format_bytes(512, buf, sizeof buf), "512 B");
   ck_assert_str_eq(dt_format_bytes(1024, buf, sizeof buf), "1 KiB");
   ck_assert_str_eq(dt_format_bytes(8388608, buf, sizeof buf), "8 MiB");

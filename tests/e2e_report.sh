@@ -143,4 +143,25 @@ check "--timeline-ranks 0-1,9 writes ranks 0, 1 and 9 only" \
 "$DTSIM" run --timeline "$tmp/tl3.json" --timeline-ranks 0-99 platforms/dgx-h100-4node.yaml $GEN >/dev/null 2>&1; rc=$?
 check "--timeline-ranks outside the trace: exit 2" '[ $rc -eq 2 ]'
 
+# huge values keep the columns: an 8 PiB all-reduce on a 1 EB/s switch (algbw 1e9 GB/s) and 1e7 s of compute
+sed 's|100GB/s|1000PB/s|g' tests/data/node8.yaml >"$tmp/fast.yaml"
+{
+  printf 'dtsim_trace 1\nranks 2\ngroup w 0-1\n'
+  for r in 0 1; do
+    printf 'rank %d\ns0 allreduce group=w bytes=9007199254740992\n' $r
+    for _ in 1 2 3 4 5 6 7 8 9 10; do echo "s0 compute dur=1000000s"; done
+  done
+} >"$tmp/huge.dtt"
+"$DTSIM" run "$tmp/fast.yaml" "$tmp/huge.dtt" >"$tmp/huge.txt" 2>/dev/null
+# every value of the by-op-kind row and the per-rank rows starts under its header's word, after a space
+aligned() { # HEADER-REGEX ROW-REGEX WORD...
+  awk -v h="$1" -v r="$2" -v words="$3" '
+    $0 ~ h && hd == "" { hd = $0 } $0 ~ r && hd != "" && row == "" { row = $0 }
+    END { n = split(words, w, " "); if (row == "") exit 1
+          for (i = 1; i <= n; i++) { c = index(hd, w[i]); if (c < 2 || substr(row, c - 1, 1) != " " || substr(row, c, 1) == " ") exit 1 } }' "$tmp/huge.txt"
+}
+check "huge values keep the by-op-kind columns (engineering notation)" \
+  'aligned "^by op kind" "^  allreduce " "count bytes time algbw busbw" && grep -q "^  allreduce .* 9.99[0-9]e+08 " "$tmp/huge.txt"'
+check "huge times keep the per-rank columns" 'aligned "^per rank" "^  rank 0 " "compute comm exposed wait" && grep -q "^makespan *1e+07 s" "$tmp/huge.txt"'
+
 finish
