@@ -6,6 +6,7 @@
  * docs/replay.md describes the model. */
 #include "dt_replay.h"
 
+#include "../common/dt_units.h"
 #include "../common/dt_util.h"
 #include "../platforms/dt_compute.h"
 #include "dt_critpath.h"
@@ -130,8 +131,12 @@ typedef struct replay_run {
   size_t ops_done;
   double makespan;
   dt_kind_stats by_kind[DT_OP_COUNT];
-  double *marks;        /* completion times of rank 0's marks */
+  double *marks;        /* completion times of rank 0's marks, in completion order (so ascending) */
   size_t nmarks, marks_cap;
+  size_t straddle;      /* rank 0's ops running on another stream when one of its marks completed */
+  int32_t straddle_sid; /* the first such op: stream id, op index, the mark's time */
+  size_t straddle_idx;
+  double straddle_mark;
   dt_instance_fn on_instance;
   void *on_instance_data;
   sg_mailbox_t *pair_boxes; /* by pair id: looked up once (sg_mailbox_by_name is a simcall), NULL until then */
@@ -667,6 +672,21 @@ static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const 
   if (op->kind == DT_OP_MARK && rank == 0) {
     R->marks = dt_grow(R->marks, &R->marks_cap, R->nmarks, sizeof *R->marks);
     R->marks[R->nmarks++] = end;
+  } else if (rank == 0 && R->nmarks > 0 && end > issue) {
+    /* a mark completed while this op ran (issue < mark < end): the iteration it ends does not hold all of it */
+    size_t lo = 0, hi = R->nmarks;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (R->marks[mid] <= issue)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo < R->nmarks && R->marks[lo] < end && R->straddle++ == 0) {
+      R->straddle_sid = dt_trace_rank_body(R->c.t, rank)->streams[fs - R->rank_stream0[rank]].id;
+      R->straddle_idx = index;
+      R->straddle_mark = R->marks[lo];
+    }
   }
   if (op->kind == DT_OP_MARK && R->mark_job && R->mark_job[rank] >= 0) {
     int32_t j = R->mark_job[rank];
@@ -978,6 +998,14 @@ static dt_stats *collect_stats(replay_run *R)
   }
 
   /* notes: the assumptions that applied to this trace */
+  if (R->straddle) {
+    char at[32];
+    add_note(s, &notes_cap,
+             "iterations: %zu op%s of rank 0 still ran on other streams when one of its marks ended an iteration "
+             "(first: s%d op %zu, across the mark at %s); an iteration is the time between marks, so such an op's "
+             "time counts in two iterations", R->straddle, R->straddle == 1 ? "" : "s", (int)R->straddle_sid,
+             R->straddle_idx, dt_format_time(R->straddle_mark, at, sizeof at));
+  }
   size_t rings = kinds_seen[DT_OP_ALLREDUCE] + kinds_seen[DT_OP_REDUCESCATTER] + kinds_seen[DT_OP_ALLGATHER] +
                  kinds_seen[DT_OP_OTHER];
   if (R->c.fidelity == DT_FIDELITY_FLOW && rings > 0)

@@ -291,6 +291,15 @@ for v in '"2"' '!n 2' '+2' '-0'; do
   check "workload tp: $v is exit 2 at its position" '[ $rc -eq 2 ] && grep -q "qw.yaml:3:16: .tp. expects a whole number" "$tmp/qw.err"'
 done
 
+# --- a mark that ends an iteration while another stream of rank 0 still runs: said in the notes
+printf 'dtsim_trace 1\nranks 1\nrank 0\ns0 compute dur=1ms\ns0 mark\ns1 compute dur=3ms\ns0 compute dur=1ms\ns0 mark\n' >"$tmp/straddle.dtt"
+"$DTSIM" run --json tests/data/node8.yaml "$tmp/straddle.dtt" >"$tmp/straddle.json" 2>"$tmp/straddle.err"; rc=$?
+check "a 3 ms op across marks at 1 and 2 ms: iterations 1 ms, 1 ms and a note naming s1 op 0 and the 1 ms mark" \
+  '[ $rc -eq 0 ] && [ "$(jq -c .iterations_s "$tmp/straddle.json")" = "[0.001,0.001]" ] && grep -q "note: iterations: 1 op of rank 0 still ran on other streams when one of its marks ended an iteration (first: s1 op 0, across the mark at 1 ms)" "$tmp/straddle.err"'
+printf 'dtsim_trace 1\nranks 1\nrank 0\ns0 compute dur=1ms\ns1 compute dur=3ms\ns0 mark after=s1:0\n' >"$tmp/nostraddle.dtt"
+"$DTSIM" run --json tests/data/node8.yaml "$tmp/nostraddle.dtt" >/dev/null 2>"$tmp/nostraddle.err"
+check "a mark after every stream's work: no such note" '! grep -q "still ran on other streams" "$tmp/nostraddle.err"'
+
 # --- options that name nothing or depend on another
 "$DTSIM" run --timeline '' tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/tl.err"; rc=$?
 check "--timeline '': exit 2 saying a file name is expected" '[ $rc -eq 2 ] && grep -q "timeline expects a file name, found" "$tmp/tl.err"'
