@@ -11,6 +11,7 @@
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
 #include "../platforms/dt_topology.h"
+#include "../replay/dt_degrade.h"
 #include "../replay/dt_linkload.h"
 #include "../replay/dt_replay.h"
 #include "../traces/dt_merge.h"
@@ -84,7 +85,8 @@ const char dt_jobs_usage[] =
     "run's with a jobs section (iteration alone and together, slowdown, bytes per link class).\n"
     "\n"
     "  options before the first --job: --json, --fidelity flow|step, --exact, --algo A, --proto P,\n"
-    "  --cfg KEY:VALUE, --top N, --no-links (as for 'dtsim run'; --no-links leaves out the link classes)\n";
+    "  --cfg KEY:VALUE, --top N, --no-links, --degrade, --fail, --flap (as for 'dtsim run'; --no-links\n"
+    "  leaves out the link classes; the link faults apply to every run, alone and together)\n";
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -528,6 +530,9 @@ static void jobs_json(void *gen, const void *data)
   }
 }
 
+/* getopt_long values of the link faults (as dtsim run's) */
+enum { OPT_DEGRADE = 2100, OPT_FAIL, OPT_FLAP };
+
 int dt_cmd_jobs(int argc, char **argv)
 {
   static const struct option run_opts[] = {{"json", no_argument, NULL, 'j'},
@@ -539,6 +544,9 @@ int dt_cmd_jobs(int argc, char **argv)
                                            {"no-links", no_argument, NULL, 'L'},
                                            {"top", required_argument, NULL, 'T'},
                                            {"exact", no_argument, NULL, 'X'},
+                                           {"degrade", required_argument, NULL, OPT_DEGRADE},
+                                           {"fail", required_argument, NULL, OPT_FAIL},
+                                           {"flap", required_argument, NULL, OPT_FLAP},
                                            {NULL, 0, NULL, 0}};
   int first_job = 1;
   while (first_job < argc && !is_job_flag(argv[first_job]))
@@ -557,6 +565,9 @@ int dt_cmd_jobs(int argc, char **argv)
   dt_stats *s = NULL;
   int32_t *placement = NULL, *job_of_rank = NULL;
   char *label = NULL;
+  int32_t first[DT_MERGE_MAX_JOBS + 1]; /* each job's first rank in the together run */
+  dt_faults faults; /* --degrade, --fail, --flap: the same fabric for every run, alone and together */
+  dt_faults_init(&faults);
   dt_error err;
   dt_error_clear(&err);
 
@@ -618,6 +629,17 @@ int dt_cmd_jobs(int argc, char **argv)
       sprintf(sg_cfg[ro.simgrid_argc], "--cfg=%s", optarg);
       ro.simgrid_argc++;
       ro.simgrid_argv = sg_cfg;
+      break;
+    }
+    case OPT_DEGRADE:
+    case OPT_FAIL:
+    case OPT_FLAP: {
+      char why[512];
+      if (dt_faults_parse(&faults, opt == OPT_DEGRADE ? DT_FAULT_DEGRADE : opt == OPT_FAIL ? DT_FAULT_FAIL
+                          : DT_FAULT_FLAP, optarg, why, sizeof why) != 0) {
+        usage("%s", why);
+        goto done;
+      }
       break;
     }
     case 'h':
@@ -693,23 +715,10 @@ int dt_cmd_jobs(int argc, char **argv)
       goto fail;
   }
 
-  /* each job alone, in a child */
-  alone = dt_xcalloc(njobs, sizeof *alone);
-  for (size_t k = 0; k < njobs; k++) {
-    alone_arg a = {p, &jobs[k], &ro};
-    char what[64];
-    snprintf(what, sizeof what, "the alone run of job '%s'", jobs[k].name);
-    if (dt_run_forked(alone_child, &a, &alone[k], sizeof alone[k], what, &err) != DT_OK) {
-      dt_error_prefix(&err, "job '%s' alone: ", jobs[k].name);
-      goto fail;
-    }
-  }
-
   /* all together, here */
   {
     dt_trace *ts[DT_MERGE_MAX_JOBS];
     const char *names[DT_MERGE_MAX_JOBS];
-    int32_t first[DT_MERGE_MAX_JOBS + 1];
     for (size_t k = 0; k < njobs; k++) {
       ts[k] = jobs[k].t;
       names[k] = jobs[k].name;
@@ -734,6 +743,29 @@ int dt_cmd_jobs(int argc, char **argv)
     for (size_t k = 0; k < njobs; k++)
       sprintf(label + strlen(label), "%s%s (%s)", k ? ", " : "", jobs[k].name, jobs[k].label);
   }
+  if (faults.n > 0) { /* the links' names, and no pair of any job cut off, checked once on all the jobs */
+    if (dt_faults_check(&faults, p, merged, placement, &err) != DT_OK) {
+      char ranges[512] = "";
+      for (size_t k = 0, len = 0; k < njobs && len < sizeof ranges; k++) /* what the merged rank numbers mean */
+        len += (size_t)snprintf(ranges + len, sizeof ranges - len, "%s'%s' %d-%d", k ? ", " : "", jobs[k].name,
+                                (int)first[k], (int)first[k + 1] - 1);
+      dt_error_prefix(&err, "the jobs together (ranks %s): ", ranges);
+      goto fail;
+    }
+    ro.faults = &faults;
+  }
+  /* each job alone, in a child */
+  alone = dt_xcalloc(njobs, sizeof *alone);
+  for (size_t k = 0; k < njobs; k++) {
+    alone_arg a = {p, &jobs[k], &ro}; /* the child sets its own placement and job */
+    char what[64];
+    snprintf(what, sizeof what, "the alone run of job '%s'", jobs[k].name);
+    if (dt_run_forked(alone_child, &a, &alone[k], sizeof alone[k], what, &err) != DT_OK) {
+      dt_error_prefix(&err, "job '%s' alone: ", jobs[k].name);
+      goto fail;
+    }
+  }
+
   double cpu0 = cpu_seconds(RUSAGE_SELF);
   if (dt_replay_run(p, merged, &ro, &s, &err) != DT_OK)
     goto fail;
@@ -791,6 +823,7 @@ done:
   for (int i = 0; i < ro.simgrid_argc; i++)
     free(sg_cfg[i]);
   free(sg_cfg);
+  dt_faults_clear(&faults);
   dt_platform_free(p);
   return rc;
 }

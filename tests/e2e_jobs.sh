@@ -54,6 +54,13 @@ check "4:1: bytes together = bytes alone" \
 check "4:1: text report has the jobs table" 'grep -q "^  a  *2  *0,4  *100 ms  *200 ms  *x1.9999" "$tmp/ov.txt"'
 check "4:1: text report lists the shared leaf-spine class" 'grep -q "^  leaf-spine  *4/4  *4  *a" "$tmp/ov.txt"'
 
+# 2b. the same with the leaf-spine cables at half bandwidth (--degrade, for every run): B/2 on the up-link,
+#     alone 2 alpha + S/(B/2) = 0.200012 s, together 2 alpha + 2 S/(B/2) = 0.400012 s
+"$DTSIM" run --json $D/jobs-oversub4.yaml --degrade leaf-spine=0.5 --job a $AR --nodes 0,4 --job b $AR --nodes 1,5 \
+  >"$tmp/dg.json" 2>/dev/null
+check "degraded 4:1: alone 0.200012 s" 'close "$(jv "$tmp/dg.json" ".jobs[1].alone_s")" 0.200012'
+check "degraded 4:1: together 0.400012 s" 'close "$(jv "$tmp/dg.json" ".jobs[1].together_s")" 0.400012'
+
 # 3. shortcuts stay honest: alone, a's all-to-all over nodes 0 and 4 owns its links and is waited in closed form
 #    (alpha + (S/2)/B = 0.020006 s); together with b's all-reduce on nodes 1 and 5 the up-links are shared, so it
 #    must be simulated: a's 200 MB at B/2 take 0.04 s (0.040006 s), b moves 0.2 GB meanwhile and its last 0.8 GB
@@ -141,6 +148,8 @@ err "placement and nodes both" "give one --placement or one --nodes" $D/jobs-ove
   --placement "$tmp/b15.txt"
 err "a trace before the jobs" "expected one platform file before the first --job" $D/jobs-oversub4.yaml $AR --job a $AR
 err "an unknown job option" "job 'a': unknown job option '--bogus'" $D/jobs-oversub4.yaml --job a $AR --bogus
+err "a partition names the ranks of each job" "the jobs together (ranks 'a' 0-1, 'b' 2-3): the failed links partition the fabric: ranks 2 and 3" \
+  $D/jobs-oversub4.yaml --fail cable:leaf0-spine0@0 --job a $AR --nodes 0,1 --job b $AR --nodes 2,6
 err "a generator error names the job" "job 'b': " $D/jobs-oversub4.yaml --job a $AR --job b --gen neox-125m --tp 8
 
 finish
