@@ -18,6 +18,7 @@ void dt_platform_free(dt_platform *p)
   free(p->gpu_model);
   free(p->nvlinks);
   free(p->cost.currency);
+  dt_platform_var_free(p->variability);
   free(p);
 }
 

@@ -5,6 +5,7 @@
 #define DT_PLATFORM_H
 
 #include "../common/dt_error.h"
+#include "dt_platform_var.h"
 
 #include <stddef.h>
 
@@ -156,6 +157,7 @@ typedef struct dt_platform {
   dt_power_figures nic_power;    /* `nics.power`: a power, or {idle, busy} */
   dt_power_figures switch_power; /* `network.switch_power`: a power, or {idle, busy} (load: port utilisation) */
   dt_cost_figures cost;          /* `cost:` */
+  dt_platform_var *variability; /* `variability:` (speed factors, jitter, late starts), owned; NULL when absent */
 } dt_platform;
 
 /* Loads and validates a platform YAML file (libyaml). On success returns DT_OK and sets *out (free with

@@ -35,7 +35,8 @@ typedef enum {
   T_POWER2,    /* a power ("700W"), or a mapping {idle: W, busy: W} (lo == 1: only the mapping), stored in a
                   dt_power_figures */
   T_MONEY,     /* plain number in [0, MONEY_MAX], stored as double */
-  T_NCCLVER    /* an NCCL version "2.17" or "2.17.1", stored as int (dt_nccl_version_parse) */
+  T_NCCLVER,   /* an NCCL version "2.17" or "2.17.1", stored as int (dt_nccl_version_parse) */
+  T_VARIABILITY /* the `variability:` section, read by dt_platform_var.c (stored in p->variability) */
 } value_type;
 
 /* Rows of the schema, in the order the tables below list them. The `nccl.protocols.<P>` and
@@ -63,6 +64,7 @@ enum {
   ALGO_ROWS(CHAIN), ALGO_ROWS(DIRECT), ALGO_ROWS(PAT),
   R_GPU_POWER, R_NICS_POWER, R_NET_SWPOWER,
   R_COST, R_COST_CUR, R_COST_GPU, R_COST_NIC, R_COST_SW, R_COST_KWH,
+  R_VAR,
   R_COUNT
 };
 
@@ -201,6 +203,7 @@ static const key_spec schema[R_COUNT] = {
   [R_COST_SW] = {"switch_hour", R_COST, T_MONEY, 0, F(cost.switch_hour), 0, 0, 0, 0, NULL, 0, 0},
   [R_COST_KWH] = {"energy_kwh", R_COST, T_MONEY, 0, F(cost.energy_kwh), 0, 0, 0, 0, NULL, 0, 0},
   ALGO_SPEC(PAT, "pat", DT_ALGO_PAT),
+  [R_VAR] = {"variability", -1, T_VARIABILITY, 0, NOFIELD, 0, 0, 0, 0, NULL, 0, 0},
 };
 
 /* Which kinds (bit 1 << choice index) allow and which require a key; a key given with another kind is an
@@ -490,6 +493,8 @@ static int convert(loader *L, int row, yaml_node_t *v)
     return convert_links(L, v);
   if (k->type == T_POWER2)
     return convert_power(L, row, v);
+  if (k->type == T_VARIABILITY)
+    return dt_platform_var_parse_yaml(L->doc, v, L->file, &L->p->variability, L->err);
   if (v->type != YAML_SCALAR_NODE || is_null(v) || !*scalar_text(v)) {
     if (k->type == T_CHOICE) {
       char list[256] = "";
@@ -625,6 +630,7 @@ static int convert(loader *L, int row, yaml_node_t *v)
   case T_SECTION:
   case T_LINKS:
   case T_POWER2:
+  case T_VARIABILITY:
     break;
   }
   return DT_OK;
@@ -872,6 +878,8 @@ static int validate(loader *L)
          require(L, R_INTRA_CPU_LAT, " (required for kind 'pcie' with more than one switch)") != DT_OK))
       return DT_ERR;
   }
+  if (dt_platform_var_check(p->variability, L->file, p->nodes, p->gpus_per_node, L->err) != DT_OK)
+    return DT_ERR;
   if (L->val[R_NICS] && p->gpus_per_node % p->nics_per_node != 0)
     return fail_at(L, L->val[R_NICS_PER_NODE], "'nics.per_node' (%d) does not divide 'gpus_per_node' (%d)",
                    p->nics_per_node, p->gpus_per_node);

@@ -155,6 +155,8 @@ typedef struct replay_run {
   double **jmarks;      /* njobs */
   size_t *njmarks, *jmarks_cap;
   int32_t *job_of_gpu;  /* per GPU, for the per-link accounting; NULL without jobs */
+  dt_var *var;          /* speed factors, jitter, late starts (dt_variability.h), or NULL: none, nothing consulted */
+  int var_unfolded;     /* folding was possible but refused because the ranks of a class differ */
 } replay_run;
 
 static char payload_token;
@@ -259,6 +261,8 @@ static void exec_op(replay_run *R, int32_t rank, const dt_op *op)
   switch (op->kind) {
   case DT_OP_COMPUTE: {
     double d = compute_seconds(R->c.p, op);
+    if (R->var) /* a straggler's speed factor and the op's jitter (docs/whatif.md) */
+      d = dt_var_compute(R->var, R->c.t, rank, op, d);
     /* the overlap tax: NCCL kernels running on the rank slow its compute (docs/replay.md) */
     if (R->c.p->nccl && R->c.p->overlap_tax > 0 && R->c.comm_active[rank] > 0)
       d /= 1 - R->c.p->overlap_tax;
@@ -742,6 +746,8 @@ static void stream_actor(int argc, char **argv)
   int32_t rank = a->rank;
   sg_actor_daemonize(sg_actor_self());
   const dt_stream *st = &dt_trace_rank_body(R->c.t, rank)->streams[a->flat - R->rank_stream0[rank]];
+  if (R->var && R->var->late[rank] > 0) /* a rank that starts late: all its streams wait (docs/whatif.md) */
+    sg_actor_sleep_for(R->var->late[rank]);
 
   for (size_t i = 0; i < st->nops;) {
     size_t j = i + 1;
@@ -1042,6 +1048,18 @@ static dt_stats *collect_stats(replay_run *R)
                             "alpha-beta collectives, docs/replay.md)", R->c.p->name);
   if (kinds_seen[DT_OP_OTHER])
     add_note(s, &notes_cap, "%zu 'other' ops replayed as ring all-reduces of their bytes", kinds_seen[DT_OP_OTHER]);
+  if (R->var) {
+    char vbuf[900];
+    add_note(s, &notes_cap, "%s", dt_var_describe(R->var, vbuf, sizeof vbuf));
+    s->variability = 1;
+    s->seed = R->var->seed;
+    s->jitter_sigma = R->var->sigma;
+    s->nslow = R->var->nslow;
+    s->nlate = R->var->nlate;
+  }
+  if (R->var_unfolded)
+    add_note(s, &notes_cap, "shortcuts: ranks not folded: the members of a tensor-parallel class differ in speed, "
+                            "jitter or start, so every rank is simulated");
 
   /* deadlock: the first unfinished op of every stream (with the rest of its batch) is blocked */
   if (not_done > 0) {
@@ -1089,6 +1107,21 @@ static dt_stats *collect_stats(replay_run *R)
 
 /* ---- driver ---- */
 
+/* Folding stays exact under variability when every rank computes and starts as its class's representative: no
+ * jitter (each rank draws its own), equal speed factors and late starts within each class. */
+static int var_keeps_fold(const replay_run *R)
+{
+  const dt_var *v = R->var;
+  if (v->sigma > 0)
+    return 0;
+  for (int32_t r = 0; r < R->c.t->nranks; r++) {
+    int32_t rep = (int32_t)R->c.t->groups[R->c.fold_cls[r]].ranks[0];
+    if (v->speed[r] != v->speed[rep] || v->late[r] != v->late[rep])
+      return 0;
+  }
+  return 1;
+}
+
 static int cmp_member(const void *a, const void *b)
 {
   const rp_member *x = a, *y = b;
@@ -1135,6 +1168,8 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   for (size_t r = 0; r < nranks; r++)
     gpu_of_rank[r] = opts->placement ? opts->placement[r] : (int32_t)r;
   if (check_inputs(p, t, gpu_of_rank, err) != DT_OK)
+    goto cleanup;
+  if (dt_var_resolve(p, opts->variability, gpu_of_rank, t->nranks, &R.var, err) != DT_OK)
     goto cleanup;
   if (dt_topology_build(p, &R.c.topo, err) != DT_OK)
     goto cleanup;
@@ -1210,7 +1245,13 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   rp_coll_init(&R.c);
   if (rp_select_check(&R.c, err) != DT_OK)
     goto cleanup;
-  if (!opts->on_instance && !opts->timeline && rp_fold_plan(&R.c) > 0) { /* only the representatives run */
+  int folded = !opts->on_instance && !opts->timeline && rp_fold_plan(&R.c) > 0;
+  if (folded && R.var && !var_keeps_fold(&R)) { /* folded ranks copy their representative: they must be alike */
+    R.c.fold = 0;
+    folded = 0;
+    R.var_unfolded = 1;
+  }
+  if (folded) { /* only the representatives run */
     active = 0;
     for (size_t r = 0; r < nranks; r++) {
       const dt_rank *body = dt_trace_rank_body(t, (int32_t)r);
@@ -1392,5 +1433,6 @@ cleanup:
   free(R.rank_stream0);
   dt_topology_free(R.c.topo);
   free(gpu_of_rank);
+  dt_var_free(R.var);
   return rc;
 }

@@ -6,6 +6,7 @@
 #include "../platforms/dt_platform.h"
 #include "../traces/dt_trace.h"
 #include "dt_stats.h"
+#include "dt_variability.h"
 
 typedef enum { DT_FIDELITY_FLOW = 0, DT_FIDELITY_STEP } dt_fidelity;
 
@@ -51,6 +52,8 @@ typedef struct dt_replay_opts {
   int32_t njobs;              /* 1 .. DT_LINK_MAX_JOBS when job_of_rank is set */
   struct dt_faults *faults;   /* slow, failed and flapping links (replay/dt_degrade.h), or NULL (default); resolved
                                  against the platform by the run (it fills their link counts) */
+  const dt_var_opts *variability; /* --slow, --late, --jitter, --seed (dt_variability.h), or NULL (default): the
+                                 platform's `variability:` section alone applies */
 } dt_replay_opts;
 
 /* Fills the defaults: flow fidelity, default placement, auto algorithm and protocol, no SimGrid arguments, no

@@ -128,6 +128,10 @@ typedef struct dt_stats {
   uint64_t explain_dropped; /* instances not explained: more distinct (kind, group, size, choice) than kept */
   size_t njobs;           /* dt_replay_opts.njobs when job_of_rank was given, else 0 */
   dt_job_stats *jobs;     /* njobs entries, owned; NULL without jobs */
+  int variability;        /* 1 when speed factors, jitter or late starts applied (replay/dt_variability.h) */
+  uint64_t seed;          /* then: the jitter's seed */
+  double jitter_sigma;    /* lognormal sigma of the per-compute-op factor, 0 = no jitter */
+  int32_t nslow, nlate;   /* ranks with a speed factor other than 1, ranks that start late */
 } dt_stats;
 
 /* algbw and busbw in bytes/s of a kind (0 when its time is 0): nccl_bytes/time_s and bus_bytes/time_s. */

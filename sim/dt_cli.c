@@ -21,6 +21,7 @@
 #include "dt_simlog.h"
 #include "dt_explain.h"
 #include "dt_plot.h"
+#include "dt_samples.h"
 
 #include <getopt.h>
 #include <errno.h>
@@ -94,7 +95,13 @@ static const char run_usage[] =
     "  --compute-gap TIME     NCCL log, DeepSpeed: compute before every communication call (default 0: the\n"
     "                         logs have no durations)\n"
     "  --world N              DeepSpeed: world size (the log is rank 0's only)\n"
-    "  --group-size KIND=N    DeepSpeed: group size of op KIND (allreduce, allgather, ..., or all), repeatable\n";
+    "  --group-size KIND=N    DeepSpeed: group size of op KIND (allreduce, allgather, ..., or all), repeatable\n"
+    "  --slow RANKS=FACTOR    compute-speed factor of ranks (0-7, 3, 0,5,9; 0.5 = half speed), repeatable\n"
+    "  --late RANKS=TIME      ranks start TIME late (e.g. 3=2ms), repeatable\n"
+    "  --jitter SIGMA         per compute op a lognormal factor of mean 1 and sigma SIGMA (0 to 1)\n"
+    "  --seed N               the jitter's seed (default: variability.seed, else 1); same seed, same output\n"
+    "  --samples N            run N seeds (seed, seed+1, ...) and report the mean and 5-95 % interval of\n"
+    "                         the iteration and of its critical-path split (needs jitter; docs/whatif.md)\n";
 
 static const char import_usage[] =
     "usage: dtsim import [options] FILE... -o OUT\n"
@@ -324,6 +331,46 @@ int dt_cli_import_option(int opt, const char *cmdname, dt_import_opts *io)
   }
 }
 
+/* getopt values of the variability options (docs/whatif.md), clear of the letters and DT_GEN_OPT_BASE's range */
+enum { OPT_SLOW = 2100, OPT_LATE, OPT_JITTER, OPT_SEED, OPT_SAMPLES };
+
+/* --slow, --late, --jitter, --seed, --samples. Returns 1 if handled, 0 if not, -1 on error (reported). */
+static int var_option(int opt, dt_var_opts *vo, size_t *samples)
+{
+  char why[512];
+  int rc = 0;
+  switch (opt) {
+  case OPT_SLOW:
+  case OPT_LATE:
+    rc = dt_var_opts_add(vo, optarg, opt == OPT_LATE, why, sizeof why);
+    break;
+  case OPT_JITTER:
+    rc = dt_var_opts_sigma(vo, optarg, why, sizeof why);
+    break;
+  case OPT_SEED:
+    rc = dt_var_opts_seed(vo, optarg, why, sizeof why);
+    break;
+  case OPT_SAMPLES: {
+    char *end;
+    errno = 0;
+    long v = strtol(optarg, &end, 10);
+    if (end == optarg || *end || errno || v < 1 || v > DT_SAMPLES_MAX) {
+      snprintf(why, sizeof why, "--samples expects a count of seeds from 1 to %d, found '%s'", DT_SAMPLES_MAX, optarg);
+      rc = -1;
+    } else
+      *samples = (size_t)v;
+    break;
+  }
+  default:
+    return 0;
+  }
+  if (rc != 0) {
+    usage_error("run", "%s", why);
+    return -1;
+  }
+  return 1;
+}
+
 /* Ranks a --timeline shows when --timeline-ranks does not say. */
 #define TIMELINE_DEFAULT_RANKS 64
 
@@ -411,6 +458,11 @@ static int cmd_run(int argc, char **argv)
                                            {"degrade", required_argument, NULL, OPT_DEGRADE},
                                            {"fail", required_argument, NULL, OPT_FAIL},
                                            {"flap", required_argument, NULL, OPT_FLAP},
+                                           {"slow", required_argument, NULL, OPT_SLOW},
+                                           {"late", required_argument, NULL, OPT_LATE},
+                                           {"jitter", required_argument, NULL, OPT_JITTER},
+                                           {"seed", required_argument, NULL, OPT_SEED},
+                                           {"samples", required_argument, NULL, OPT_SAMPLES},
                                            IMPORT_LONG_OPTIONS};
   size_t nrun = sizeof run_opts / sizeof run_opts[0], ngen = 0;
   while (dt_gen_long_options[ngen].name)
@@ -436,11 +488,17 @@ static int cmd_run(int argc, char **argv)
   dt_faults_init(&faults);
   dt_fault_cmp fcmp;
   memset(&fcmp, 0, sizeof fcmp);
+  dt_var_opts vo;        /* --slow, --late, --jitter, --seed */
+  memset(&vo, 0, sizeof vo);
+  size_t nsamples = 0;
+  dt_samples *samples = NULL;
   int opt;
   optind = 1;
   int rc = EXIT_USAGE;
   while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    int handled = dt_cli_import_option(opt, "run", &io);
+    int handled = var_option(opt, &vo, &nsamples);
+    if (!handled)
+      handled = dt_cli_import_option(opt, "run", &io);
     if (!handled) {
       handled = dt_gen_flags_take(&gf, opt, optarg, "run");
       if (handled > 0)
@@ -628,6 +686,18 @@ static int cmd_run(int argc, char **argv)
     ro.timeline_ranks = tl_ranks;
     ro.ntimeline_ranks = n;
   }
+  ro.variability = &vo;
+  if (nsamples > 0) { /* jitter to sample, and the first seed fixed so that the fault baseline runs it too */
+    if (!dt_var_has_jitter(&vo, p)) {
+      usage_error("run", "%s", "--samples needs jitter to sample: give --jitter SIGMA or a variability.jitter "
+                               "section in the platform");
+      rc = EXIT_USAGE;
+      goto cleanup;
+    }
+    uint64_t seed0 = vo.has_seed ? vo.seed : p->variability && p->variability->has_seed ? p->variability->seed : 1;
+    vo.has_seed = 1;
+    vo.seed = seed0;
+  }
   if (faults.n > 0) { /* the names are checked first, then the same run without the faults, in a child */
     if (dt_faults_check(&faults, p, t, ro.placement, &err) != DT_OK)
       goto fail;
@@ -636,16 +706,22 @@ static int cmd_run(int argc, char **argv)
       goto fail;
     ro.faults = &faults;
   }
+  /* the other seeds in child processes, before this process's SimGrid starts */
+  if (nsamples > 0 && dt_samples_run(p, t, &ro, nsamples, vo.seed, &samples, &err) != DT_OK)
+    goto fail;
   if (dt_replay_run(p, t, &ro, &s, &err) != DT_OK)
     goto fail;
   if (faults.n > 0)
     dt_faultcmp_finish(&fcmp, s);
+  if (samples)
+    dt_samples_finish(samples, s);
 
   if (!label)
     label = trace_label(&argv[optind + 1], argc - optind - 1);
   dt_report_input in = {.platform = p, .trace = t, .stats = s, .trace_label = label,
                         .fidelity = ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", .top_links = top_links,
-                        .faults = faults.n > 0 ? &fcmp : NULL};
+                        .faults = faults.n > 0 ? &fcmp : NULL,
+                        .samples = samples};
   if (json) {
     char note[4096];
     for (size_t i = 0; i < dt_report_note_count(&in); i++)
@@ -683,6 +759,7 @@ fail:
   print_error(&err);
   rc = EXIT_USAGE;
 cleanup:
+  dt_samples_free(samples);
   free(label);
   free(placement);
   free(tl_ranks);
@@ -692,6 +769,7 @@ cleanup:
 done_usage:
   dt_faultcmp_free(&fcmp);
   dt_faults_clear(&faults);
+  dt_var_opts_free(&vo);
   for (int i = 0; i < ro.simgrid_argc; i++)
     free(sg_cfg[i]);
   free(sg_cfg);

@@ -3,6 +3,7 @@
 #include "dt_report.h"
 #include "dt_explain.h"
 #include "dt_faultcmp.h"
+#include "dt_samples.h"
 
 #include "dt_confidence.h"
 
@@ -445,6 +446,70 @@ static void json_bound(yajl_gen g, const dt_report_input *in)
   yajl_gen_map_close(g);
 }
 
+/* "variability": what the run varied (docs/report.md) */
+static void json_variability(yajl_gen g, const dt_stats *s)
+{
+  json_str(g, "variability");
+  yajl_gen_map_open(g);
+  json_str(g, "seed");
+  json_uint(g, s->seed);
+  json_str(g, "jitter");
+  yajl_gen_map_open(g);
+  json_str(g, "distribution");
+  json_str(g, "lognormal");
+  json_key_double(g, "sigma", s->jitter_sigma);
+  yajl_gen_map_close(g);
+  json_str(g, "slow_ranks");
+  json_uint(g, (uint64_t)s->nslow);
+  json_str(g, "late_ranks");
+  json_uint(g, (uint64_t)s->nlate);
+  yajl_gen_map_close(g);
+}
+
+static void json_stat(yajl_gen g, const char *key, const dt_sample_stat *st)
+{
+  json_str(g, key);
+  yajl_gen_map_open(g);
+  json_key_double(g, "mean", st->mean);
+  json_key_double(g, "p5", st->p5);
+  json_key_double(g, "p95", st->p95);
+  yajl_gen_map_close(g);
+}
+
+/* "samples": --samples' summaries over seeds (docs/report.md) */
+static void json_samples(yajl_gen g, const dt_samples *sm)
+{
+  json_str(g, "samples");
+  yajl_gen_map_open(g);
+  json_str(g, "n");
+  json_uint(g, sm->n);
+  json_str(g, "seeds");
+  yajl_gen_array_open(g);
+  json_uint(g, sm->seed0);
+  json_uint(g, sm->seed0 + (sm->n ? sm->n - 1 : 0));
+  yajl_gen_array_close(g);
+  json_stat(g, "iteration_s", &sm->iteration_s);
+  json_stat(g, "makespan_s", &sm->makespan_s);
+  json_str(g, "critical_path");
+  yajl_gen_map_open(g);
+  json_stat(g, "compute_s", &sm->compute_s);
+  json_stat(g, "host_s", &sm->host_s);
+  json_stat(g, "wait_s", &sm->wait_s);
+  json_str(g, "comm_s");
+  yajl_gen_map_open(g);
+  for (int d = 0; d < DT_DIM_COUNT; d++)
+    if (sm->has_dim[d])
+      json_stat(g, dim_key((dt_dim)d), &sm->comm_s[d]);
+  yajl_gen_map_close(g);
+  yajl_gen_map_close(g);
+  json_str(g, "iteration_samples_s");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < sm->n; i++)
+    json_double(g, sm->points[i].iteration_s);
+  yajl_gen_array_close(g);
+  yajl_gen_map_close(g);
+}
+
 static void json_critical(yajl_gen g, const dt_report_input *in)
 {
   const dt_critical *c = in->stats->critical;
@@ -775,6 +840,10 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
     yajl_gen_map_close(g);
   }
   yajl_gen_map_close(g);
+  if (s->variability)
+    json_variability(g, s);
+  if (in->samples)
+    json_samples(g, in->samples);
   json_exposed(g, s);
   json_validated(g, in);
   json_energy(g, in);
@@ -952,6 +1021,32 @@ static void text_bound(FILE *f, const dt_report_input *in)
   fprintf(f, "\n");
 }
 
+static void text_stat(FILE *f, const char *label, const dt_sample_stat *st)
+{
+  char a[64], b[64], c[64];
+  fprintf(f, "  %-16s %-12s [%s, %s]\n", label, dt_format_time(st->mean, a, sizeof a), dt_format_time(st->p5, b, sizeof b),
+          dt_format_time(st->p95, c, sizeof c));
+}
+
+/* --samples: mean and 5-95 % interval over the seeds (docs/whatif.md) */
+static void text_samples(FILE *f, const dt_samples *sm)
+{
+  fprintf(f, "\nsamples            %zu seeds %llu-%llu, jitter lognormal sigma %g: mean [5 %%, 95 %%]\n", sm->n,
+          (unsigned long long)sm->seed0, (unsigned long long)(sm->seed0 + (sm->n ? sm->n - 1 : 0)), sm->sigma);
+  text_stat(f, "iteration", &sm->iteration_s);
+  text_stat(f, "makespan", &sm->makespan_s);
+  text_stat(f, "cp compute", &sm->compute_s);
+  if (sm->host_s.p95 > 0)
+    text_stat(f, "cp host/launch", &sm->host_s);
+  text_stat(f, "cp waiting", &sm->wait_s);
+  for (int d = 0; d < DT_DIM_COUNT; d++)
+    if (sm->has_dim[d]) {
+      char label[32];
+      snprintf(label, sizeof label, "cp exposed %s", d == DT_DIM_NONE ? "comm" : dt_dim_name((dt_dim)d));
+      text_stat(f, label, &sm->comm_s[d]);
+    }
+}
+
 static void text_critical(FILE *f, const dt_report_input *in)
 {
   const dt_critical *c = in->stats->critical;
@@ -1083,6 +1178,8 @@ void dt_report_text(FILE *f, const dt_report_input *in)
 
   text_energy(f, in);
   text_bound(f, in);
+  if (in->samples)
+    text_samples(f, in->samples);
 
   fprintf(f, "\nper rank           compute      comm         exposed comm wait\n");
   if (s->nranks <= 16) {

@@ -22,6 +22,7 @@ typedef struct dt_report_input {
   void (*json_extra)(void *yajl_gen, const void *data);
   const void *extra;
   const struct dt_fault_cmp *faults; /* slow and failed links against the baseline (dt_faultcmp.h), or NULL */
+  const struct dt_samples *samples; /* --samples (sim/dt_samples.h): the summaries over seeds, or NULL */
 } dt_report_input;
 
 /* Writes the JSON object of DESIGN.md §7 (schema 1) and a newline to f, generated with yajl: keys schema,
