@@ -71,8 +71,8 @@ check "late start: on the critical path as waiting" \
   'close "$(jq -r .bound.wait_s "$tmp/late.json")" 0.003'
 
 # 3. jitter: the same seed gives byte-identical output, text and JSON; other seeds differ
-"$DTSIM" run $P "$tmp/dp2.dtt" --jitter 0.2 --seed 7 >"$tmp/j1.txt" 2>&1
-"$DTSIM" run $P "$tmp/dp2.dtt" --jitter 0.2 --seed 7 >"$tmp/j2.txt" 2>&1
+"$DTSIM" run $P "$tmp/dp2.dtt" --jitter 0.2 --seed 7 >"$tmp/j1.txt" 2>/dev/null
+"$DTSIM" run $P "$tmp/dp2.dtt" --jitter 0.2 --seed 7 >"$tmp/j2.txt" 2>/dev/null
 check "same seed: byte-identical text" 'cmp -s "$tmp/j1.txt" "$tmp/j2.txt"'
 run "$tmp/j1.json" $P "$tmp/dp2.dtt" --jitter 0.2 --seed 7
 run "$tmp/j2.json" $P "$tmp/dp2.dtt" --jitter 0.2 --seed 7
