@@ -331,8 +331,8 @@ int dt_cli_import_option(int opt, const char *cmdname, dt_import_opts *io)
   }
 }
 
-/* getopt values of the variability options (docs/whatif.md), clear of the letters and DT_GEN_OPT_BASE's range */
-enum { OPT_SLOW = 2100, OPT_LATE, OPT_JITTER, OPT_SEED, OPT_SAMPLES };
+/* getopt values of the variability options (docs/whatif.md), clear of the letters, DT_GEN_OPT_BASE and OPT_DEGRADE */
+enum { OPT_SLOW = 2200, OPT_LATE, OPT_JITTER, OPT_SEED, OPT_SAMPLES };
 
 /* --slow, --late, --jitter, --seed, --samples. Returns 1 if handled, 0 if not, -1 on error (reported). */
 static int var_option(int opt, dt_var_opts *vo, size_t *samples)
