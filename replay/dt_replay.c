@@ -250,6 +250,7 @@ static void link_send(replay_run *R, int32_t rank, const dt_op *op, double t0, d
   int32_t peer = dt_trace_op_peer(R->c.t, rank, op);
   dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[rank], R->c.gpu_of_rank[peer], (double)op->bytes, t0, t1,
                   DT_OP_SEND, -1);
+  dt_timeline_transfer(R->c.tl, R->c.gpu_of_rank[rank], R->c.gpu_of_rank[peer], (double)op->bytes, t0, t1);
   for (int32_t f = 1; f < R->c.fold; f++) /* the folded ranks' same send, on their own links */
     dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[fold_image(R, rank, f)], R->c.gpu_of_rank[fold_image(R, peer, f)],
                     (double)op->bytes, t0, t1, DT_OP_SEND, -1);
@@ -1300,6 +1301,7 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     dt_linkload_set_watermark(R.c.linkload, link_watermark, &R);
     if (R.job_of_gpu)
       dt_linkload_set_jobs(R.c.linkload, R.job_of_gpu, R.njobs);
+    R.c.tl = R.tl; /* the fabric's counters show the busiest links: only when links are counted */
   }
 
   /* SimGrid: silenced logs, then the caller's settings */
@@ -1366,6 +1368,8 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   if (R.tl) {
     dt_timeline *tl = R.tl;
     R.tl = NULL;
+    R.c.tl = NULL;
+    dt_timeline_link_counters(tl, R.c.topo, (*out)->links);
     if (dt_timeline_close(tl, err) != DT_OK) {
       dt_stats_free(*out);
       *out = NULL;

@@ -21,6 +21,12 @@ struct dt_timeline {
   uint8_t *named;     /* per rank: process and thread names written */
   yajl_gen g;
   int failed;
+  struct tl_xfer {
+    int32_t src, dst;
+    double bytes, t0, t1;
+  } *xf;               /* transfers for the fabric's counters */
+  size_t nxf, xf_cap;
+  uint64_t xf_dropped;
 };
 
 static void flush(dt_timeline *tl)
@@ -186,6 +192,91 @@ void dt_timeline_op(dt_timeline *tl, int32_t rank, int32_t stream, size_t index,
   flush(tl);
 }
 
+void dt_timeline_transfer(dt_timeline *tl, int32_t src_gpu, int32_t dst_gpu, double bytes, double start, double end)
+{
+  if (!tl || !(end > start) || !(bytes > 0))
+    return;
+  if (tl->nxf == DT_TIMELINE_MAX_TRANSFERS) {
+    tl->xf_dropped++;
+    return;
+  }
+  tl->xf = dt_grow(tl->xf, &tl->xf_cap, tl->nxf, sizeof *tl->xf);
+  tl->xf[tl->nxf++] = (struct tl_xfer){src_gpu, dst_gpu, bytes, start, end};
+}
+
+/* A change of one counter: at time t, flows and rate (bytes/s) change by df and dr. */
+typedef struct tl_delta {
+  double t, dr;
+  int df;
+} tl_delta;
+
+static int cmp_delta(const void *a, const void *b)
+{
+  const tl_delta *x = a, *y = b;
+  return (x->t > y->t) - (x->t < y->t);
+}
+
+void dt_timeline_link_counters(dt_timeline *tl, const dt_topology *topo, const dt_linkstats *ls)
+{
+  if (!tl || !ls || ls->nlinks == 0)
+    return;
+  size_t nl = ls->nlinks < DT_TIMELINE_COUNTER_LINKS ? ls->nlinks : DT_TIMELINE_COUNTER_LINKS;
+  tl_delta *d[DT_TIMELINE_COUNTER_LINKS] = {NULL};
+  size_t nd[DT_TIMELINE_COUNTER_LINKS] = {0}, cap[DT_TIMELINE_COUNTER_LINKS] = {0};
+  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  for (size_t i = 0; i < tl->nxf; i++) {
+    const struct tl_xfer *x = &tl->xf[i];
+    int nh = dt_topology_route(topo, x->src, x->dst, hops, NULL, NULL);
+    double rate = x->bytes / (x->t1 - x->t0);
+    for (int h = 0; h < nh; h++)
+      for (size_t k = 0; k < nl; k++)
+        if (hops[h].link == ls->links[k].link && hops[h].dir == ls->links[k].dir) {
+          d[k] = dt_grow(d[k], &cap[k], nd[k] + 1, sizeof *d[k]);
+          d[k][nd[k]++] = (tl_delta){x->t0, rate, 1};
+          d[k][nd[k]++] = (tl_delta){x->t1, -rate, -1};
+        }
+  }
+  int32_t pid = tl->t->nranks;
+  char name[96];
+  snprintf(name, sizeof name, "fabric (busiest links)%s", tl->xf_dropped ? ", first 2097152 transfers" : "");
+  meta(tl, "process_name", pid, 0, name);
+  yajl_gen g = tl->g;
+  for (size_t k = 0; k < nl; k++) {
+    qsort(d[k], nd[k], sizeof *d[k], cmp_delta);
+    long flows = 0;
+    double r = 0;
+    for (size_t j = 0; j < nd[k];) {
+      double t = d[k][j].t;
+      for (; j < nd[k] && d[k][j].t == t; j++) { /* every change at this instant, then one sample */
+        flows += d[k][j].df;
+        r += d[k][j].dr;
+      }
+      if (flows == 0)
+        r = 0; /* no rounding residue once the link is idle */
+      yajl_gen_map_open(g);
+      key(g, "ph");
+      dt_json_string(g, "C");
+      key(g, "name");
+      dt_json_string(g, ls->links[k].name);
+      key(g, "pid");
+      inum(g, pid);
+      key(g, "ts");
+      num(g, t * 1e6);
+      key(g, "args");
+      yajl_gen_map_open(g);
+      key(g, "flows");
+      inum(g, flows);
+      key(g, "GBps");
+      num(g, r / 1e9);
+      yajl_gen_map_close(g);
+      yajl_gen_map_close(g);
+      flush(tl);
+    }
+    free(d[k]);
+  }
+  XBT_VERB("fabric counters: %zu link directions from %zu transfers", nl, tl->nxf);
+}
+
 int dt_timeline_close(dt_timeline *tl, dt_error *err)
 {
   if (!tl)
@@ -205,6 +296,7 @@ int dt_timeline_close(dt_timeline *tl, dt_error *err)
   yajl_gen_free(tl->g);
   free(tl->want);
   free(tl->named);
+  free(tl->xf);
   free(tl->path);
   free(tl);
   return rc;

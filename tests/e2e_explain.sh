@@ -123,4 +123,20 @@ check "histogram.dat counts 25856 allreduces (as by_kind)" \
 "$DTSIM" run --plot "$tmp/afile" tests/data/node2.yaml "$tmp/ar2.dtt" >/dev/null 2>"$tmp/pf.err"; rc=$?
 check "--plot onto a file is exit 2 with a message" '[ $rc -eq 2 ] && grep -q "expects a directory" "$tmp/pf.err"'
 
+# --- timeline: the fabric process's counter tracks (tests/data/shared-nic.dtt: ranks 0 and 1 send 1 GB each through
+# node 0's one 25 GB/s NIC at once, 80 ms plus the route latency; the NIC's counter shows 2 flows at 25 GB/s, then 0)
+"$DTSIM" run --timeline "$tmp/tl.json" tests/data/shared-nic.yaml tests/data/shared-nic.dtt >/dev/null 2>&1; rc=$?
+check "timeline with counters exits 0 and parses" '[ $rc -eq 0 ] && jq -e . "$tmp/tl.json" >/dev/null'
+check "timeline: a fabric process after the 4 ranks (pid 4)" \
+  '[ "$(jq -r ".traceEvents[] | select(.ph == \"M\" and .pid == 4) | .args.name" "$tmp/tl.json")" = "fabric (busiest links)" ]'
+check "timeline: nic0.0 up's counter goes 2 flows, then 0" \
+  '[ "$(jq -c "[.traceEvents[] | select(.ph == \"C\" and .name == \"nic0.0 up\") | .args.flows]" "$tmp/tl.json")" = "[2,0]" ]'
+got=$(jq '[.traceEvents[] | select(.ph == "C" and .name == "nic0.0 up") | .args.GBps] | max' "$tmp/tl.json")
+check "timeline: nic0.0 up carries 2 x 1 GB over the 80 ms (+ latency) = 25 GB/s ($got)" 'close "$got" 25 1e-4'
+got=$(jq '[.traceEvents[] | select(.ph == "C" and .name == "nic0.0 up") | .ts] | max' "$tmp/tl.json")
+check "timeline: the counter drops at 80 ms + the route latency ($got us)" 'close "$got" 80002.2 1e-6'
+check "timeline: at most 8 counter tracks" '[ "$(jq "[.traceEvents[] | select(.ph == \"C\") | .name] | unique | length" "$tmp/tl.json")" -le 8 ]'
+"$DTSIM" run --no-links --timeline "$tmp/tl2.json" tests/data/shared-nic.yaml tests/data/shared-nic.dtt >/dev/null 2>&1
+check "timeline --no-links: no counters" '[ "$(jq "[.traceEvents[] | select(.ph == \"C\")] | length" "$tmp/tl2.json")" = 0 ]'
+
 finish
