@@ -122,8 +122,11 @@ end = max(e["ts"] + e["dur"] for e in x)
 if abs(end - rep["makespan_s"] * 1e6) > 1e-6 * end:
     errors.append(f"last slice ends at {end} us, makespan {rep['makespan_s']} s")
 names = {(e["pid"], e["args"]["name"]) for e in tl["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
-if len(names) != rep["ranks"]:
-    errors.append(f"{len(names)} processes for {rep['ranks']} ranks")
+ranks = {n for n in names if n[1].startswith("rank ")}
+if len(ranks) != rep["ranks"]:
+    errors.append(f"{len(ranks)} rank processes for {rep['ranks']} ranks")
+if len(names) != len(ranks) + ("links" in rep):  # and the fabric's, when links are counted
+    errors.append(f"{len(names) - len(ranks)} other processes")
 by = {(e["pid"], e["tid"], e["args"]["index"]): e for e in x}
 for s in rep["critical_path"]["segments"]:
     e = by.get((s["rank"], s["stream"], s["op"]))
