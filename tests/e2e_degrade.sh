@@ -83,6 +83,12 @@ check "fail during the flows: no deadlock key, the unfinished ops listed" \
   "[ \"\$(js $tmp/abort.json '.deadlock // empty')\" = '' ] && [ \$(js $tmp/abort.json '.aborted.unfinished | length') -gt 0 ]"
 check "fail during the flows: stderr says aborted" "grep -q 'dtsim: aborted at 0.002 s' $tmp/err"
 
+# a failure at 1.002 ms, while the flows (started at 1 ms) still pay their 4 us latency: SimGrid counts them on the
+# link already, so they abort as well (they were routed over it before it failed)
+run "$tmp/abort2.json" $P "$tmp/perm-late.dtt" --fail leaf0-spine3@1.002ms
+check "fail during the flows' latency: exit 1, aborted at 1.002 ms" \
+  "[ \$(cat $tmp/rc) = 1 ] && close $(js "$tmp/abort2.json" .aborted.time_s) 0.001002"
+
 # 5. leaf0-spine0 flapping, down 1 ms every 4 ms from 0: the flows on spine 0 (0 <-> 4) move data only while it
 #    is up ([1,4), [5,8), [9,12), [13,14) ms: 10 ms of S/B), the others end at alpha + S/B
 run "$tmp/flap.json" $P "$tmp/perm.dtt" --flap leaf0-spine0=4ms,1ms
