@@ -79,6 +79,9 @@ typedef struct dt_power_figures {
   int present;   /* 1 when the key was given */
   double idle;   /* W, 0 <= idle <= busy */
   double busy;   /* W, at most DT_POWER_MAX */
+  double comm;   /* W, GPUs only (`gpu.power.comm`): while communicating with no compute running, idle <= comm <=
+                    busy; equal to idle when not given (other devices: equal to idle) */
+  int comm_given; /* 1 when `gpu.power.comm` was given */
 } dt_power_figures;
 
 /* The optional `cost:` section: amortised or rented prices per hour of each device, and an electricity price.

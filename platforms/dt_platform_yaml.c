@@ -420,7 +420,8 @@ static int power_value(loader *L, yaml_node_t *v, const char *path, const char *
   return DT_OK;
 }
 
-/* A T_POWER2 row: a power (idle = busy: constant) or {idle: W, busy: W}, both keys required, idle <= busy. */
+/* A T_POWER2 row: a power (idle = busy: constant) or {idle: W, busy: W}, both keys required, idle <= busy; the GPU's
+ * mapping (lo == 1) may also give comm, its power while it communicates without computing, idle <= comm <= busy. */
 static int convert_power(loader *L, int row, yaml_node_t *v)
 {
   const key_spec *k = &schema[row];
@@ -430,7 +431,7 @@ static int convert_power(loader *L, int row, yaml_node_t *v)
   if (v->type == YAML_SCALAR_NODE && k->lo != 1) {
     if (power_value(L, v, path, NULL, &pf->busy) != DT_OK)
       return DT_ERR;
-    pf->idle = pf->busy;
+    pf->idle = pf->comm = pf->busy;
     pf->present = 1;
     return DT_OK;
   }
@@ -438,21 +439,26 @@ static int convert_power(loader *L, int row, yaml_node_t *v)
     return fail_at(L, v, "expected %s{idle: W, busy: W} for '%s', found %s",
                    k->lo == 1 ? "a mapping " : "a power such as '25W' or a mapping ", path,
                    describe(v, found, sizeof found));
-  static const char *const keys[] = {"idle", "busy"};
-  yaml_node_t *seen[2] = {NULL, NULL};
-  double val[2] = {0, 0};
+  static const char *const keys[] = {"idle", "busy", "comm"};
+  size_t nkeys = k->lo == 1 ? 3 : 2;
+  yaml_node_t *seen[3] = {NULL, NULL, NULL};
+  double val[3] = {0, 0, 0};
   for (yaml_node_pair_t *pair = v->data.mapping.pairs.start; pair < v->data.mapping.pairs.top; pair++) {
     yaml_node_t *kn = yaml_document_get_node(L->doc, pair->key);
     yaml_node_t *vn = yaml_document_get_node(L->doc, pair->value);
     if (kn->type != YAML_SCALAR_NODE)
       return fail_at(L, kn, "expected a key name in '%s', found %s", path, describe(kn, found, sizeof found));
     const char *name = scalar_text(kn);
-    int i = strcmp(name, "idle") == 0 ? 0 : strcmp(name, "busy") == 0 ? 1 : -1;
+    int i = -1;
+    for (size_t q = 0; q < nkeys; q++)
+      if (strcmp(name, keys[q]) == 0)
+        i = (int)q;
     if (i < 0) {
-      const char *near = dt_nearest_word(name, keys, 2);
+      const char *near = dt_nearest_word(name, keys, nkeys);
       if (near)
         return fail_at(L, kn, "unknown key '%s' in '%s' (did you mean '%s'?)", name, path, near);
-      return fail_at(L, kn, "unknown key '%s' in '%s' (expected 'idle' and 'busy')", name, path);
+      return fail_at(L, kn, "unknown key '%s' in '%s' (expected 'idle' and 'busy'%s)", name, path,
+                     nkeys == 3 ? ", optionally 'comm'" : "");
     }
     if (seen[i])
       return fail_at(L, kn, "duplicate key '%s' in '%s' (first given at line %ld)", name, path,
@@ -467,8 +473,13 @@ static int convert_power(loader *L, int row, yaml_node_t *v)
   if (val[0] > val[1])
     return fail_at(L, seen[0], "'%s.idle' (%g W) is above '%s.busy' (%g W): a device draws at least its idle power "
                    "when busy", path, val[0], path, val[1]);
+  if (seen[2] && !(val[2] >= val[0] && val[2] <= val[1]))
+    return fail_at(L, seen[2], "'%s.comm' (%g W) is outside 'idle' to 'busy' (%g W to %g W): a GPU that communicates "
+                   "draws at least its idle power and at most its busy power", path, val[2], val[0], val[1]);
   pf->idle = val[0];
   pf->busy = val[1];
+  pf->comm = seen[2] ? val[2] : val[0];
+  pf->comm_given = seen[2] != NULL;
   pf->present = 1;
   return DT_OK;
 }

@@ -126,12 +126,20 @@ void dt_energy_compute(const dt_platform *p, const dt_trace *t, const dt_stats *
   e->iteration_s = T > 0 ? mean_iteration(s) : 0;
   e->tokens = dt_energy_tokens(t);
 
-  double busy = 0;
-  for (int32_t r = 0; r < s->nranks; r++)
-    busy += fmin(s->per_rank[r].compute_s, T);
+  double busy = 0, comm = 0;
+  for (int32_t r = 0; r < s->nranks; r++) {
+    double c = fmin(s->per_rank[r].compute_s, T);
+    busy += c;
+    comm += fmin(fmax(s->per_rank[r].exposed_comm_s, 0), T - c);
+  }
   e->gpu_busy_s = busy;
+  e->gpu_comm = p->gpu_power.comm_given;
+  e->gpu_comm_s = comm;
+  if (!e->gpu_comm)
+    comm = 0; /* that time is idle */
   double run_gpu_compute = p->gpu_power.busy * busy;
-  double run_gpu_idle = p->gpu_power.idle * fmax((double)d.gpus * T - busy, 0);
+  double run_gpu_comm = p->gpu_power.comm * comm;
+  double run_gpu_idle = p->gpu_power.idle * fmax((double)d.gpus * T - busy - comm, 0);
 
   /* load terms: time at full rate of the NIC directions and of the switch port directions */
   double nic_full_s = 0, port_full_s = 0;
@@ -155,11 +163,13 @@ void dt_energy_compute(const dt_platform *p, const dt_trace *t, const dt_stats *
     if (d.ports > 0)
       run_sw_load = (p->switch_power.busy - p->switch_power.idle) * port_full_s / (2.0 * d.ports);
   }
-  e->run_J = run_gpu_compute + run_gpu_idle + run_nic_static + run_nic_load + run_sw_static + run_sw_load;
+  e->run_J =
+      run_gpu_compute + run_gpu_comm + run_gpu_idle + run_nic_static + run_nic_load + run_sw_static + run_sw_load;
   e->mean_power_W = T > 0 ? e->run_J / T : 0;
   double scale = T > 0 ? e->iteration_s / T : 0; /* 1 without marks */
   e->iteration_J = e->run_J * scale;
   e->gpu_compute_J = run_gpu_compute * scale;
+  e->gpu_comm_J = run_gpu_comm * scale;
   e->gpu_idle_J = run_gpu_idle * scale;
   e->nic_static_J = run_nic_static * scale;
   e->nic_load_J = run_nic_load * scale;

@@ -26,11 +26,14 @@ typedef struct dt_energy {
   double makespan_s;        /* the run */
   double iteration_s;       /* mean iteration (mean of iterations_s) */
   double gpu_busy_s;        /* sum over ranks of the compute time (union of compute intervals), s */
+  int gpu_comm;             /* gpu.power.comm was given: the GPU comm term is split from the idle one */
+  double gpu_comm_s;        /* sum over ranks of the communication not covered by compute (exposed_comm_s), s */
   double run_J;             /* whole run, all terms */
   double mean_power_W;      /* run_J / makespan_s */
   double iteration_J;       /* mean_power_W x iteration_s: the energy of one mean iteration */
   double gpu_compute_J;     /* gpu.power.busy x compute time */
-  double gpu_idle_J;        /* gpu.power.idle x (every GPU's makespan - its compute time) */
+  double gpu_comm_J;        /* gpu.power.comm x exposed communication time (0 unless gpu_comm) */
+  double gpu_idle_J;        /* gpu.power.idle x (every GPU's makespan - its compute time [- its exposed comm]) */
   double nic_static_J;      /* nics x nics.power.idle x time */
   double nic_load_J;        /* (busy - idle) x the NICs' time at full rate */
   double switch_static_J;   /* switches x switch_power.idle x time */
@@ -54,7 +57,9 @@ double dt_energy_tokens(const dt_trace *t);
 
 /* Computes the energy of the replay s of trace t on platform p (docs/whatif.md gives every formula):
  *   GPU compute  = busy x sum over ranks of compute_s (each capped at the makespan)
- *   GPU idle     = idle x (gpus x makespan - that sum): GPUs without a rank are idle all along
+ *   GPU comm     = comm x sum over ranks of exposed_comm_s (capped at the makespan less compute_s), only with
+ *                  gpu.power.comm (without it that time is idle)
+ *   GPU idle     = idle x (gpus x makespan - those sums): GPUs without a rank are idle all along
  *   NIC static   = nics x idle x makespan; NIC load = (busy - idle) x sum over NIC directions of
  *                  min(bytes / bandwidth, makespan) / 2 (a NIC's load is the mean of its two directions)
  *   switch static = switches x idle x makespan; switch load = (busy - idle) x sum over the switch port directions

@@ -235,12 +235,15 @@ static void json_energy(yajl_gen g, const dt_report_input *in)
     json_key_double(g, "mean_power_W", e.mean_power_W);
     json_key_double(g, "run_J", e.run_J);
     json_key_double(g, "gpu_compute_J", e.gpu_compute_J);
+    if (e.gpu_comm)
+      json_key_double(g, "gpu_comm_J", e.gpu_comm_J);
     json_key_double(g, "gpu_idle_J", e.gpu_idle_J);
     if (e.nic_figures)
       json_key_double(g, "nic_J", e.nic_static_J + e.nic_load_J);
     if (e.switch_figures)
       json_key_double(g, "switch_J", e.switch_static_J + e.switch_load_J);
     json_key_double(g, "gpu_busy_s", e.gpu_busy_s);
+    json_key_double(g, "gpu_comm_s", e.gpu_comm_s);
     json_key_uint(g, "gpus", (uint64_t)e.gpus);
     json_key_uint(g, "gpus_without_rank", (uint64_t)e.gpus_without_rank);
     json_key_uint(g, "nics", (uint64_t)e.nics);
@@ -289,9 +292,12 @@ static void text_energy(FILE *f, const dt_report_input *in)
   char b1[64];
   dt_energy_compute(in->platform, in->trace, in->stats, &e);
   if (e.present) {
-    fprintf(f, "energy             %s per iteration, mean %.4g kW: GPU compute %.0f %%, GPU idle %.0f %%",
+    fprintf(f, "energy             %s per iteration, mean %.4g kW: GPU compute %.0f %%",
             dt_format_energy(e.iteration_J, b1, sizeof b1), e.mean_power_W / 1e3,
-            share(e.gpu_compute_J, e.iteration_J), share(e.gpu_idle_J, e.iteration_J));
+            share(e.gpu_compute_J, e.iteration_J));
+    if (e.gpu_comm)
+      fprintf(f, ", GPU comm %.0f %%", share(e.gpu_comm_J, e.iteration_J));
+    fprintf(f, ", GPU idle %.0f %%", share(e.gpu_idle_J, e.iteration_J));
     if (e.nic_figures)
       fprintf(f, ", %ld NIC%s %.0f %%", e.nics, e.nics == 1 ? "" : "s",
               share(e.nic_static_J + e.nic_load_J, e.iteration_J));

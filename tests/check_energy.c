@@ -48,7 +48,7 @@ static void add_link(fake_run *f, dt_link_class cls, double bytes, double bandwi
 START_TEST(test_compute_only)
 {
   dt_platform p = dt_test_platform(1, 4);
-  p.gpu_power = (dt_power_figures){1, 60, 700};
+  p.gpu_power = (dt_power_figures){1, 60, 700, 60, 0};
   dt_trace *t = dt_trace_new(3);
   fake_run f;
   fake(&f, 3, (double[]){1e-3, 2e-3, 3e-3}, 4e-3);
@@ -99,9 +99,9 @@ START_TEST(test_nic_switch_load)
   p.nic_bandwidth = 1e10;
   p.topology = DT_NET_SINGLE_SWITCH;
   p.link_bandwidth = 1e10;
-  p.gpu_power = (dt_power_figures){1, 0, 0};
-  p.nic_power = (dt_power_figures){1, 10, 30};
-  p.switch_power = (dt_power_figures){1, 100, 300};
+  p.gpu_power = (dt_power_figures){1, 0, 0, 0, 0};
+  p.nic_power = (dt_power_figures){1, 10, 30, 10, 0};
+  p.switch_power = (dt_power_figures){1, 100, 300, 100, 0};
   dt_trace *t = dt_trace_new(2);
   fake_run f;
   fake(&f, 2, (double[]){0, 0}, 0.2);
@@ -135,8 +135,8 @@ START_TEST(test_nic_switch_load)
   REL_EQ(e.iteration_J, 24.0);
 
   /* constant powers need no accounting */
-  p.nic_power = (dt_power_figures){1, 25, 25};
-  p.switch_power = (dt_power_figures){1, 1700, 1700};
+  p.nic_power = (dt_power_figures){1, 25, 25, 25, 0};
+  p.switch_power = (dt_power_figures){1, 1700, 1700, 1700, 0};
   dt_energy_compute(&p, t, &f.s, &e);
   ck_assert_int_eq(e.load_terms, 1);
   REL_EQ(e.iteration_J, 2 * 25 * 0.2 + 1700 * 0.2);
@@ -157,8 +157,8 @@ START_TEST(test_fat_tree_ports)
   p.radix = 4;
   p.oversubscription = 1;
   p.link_bandwidth = 1e10;
-  p.gpu_power = (dt_power_figures){1, 0, 0};
-  p.switch_power = (dt_power_figures){1, 100, 300};
+  p.gpu_power = (dt_power_figures){1, 0, 0, 0, 0};
+  p.switch_power = (dt_power_figures){1, 100, 300, 100, 0};
   dt_trace *t = dt_trace_new(4);
   fake_run f;
   fake(&f, 4, (double[]){0, 0, 0, 0}, 1.0);
@@ -175,6 +175,37 @@ START_TEST(test_fat_tree_ports)
 }
 END_TEST
 
+/* gpu.power.comm: 2 GPUs in a 10 ms run; rank 0 computes 4 ms and communicates 3 ms beside no compute
+ * (exposed_comm_s), rank 1 computes 2 ms and communicates 9 ms exposed (capped at 10 - 2 = 8 ms). idle 50 W, comm
+ * 150 W, busy 400 W: compute 400 x 6e-3 = 2.4 J, comm 150 x (3 + 8) ms = 1.65 J, idle 50 x (20 - 6 - 11) ms =
+ * 0.15 J. Without comm figures the 11 ms are idle: 50 x 14 ms = 0.7 J. */
+START_TEST(test_gpu_comm)
+{
+  dt_platform p = dt_test_platform(1, 2);
+  p.gpu_power = (dt_power_figures){1, 50, 400, 150, 1};
+  dt_trace *t = dt_trace_new(2);
+  fake_run f;
+  fake(&f, 2, (double[]){4e-3, 2e-3}, 10e-3);
+  f.ranks[0].exposed_comm_s = 3e-3;
+  f.ranks[1].exposed_comm_s = 9e-3;
+  dt_energy e;
+  dt_energy_compute(&p, t, &f.s, &e);
+  ck_assert_int_eq(e.gpu_comm, 1);
+  REL_EQ(e.gpu_comm_s, 11e-3);
+  REL_EQ(e.gpu_compute_J, 2.4);
+  REL_EQ(e.gpu_comm_J, 1.65);
+  REL_EQ(e.gpu_idle_J, 0.15);
+  REL_EQ(e.iteration_J, 4.2);
+  p.gpu_power = (dt_power_figures){1, 50, 400, 50, 0};
+  dt_energy_compute(&p, t, &f.s, &e);
+  ck_assert_int_eq(e.gpu_comm, 0);
+  REL_EQ(e.gpu_comm_s, 11e-3); /* still reported */
+  ck_assert(e.gpu_comm_J == 0);
+  REL_EQ(e.gpu_idle_J, 0.7);
+  dt_trace_free(t);
+}
+END_TEST
+
 /* Tokens: the generator's `meta parallel=` line gives global_batch x seq; `meta tokens_per_iteration=` wins. */
 START_TEST(test_tokens)
 {
@@ -184,7 +215,7 @@ START_TEST(test_tokens)
                                    "microbatch=2 global_batch=16 microbatches=8 seq=2048 dtype=bf16 experts=0 ep=1");
   REL_EQ(dt_energy_tokens(t), 16.0 * 2048);
   dt_platform p = dt_test_platform(1, 1);
-  p.gpu_power = (dt_power_figures){1, 100, 500};
+  p.gpu_power = (dt_power_figures){1, 100, 500, 100, 0};
   fake_run f;
   fake(&f, 1, (double[]){0.5}, 1.0);
   dt_energy e;
@@ -228,7 +259,7 @@ START_TEST(test_cost)
   REL_EQ(c.iteration, 12.4 / 3600);
   ck_assert(c.million_tokens == 0);
 
-  p.gpu_power = (dt_power_figures){1, 100, 100};
+  p.gpu_power = (dt_power_figures){1, 100, 100, 100, 0};
   dt_energy e;
   dt_energy_compute(&p, t, &f.s, &e);
   REL_EQ(e.iteration_J, 400.0);
@@ -251,6 +282,7 @@ int main(void)
       {"compute_only", test_compute_only, 1},
       {"nic_switch_load", test_nic_switch_load, 1},
       {"fat_tree_ports", test_fat_tree_ports, 1},
+      {"gpu_comm", test_gpu_comm, 1},
       {"tokens", test_tokens, 1},
       {"cost", test_cost, 1},
   };

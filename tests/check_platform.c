@@ -425,6 +425,18 @@ START_TEST(test_power_cost)
             "'gpu.power.idle' (800 W) is above 'gpu.power.busy' (700 W)", NULL);
   parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70W, bussy: 700W}}", 0), 3, 56,
             "unknown key 'bussy' in 'gpu.power'", "(did you mean 'busy'?)", NULL);
+  p = parse_ok(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70W, busy: 700W, comm: 200W}}", 0));
+  ck_assert(p->gpu_power.comm_given && p->gpu_power.comm == 200);
+  dt_platform_free(p);
+  p = parse_ok(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70W, busy: 700W}}", 0));
+  ck_assert(!p->gpu_power.comm_given && p->gpu_power.comm == 70); /* comm defaults to idle */
+  dt_platform_free(p);
+  /* "{idle: 70W, busy: 700W, " is 24 characters */
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70W, busy: 700W, comm: 800W}}", 0), 3, 68,
+            "'gpu.power.comm' (800 W) is outside 'idle' to 'busy' (70 W to 700 W)", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 1W, busy: 2W}}", 16,
+                    "  link_latency: 300ns\n  switch_power: {idle: 1kW, busy: 2kW, comm: 1kW}", 0),
+            17, 40, "unknown key 'comm' in 'network.switch_power'", NULL);
   parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70W}}", 0), 3, 44,
             "missing required key 'busy' in 'gpu.power'", NULL);
   parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, power: {idle: 70W, busy: 2MW}}", 0), 3, 62,

@@ -106,6 +106,19 @@ check "GPUs all idle: 4 x 50 W x T" \
   'close "$(j .energy.gpu_idle_J "$tmp/s.json")" "$(calc "200 * $T")" 1e-12 && [ "$(j .energy.gpu_compute_J "$tmp/s.json")" = 0 ]'
 check "total = 2 + 10 + (20 + 100 + 200) x T" \
   'close "$(j .energy.per_iteration_J "$tmp/s.json")" "$(calc "12 + 320 * $T")" 1e-9'
+# gpu.power.comm 150 W: ranks 0 and 2 communicate the whole run with no compute (exposed_comm_s = T each), so
+# GPU comm = 150 W x 2T, GPU idle = 50 W x (4T - 2T); the other terms are unchanged
+sed 's/power: {idle: 50W, busy: 400W}/power: {idle: 50W, busy: 400W, comm: 150W}/' $P >"$tmp/comm.yaml"
+"$DTSIM" run --json "$tmp/comm.yaml" "$tmp/send.dtt" >"$tmp/sc.json" 2>/dev/null
+X=$(jq '[.per_rank[].exposed_comm_s] | add' "$tmp/sc.json")
+check "gpu.power.comm: exposed communication 2T ($X)" 'close "$X" "$(calc "2 * $T")" 1e-9 && close "$(j .energy.gpu_comm_s "$tmp/sc.json")" "$X" 1e-12'
+check "gpu.power.comm: GPU comm 150 W x 2T, GPU idle 50 W x 2T" \
+  'close "$(j .energy.gpu_comm_J "$tmp/sc.json")" "$(calc "300 * $T")" 1e-9 && close "$(j .energy.gpu_idle_J "$tmp/sc.json")" "$(calc "100 * $T")" 1e-9'
+check "gpu.power.comm: total = 2 + 10 + (20 + 100 + 300 + 100) x T" \
+  'close "$(j .energy.per_iteration_J "$tmp/sc.json")" "$(calc "12 + 520 * $T")" 1e-9'
+check "without gpu.power.comm there is no gpu_comm_J (that time is idle)" '[ "$(jq ".energy | has(\"gpu_comm_J\")" "$tmp/s.json")" = false ]'
+"$DTSIM" run "$tmp/comm.yaml" "$tmp/send.dtt" 2>/dev/null | grep -q "^energy .*GPU compute 0 %, GPU comm [0-9]* %, GPU idle"
+check "gpu.power.comm: the text line has a GPU comm share" '[ $? -eq 0 ]'
 "$DTSIM" run --json --no-links $P "$tmp/send.dtt" >"$tmp/sn.json" 2>/dev/null
 check "--no-links: no load terms, said so, statics unchanged" \
   '[ "$(j .energy.load_terms "$tmp/sn.json")" = false ] && [ "$(j .energy.terms.nic_load_J "$tmp/sn.json")" = 0 ] &&
