@@ -24,6 +24,7 @@
 #include "dt_samples.h"
 
 #include <getopt.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -384,12 +385,16 @@ static int parse_rank_list(const char *s, int32_t nranks, int32_t **out, size_t 
   const char *p = s;
   while (*p) {
     char *end;
+    if (!isdigit((unsigned char)*p)) /* digits alone, as every whole number (strtol took '+1' and ' 1') */
+      goto bad;
     long a = strtol(p, &end, 10), b;
     if (end == p || a < 0 || a >= nranks)
       goto bad;
     p = end;
     b = a;
     if (*p == '-') {
+      if (!isdigit((unsigned char)p[1]))
+        goto bad;
       b = strtol(p + 1, &end, 10);
       if (end == p + 1 || b < a || b >= nranks)
         goto bad;

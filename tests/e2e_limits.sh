@@ -307,6 +307,8 @@ check "--timeline '': exit 2 saying a file name is expected" '[ $rc -eq 2 ] && g
 check "--timeline in a missing folder: exit 2 with the file and the cause" '[ $rc -eq 2 ] && grep -q "nodir/t.json: cannot create the timeline file: No such file or directory" "$tmp/tl2.err"'
 "$DTSIM" run --timeline-ranks 0 tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/tl3.err"; rc=$?
 check "--timeline-ranks without --timeline: exit 2 (was ignored)" '[ $rc -eq 2 ] && grep -q "give --timeline FILE too" "$tmp/tl3.err"'
+"$DTSIM" run --timeline "$tmp/tl4.json" --timeline-ranks 0,+1 tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/tl4.err"; rc=$?
+check "--timeline-ranks 0,+1: exit 2 (a rank is digits alone)" '[ $rc -eq 2 ] && grep -q "timeline-ranks expects a list of ranks" "$tmp/tl4.err"'
 "$DTSIM" gen nosuchmodel >/dev/null 2>"$tmp/gen.err"; rc=$?
 check "gen nosuchmodel names the unknown preset first (not -o)" '[ $rc -eq 2 ] && grep -q "unknown preset .nosuchmodel." "$tmp/gen.err" && ! grep -q "expected -o" "$tmp/gen.err"'
 
