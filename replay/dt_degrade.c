@@ -63,9 +63,9 @@ int dt_faults_parse(dt_faults *f, dt_fault_kind kind, const char *arg, char *why
     char *end;
     errno = 0;
     x.factor = strtod(val, &end);
-    if (end == val || *end || errno || !(x.factor > 0 && x.factor <= 1)) {
-      snprintf(why, why_size, "%s: the factor multiplies the bandwidth: expected a number in (0, 1], found '%s' "
-               "(a failed link is --fail LINK@0)", opt[kind], val);
+    if (end == val || *end || errno || !(x.factor >= DT_DEGRADE_FACTOR_MIN && x.factor <= 1)) {
+      snprintf(why, why_size, "%s: the factor multiplies the bandwidth: expected a number from %g to 1, found '%s' "
+               "(a failed link is --fail LINK@0)", opt[kind], DT_DEGRADE_FACTOR_MIN, val);
       return -1;
     }
   } else if (kind == DT_FAULT_FAIL) {
@@ -106,6 +106,11 @@ int dt_faults_parse(dt_faults *f, dt_fault_kind kind, const char *arg, char *why
       snprintf(why, why_size, "%s %s: the downtime must be above 0 and below the period", opt[kind], arg);
       return -1;
     }
+    if (!(x.period_s >= DT_FLAP_PERIOD_MIN * (1 - 1e-12))) {
+      snprintf(why, why_size, "%s %s: the period must be at least %g s (each outage re-solves the sharing of "
+               "every flow on the link: shorter periods make the run crawl)", opt[kind], arg, DT_FLAP_PERIOD_MIN);
+      return -1;
+    }
   }
   x.target = dt_xstrndup(arg, (size_t)(sep - arg));
   f->v = dt_xrealloc(f->v, sizeof *f->v * (f->n + 1));
@@ -119,6 +124,20 @@ int dt_faults_dynamic(const dt_faults *f)
     if (f->v[i].kind == DT_FAULT_FLAP || (f->v[i].kind == DT_FAULT_FAIL && f->v[i].at_s > 0))
       return 1;
   return 0;
+}
+
+/* A degraded link keeps at least the platform's smallest bandwidth (DT_BANDWIDTH_MIN): below it, SimGrid's
+ * sharing loses the flows' rates and the run would end as a false deadlock. Degrades of one link multiply. */
+static int check_floor(dt_topology *topo, size_t k, const dt_fault *x, dt_error *err)
+{
+  double bw = dt_topology_link(topo, k)->bandwidth;
+  if (bw >= DT_BANDWIDTH_MIN)
+    return DT_OK;
+  char name[128];
+  dt_topology_link_name(topo, k, name, sizeof name);
+  return dt_error_set(err, "", 0, 0, "--degrade %s=%g leaves link %s at %.3g B/s, below the smallest bandwidth a "
+                      "link may have (%g B/s; degrades of one link multiply); a failed link is --fail %s@0",
+                      x->target, x->factor, name, bw, DT_BANDWIDTH_MIN, name);
 }
 
 /* The link named name (with or without the "cable:" prefix), or (size_t)-1. Linear in the links. */
@@ -231,6 +250,8 @@ int dt_faults_apply(dt_faults *f, dt_topology *topo, dt_error *err)
       for (size_t k = 0; k < total; k++)
         if (dt_topology_link_class(topo, k) == (dt_link_class)cls) {
           dt_topology_scale_bandwidth(topo, k, x->factor);
+          if (check_floor(topo, k, x, err) != DT_OK)
+            return DT_ERR;
           x->nlinks++;
         }
       if (x->nlinks == 0) {
@@ -246,9 +267,11 @@ int dt_faults_apply(dt_faults *f, dt_topology *topo, dt_error *err)
       return resolve_error(topo, x, err);
     x->link = k;
     x->nlinks = 1;
-    if (x->kind == DT_FAULT_DEGRADE)
+    if (x->kind == DT_FAULT_DEGRADE) {
       dt_topology_scale_bandwidth(topo, k, x->factor);
-    else if (x->kind == DT_FAULT_FAIL && x->at_s == 0)
+      if (check_floor(topo, k, x, err) != DT_OK)
+        return DT_ERR;
+    } else if (x->kind == DT_FAULT_FAIL && x->at_s == 0)
       dt_topology_set_down(topo, k, 1);
   }
   return DT_OK;

@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The smallest --degrade factor, and the shortest --flap period, s (each outage re-solves the sharing). */
+#define DT_DEGRADE_FACTOR_MIN 1e-9
+#define DT_FLAP_PERIOD_MIN 1e-3
+
 typedef enum { DT_FAULT_DEGRADE = 0, DT_FAULT_FAIL, DT_FAULT_FLAP } dt_fault_kind;
 
 /* One fault as given on the command line. */
@@ -39,7 +43,7 @@ void dt_faults_init(dt_faults *f);
 /* Frees what the set owns and empties it (a NULL f is a no-op). */
 void dt_faults_clear(dt_faults *f);
 
-/* Parses one option's argument and appends it: DEGRADE "TARGET=FACTOR" (FACTOR a plain number in (0, 1]), FAIL
+/* Parses one option's argument and appends it: DEGRADE "TARGET=FACTOR" (FACTOR a plain number from DT_DEGRADE_FACTOR_MIN to 1), FAIL
  * "LINK@TIME" (TIME with a unit such as 10ms, or 0 for failed from the start), FLAP "LINK=PERIOD,DOWNTIME[,START]"
  * (times with units, 0 < DOWNTIME < PERIOD). Names are checked later (dt_faults_apply: they need the platform).
  * Returns 0, or -1 with why (size why_size) saying what was expected and what was found. */

@@ -967,8 +967,11 @@ static dt_stats *collect_stats(replay_run *R)
   rp_cp_finish(R->cp, s);
   R->cp = NULL;
 
-  /* iterations: rank 0's marks */
-  if (R->nmarks == 0) {
+  /* iterations: rank 0's marks; a run that a link failure stopped without marks completed no iteration */
+  if (R->nmarks == 0 && R->abort_why) {
+    s->niterations = 0;
+    s->iterations_s = NULL;
+  } else if (R->nmarks == 0) {
     s->niterations = 1;
     s->iterations_s = dt_xmalloc(sizeof *s->iterations_s);
     s->iterations_s[0] = s->makespan_s;

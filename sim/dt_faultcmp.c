@@ -295,8 +295,15 @@ void dt_faultcmp_json(yajl_gen g, const dt_fault_cmp *cmp)
   jnum(g, "baseline_makespan_s", b[H_MAKESPAN]);
   jnum(g, "makespan_s", r[H_MAKESPAN]);
   jnum(g, "baseline_iteration_s", b[H_ITER]);
-  jnum(g, "iteration_s", r[H_ITER]);
-  jnum(g, "iteration_delta_s", r[H_ITER] - b[H_ITER]);
+  if (r[H_ABORTED] > 0) { /* the stopped run completed no iteration to compare (the text says so too) */
+    jstr(g, "iteration_s");
+    yajl_gen_null(g);
+    jstr(g, "iteration_delta_s");
+    yajl_gen_null(g);
+  } else {
+    jnum(g, "iteration_s", r[H_ITER]);
+    jnum(g, "iteration_delta_s", r[H_ITER] - b[H_ITER]);
+  }
   jstr(g, "by_kind");
   yajl_gen_map_open(g);
   for (int k = 0; k < DT_OP_COUNT; k++)

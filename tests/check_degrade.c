@@ -61,11 +61,13 @@ START_TEST(test_parse)
   ck_assert(fabs(f.v[3].period_s - 0.01) < 1e-15 && fabs(f.v[3].down_s - 0.001) < 1e-15 && f.v[3].start_s == 0);
   ck_assert(fabs(f.v[4].start_s - 0.0025) < 1e-15);
   ck_assert(dt_faults_dynamic(&f));
-  parse(&f, DT_FAULT_DEGRADE, "leaf-spine=1.01", "in (0, 1]");
-  parse(&f, DT_FAULT_DEGRADE, "leaf-spine=0", "in (0, 1]");
-  parse(&f, DT_FAULT_DEGRADE, "leaf-spine=-0.5", "in (0, 1]");
-  parse(&f, DT_FAULT_DEGRADE, "leaf-spine=nan", "in (0, 1]");
-  parse(&f, DT_FAULT_DEGRADE, "leaf-spine=0.5x", "in (0, 1]");
+  parse(&f, DT_FAULT_DEGRADE, "leaf-spine=1.01", "from 1e-09 to 1");
+  parse(&f, DT_FAULT_DEGRADE, "leaf-spine=0", "from 1e-09 to 1");
+  parse(&f, DT_FAULT_DEGRADE, "leaf-spine=-0.5", "from 1e-09 to 1");
+  parse(&f, DT_FAULT_DEGRADE, "leaf-spine=nan", "from 1e-09 to 1");
+  parse(&f, DT_FAULT_DEGRADE, "leaf-spine=0.5x", "from 1e-09 to 1");
+  parse(&f, DT_FAULT_DEGRADE, "leaf-spine=1e-10", "from 1e-09 to 1");
+  parse(&f, DT_FAULT_FLAP, "leaf0-spine3=999us,1us", "at least 0.001 s");
   parse(&f, DT_FAULT_DEGRADE, "leaf-spine", "expects TARGET=FACTOR");
   parse(&f, DT_FAULT_DEGRADE, "=0.5", "expects TARGET=FACTOR");
   parse(&f, DT_FAULT_FAIL, "leaf0-spine3@", "expects LINK@TIME");

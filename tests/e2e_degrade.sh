@@ -82,6 +82,8 @@ check "fail during the flows: aborted at 2 ms, naming the link" \
 check "fail during the flows: no deadlock key, the unfinished ops listed" \
   "[ \"\$(js $tmp/abort.json '.deadlock // empty')\" = '' ] && [ \$(js $tmp/abort.json '.aborted.unfinished | length') -gt 0 ]"
 check "fail during the flows: stderr says aborted" "grep -q 'dtsim: aborted at 0.002 s' $tmp/err"
+check "fail during the flows: a trace without marks completed no iteration, nothing to compare" \
+  "[ \$(js $tmp/abort.json '.iterations_s | length') = 0 ] && [ \"\$(js $tmp/abort.json '.faults.iteration_s')\" = null ] && [ \"\$(js $tmp/abort.json '.faults.iteration_delta_s')\" = null ]"
 
 # a failure at 1.002 ms, while the flows (started at 1 ms) still pay their 4 us latency: SimGrid counts them on the
 # link already, so they abort as well (they were routed over it before it failed)
@@ -140,8 +142,12 @@ err() { # err NAME PATTERN args...: exit 2 and stderr matching PATTERN
 }
 err "unknown class: did you mean" "no link or link class 'leaf-spne'.*did you mean 'leaf-spine'" --degrade leaf-spne=0.5
 err "unknown link: did you mean, how to list" "did you mean 'leaf0-spine0', 'leaf0-spine1', 'leaf0-spine2'?.*platform show $P --links" --fail leaf0-spine9@0
-err "factor above 1" "expected a number in (0, 1\], found '1.5'" --degrade leaf-spine=1.5
-err "factor 0" "expected a number in (0, 1\], found '0'" --degrade leaf-spine=0
+err "factor above 1" "expected a number from 1e-09 to 1, found '1.5'" --degrade leaf-spine=1.5
+err "factor 0" "expected a number from 1e-09 to 1, found '0'" --degrade leaf-spine=0
+err "factor 1e-300 (was a false deadlock)" "expected a number from 1e-09 to 1, found '1e-300'" --degrade leaf-spine=1e-300
+err "degrades that multiply below 1 B/s" "leaves link cable:leaf0-spine0 at .* B/s, below the smallest bandwidth" \
+  --degrade leaf-spine=1e-9 --degrade leaf0-spine0=1e-9
+err "flap period under 1 ms (was a run that crawled)" "the period must be at least 0.001 s" --flap leaf0-spine3=1us,0.5us
 err "factor not a number" "found 'half'" --degrade leaf-spine=half
 err "bad time" "the failure time: expected a time" --fail leaf0-spine3@soon
 err "time without a unit" "the failure time" --fail leaf0-spine3@5

@@ -83,6 +83,14 @@ sed 's/^ranks 1$/ranks 1\nmeta tokens_per_iteration=1000/' "$tmp/marks.dtt" >"$t
 "$DTSIM" run --json $P "$tmp/tok.dtt" >"$tmp/t.json" 2>/dev/null
 check "meta tokens_per_iteration=1000: 1.34e-3 J per token" \
   '[ "$(j .energy.tokens_per_iteration "$tmp/t.json")" = 1000 ] && close "$(j .energy.per_token_J "$tmp/t.json")" 1.34e-3 1e-12'
+# a tokens_per_iteration that is not a whole number from 1 to 1e15 is an error at its line (was ignored silently)
+for v in abc nan 0 -5 1e30 2.5; do
+  sed "s/^ranks 1\$/ranks 1\nmeta tokens_per_iteration=$v/" "$tmp/marks.dtt" >"$tmp/badtok.dtt"
+  "$DTSIM" run $P "$tmp/badtok.dtt" >/dev/null 2>"$tmp/badtok.err"
+  rc=$?
+  check "meta tokens_per_iteration=$v: exit 2 at its line" \
+    "[ $rc = 2 ] && grep -q 'badtok.dtt:3: .*tokens_per_iteration: expected a whole number from 1 to' $tmp/badtok.err"
+done
 
 # --- NIC and switch load: rank 0 (node 0) sends S = 1.25e9 bytes to rank 2 (node 1): 0.1 s at 12.5e9 B/s on
 # nic0.0 up, nic1.0 down and the two cable directions into and out of the switch. NIC load (30 - 10) x (0.1 + 0.1)

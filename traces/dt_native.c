@@ -660,6 +660,12 @@ static int meta_line(reader *rd, fstate *fs)
     tok *tk = &rd->toks[i];
     if (!tk->val || !tk->key[0])
       return ferr(rd, fs, "expected 'meta key=value', found '%s'", tk->key);
+    if (strcmp(tk->key, "tokens_per_iteration") == 0) { /* energy and cost per token (replay/dt_energy.c) */
+      long long n;
+      if (dt_parse_whole(tk->val, 1, DT_TOKENS_PER_ITERATION_MAX, &n) != 0)
+        return ferr(rd, fs, "meta tokens_per_iteration: expected a whole number from 1 to %lld, found '%s'",
+                    (long long)DT_TOKENS_PER_ITERATION_MAX, tk->val);
+    }
     if (strcmp(tk->key, "captured_step_time") == 0) {
       char why[256];
       if (dt_parse_time(tk->val, &rd->t->captured_step_s, why, sizeof why) != 0)

@@ -183,6 +183,8 @@ dt_dim dt_trace_p2p_dim(const dt_trace *t);
 /* Most ranks a trace may have (readers and importers refuse more with a positioned error, before allocating):
  * 2^20 ranks keep the per-rank tables of an empty trace under ~100 MB. */
 #define DT_TRACE_MAX_RANKS (1 << 20)
+/* Largest `meta tokens_per_iteration=N` (global batch x sequence length; 1e15 is far above any run's). */
+#define DT_TOKENS_PER_ITERATION_MAX 1000000000000000LL
 
 /* New empty trace with nranks ranks (no streams, no groups); files[0] = "". Free with dt_trace_free. */
 dt_trace *dt_trace_new(int32_t nranks);
