@@ -56,6 +56,7 @@ typedef struct alone_result {
   double class_bytes[DT_LC_COUNT];
   size_t class_used[DT_LC_COUNT];
   size_t ndeadlock;
+  int aborted; /* a link failure stopped the alone run (replay/dt_degrade.h) */
   double cpu_s;
 } alone_result;
 
@@ -374,6 +375,7 @@ static int alone_child(void *arg, void *out, dt_error *err)
       res->class_used[c] = s->links->classes[c].used;
     }
   res->ndeadlock = s->ndeadlock;
+  res->aborted = s->aborted != NULL;
   dt_stats_free(s);
   res->cpu_s = cpu_seconds(RUSAGE_SELF);
   return DT_OK;
@@ -382,6 +384,13 @@ static int alone_child(void *arg, void *out, dt_error *err)
 static double slowdown(double alone, double together)
 {
   return alone > 0 ? together / alone : 1;
+}
+
+/* Non-zero when job k did not finish alone or together (a deadlock, or a link failure stopped the run): its
+ * slowdown has no meaning. */
+static int job_stopped(const jobs_report *J, size_t k)
+{
+  return J->alone[k].ndeadlock > 0 || J->alone[k].aborted || J->together->aborted || J->together->ndeadlock > 0;
 }
 
 static void jobs_text(FILE *f, const void *data)
@@ -395,9 +404,14 @@ static void jobs_text(FILE *f, const void *data)
     const dt_job_stats *js = &J->together->jobs[k];
     double tog = mean(js->iterations_s, js->niterations);
     nodes_label(J->p, j, b3, sizeof b3);
-    fprintf(f, "  %-16s %-7d %-12s %-12s %-12s x%.4f\n", j->name, (int)j->t->nranks, b3,
-            dt_format_time(J->alone[k].iter_mean_s, b1, sizeof b1), dt_format_time(tog, b2, sizeof b2),
-            slowdown(J->alone[k].iter_mean_s, tog));
+    if (job_stopped(J, k))
+      fprintf(f, "  %-16s %-7d %-12s %-12s %-12s %s\n", j->name, (int)j->t->nranks, b3,
+              dt_format_time(J->alone[k].iter_mean_s, b1, sizeof b1), dt_format_time(tog, b2, sizeof b2),
+              "- (a run stopped)");
+    else
+      fprintf(f, "  %-16s %-7d %-12s %-12s %-12s x%.4f\n", j->name, (int)j->t->nranks, b3,
+              dt_format_time(J->alone[k].iter_mean_s, b1, sizeof b1), dt_format_time(tog, b2, sizeof b2),
+              slowdown(J->alone[k].iter_mean_s, tog));
   }
   fprintf(f, "  iteration: the mean of the job's iterations (its first rank's marks), its makespan without marks;\n"
              "  slowdown = together / alone\n");
@@ -483,7 +497,12 @@ static void jobs_json(void *gen, const void *data)
     dt_json_string(g, buf);
     jkey_double(g, "alone_s", a->iter_mean_s);
     jkey_double(g, "together_s", tog);
-    jkey_double(g, "slowdown", slowdown(a->iter_mean_s, tog));
+    if (job_stopped(J, k)) { /* a run that stopped has no slowdown */
+      dt_json_string(g, "slowdown");
+      yajl_gen_null(g);
+    } else {
+      jkey_double(g, "slowdown", slowdown(a->iter_mean_s, tog));
+    }
     jkey_double(g, "alone_makespan_s", a->end_s);
     jkey_double(g, "together_makespan_s", js->end_s);
     jarray(g, "alone_iterations_s", a->iters, a->niter < ALONE_MAX_ITERS ? a->niter : ALONE_MAX_ITERS);
@@ -789,13 +808,19 @@ int dt_cmd_jobs(int argc, char **argv)
   fprintf(stderr, "dtsim: note: jobs: the together run took %.3f CPU s, the %zu alone runs %.3f CPU s (x%.2f)\n",
           cpu_together, njobs, cpu_alone, cpu_alone > 0 ? cpu_together / cpu_alone : 0);
   rc = EXIT_OK;
-  if (s->ndeadlock > 0) {
+  if (s->aborted) {
+    fprintf(stderr, "dtsim: aborted at %.9g s when the jobs ran together: %s\n", s->aborted_s, s->aborted);
+    rc = EXIT_PROBLEM;
+  } else if (s->ndeadlock > 0) {
     fprintf(stderr, "dtsim: deadlock: %zu op%s blocked forever when the jobs ran together (first: %s)\n",
             s->ndeadlock, s->ndeadlock == 1 ? "" : "s", s->deadlock[0]);
     rc = EXIT_PROBLEM;
   }
   for (size_t k = 0; k < njobs; k++)
-    if (alone[k].ndeadlock > 0) {
+    if (alone[k].aborted) {
+      fprintf(stderr, "dtsim: aborted: job '%s' stopped by a link failure when it ran alone\n", jobs[k].name);
+      rc = EXIT_PROBLEM;
+    } else if (alone[k].ndeadlock > 0) {
       fprintf(stderr, "dtsim: deadlock: %zu op%s of job '%s' blocked forever when it ran alone\n", alone[k].ndeadlock,
               alone[k].ndeadlock == 1 ? "" : "s", jobs[k].name);
       rc = EXIT_PROBLEM;

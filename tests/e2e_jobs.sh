@@ -152,4 +152,13 @@ err "a partition names the ranks of each job" "the jobs together (ranks 'a' 0-1,
   $D/jobs-oversub4.yaml --fail cable:leaf0-spine0@0 --job a $AR --nodes 0,1 --job b $AR --nodes 2,6
 err "a generator error names the job" "job 'b': " $D/jobs-oversub4.yaml --job a $AR --job b --gen neox-125m --tp 8
 
+# a link failing mid-run stops the runs that cross it: stderr says aborted (not deadlock), no slowdown is given
+"$DTSIM" run --json --fail leaf0-spine0@50ms $D/jobs-oversub4.yaml --job a $AR --nodes 0,4 --job b $AR --nodes 1,2 \
+  >"$tmp/ab.json" 2>"$tmp/ab.err"
+rc=$?
+check "a link failing mid-run: exit 1, aborted on stderr, no deadlock" \
+  "[ $rc = 1 ] && grep -q 'aborted at 0.05 s when the jobs ran together' $tmp/ab.err && grep -q \"job 'a' stopped by a link failure when it ran alone\" $tmp/ab.err && ! grep -q deadlock $tmp/ab.err"
+check "a link failing mid-run: no slowdown for the jobs of a stopped run" \
+  '[ "$(jv "$tmp/ab.json" "[.jobs[].slowdown] | map(select(. == null)) | length")" = 2 ]'
+
 finish
