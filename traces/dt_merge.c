@@ -31,8 +31,8 @@ static void copy_op(dt_trace *m, int32_t mr, int32_t sid, const dt_trace *src, i
   o->deps = dup_mem(op->deps, sizeof *op->deps * op->ndeps);
   o->splits = dup_mem(op->splits, sizeof *op->splits * op->nsplits);
   o->kernels = dup_mem(op->kernels, sizeof *op->kernels * op->nkernels);
-  o->name = op->name ? dt_xstrdup(op->name) : NULL;
-  o->dtype = op->dtype ? dt_xstrdup(op->dtype) : NULL;
+  o->name = dt_xstrdup(op->name); /* NULL stays NULL */
+  o->dtype = dt_xstrdup(op->dtype);
   o->file = op->file < src->nfiles ? fmap[op->file] : 0;
   o->match = -1;
 }
