@@ -3,6 +3,7 @@
  * replay/dt_coll_select.c, algbw and busbw as nccl-tests' PERFORMANCE.md defines them. */
 #include "dt_explain.h"
 
+#include "../common/dt_units.h"
 #include "../common/dt_util.h"
 #include "../replay/dt_linkload.h"
 
@@ -71,22 +72,6 @@ static const char *t_str(double s, char *buf, size_t size)
     snprintf(buf, size, "%.4g ms", s * 1e3);
   else
     snprintf(buf, size, "%.4g s", s);
-  return buf;
-}
-
-static const char *b_str(double b, char *buf, size_t size)
-{
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  double v = b;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    u++;
-  }
-  if (u == 0)
-    snprintf(buf, size, "%.0f B", b);
-  else
-    snprintf(buf, size, "%.4g %s", v, units[u]);
   return buf;
 }
 
@@ -190,8 +175,8 @@ static void explain_shape(FILE *f, const dt_report_input *in, const dt_explain_s
   char a[64], b[64], c[64], d[64], e[64], ch[64];
   double mean = mean_of(sh);
   fprintf(f, "%s of %s (%llu bytes) on %d ranks, %d node%s, %zu group%s (%s%s), %llu instance%s, %s in all\n",
-          dt_op_kind_name(r->kind), b_str((double)r->bytes, a, sizeof a), (unsigned long long)r->bytes, (int)r->n,
-          (int)r->nnodes, r->nnodes == 1 ? "" : "s", sh->ngroups, sh->ngroups == 1 ? "" : "s",
+          dt_op_kind_name(r->kind), dt_format_bytes((double)r->bytes, a, sizeof a), (unsigned long long)r->bytes,
+          (int)r->n, (int)r->nnodes, r->nnodes == 1 ? "" : "s", sh->ngroups, sh->ngroups == 1 ? "" : "s",
           group_name(in->trace, r->group), sh->ngroups > 1 ? ", ..." : "", (unsigned long long)sh->count,
           sh->count == 1 ? "" : "s", t_str(sh->time_s, b, sizeof b));
   /* what ran, and why */
@@ -233,8 +218,8 @@ static void explain_shape(FILE *f, const dt_report_input *in, const dt_explain_s
   textbook tb = textbook_of(r);
   fprintf(f, "  alpha-beta     %s, a = %s, B = %.4g GB/s: %.4g x %s + %.4g x %s / %.4g GB/s = %s + %s = %s\n",
           tb.formula, t_str(tb.alpha, a, sizeof a), tb.B / 1e9, tb.ka, t_str(tb.alpha, b, sizeof b), tb.kb,
-          b_str((double)r->bytes, c, sizeof c), tb.B / 1e9, t_str(tb.lat, d, sizeof d), t_str(tb.bw, e, sizeof e),
-          t_str(tb.lat + tb.bw, ch, sizeof ch));
+          dt_format_bytes((double)r->bytes, c, sizeof c), tb.B / 1e9, t_str(tb.lat, d, sizeof d),
+          t_str(tb.bw, e, sizeof e), t_str(tb.lat + tb.bw, ch, sizeof ch));
   if (in->platform->nccl)
     fprintf(f, "  NCCL model     %s: latency %s (of it fixed %s: protocol + algorithm) + bandwidth %s (efficiency "
                "%.3g) = %s\n",
@@ -247,7 +232,7 @@ static void explain_shape(FILE *f, const dt_report_input *in, const dt_explain_s
   fprintf(f, "  simulated      mean %s (least %s, most %s); algbw = size / time = %s / %s = %.4g GB/s; busbw = "
              "algbw x %.4g = %.4g GB/s",
           t_str(mean, a, sizeof a), t_str(sh->min_s, b, sizeof b), t_str(sh->max_s, c, sizeof c),
-          b_str(size, d, sizeof d), t_str(mean, e, sizeof e), algbw / 1e9, factor, busbw / 1e9);
+          dt_format_bytes(size, d, sizeof d), t_str(mean, e, sizeof e), algbw / 1e9, factor, busbw / 1e9);
   if (tb.B > 0 && factor > 0)
     fprintf(f, ", %.0f %% of B%s", 100 * busbw / tb.B,
             busbw > tb.B * 1.001 ? " (above B: the algorithm moves less per rank than a ring, NVLS reducing in the "
@@ -323,10 +308,11 @@ void dt_explain_text(FILE *f, const dt_report_input *in)
             (unsigned long long)s->explain_dropped);
   const dt_kind_stats *p2p = &s->by_kind[DT_OP_SEND];
   if (p2p->count)
-    fprintf(f, "send/recv: %llu pairs, %s, %s in all, mean %s each (each pair is one flow over its route; on the "
-               "NCCL model LL up to 16 KiB, else Simple)\n\n",
-            (unsigned long long)p2p->count, b_str((double)p2p->bytes, a, sizeof a), t_str(p2p->time_s, b, sizeof b),
-            t_str(p2p->time_s / (double)p2p->count, c, sizeof c));
+    fprintf(f,
+            "send/recv: %llu pairs, %s, %s in all, mean %s each (each pair is one flow over its route; on the "
+            "NCCL model LL up to 16 KiB, else Simple)\n\n",
+            (unsigned long long)p2p->count, dt_format_bytes((double)p2p->bytes, a, sizeof a),
+            t_str(p2p->time_s, b, sizeof b), t_str(p2p->time_s / (double)p2p->count, c, sizeof c));
   free(v);
   /* what bounds the iteration */
   const dt_critical *cp = s->critical;
