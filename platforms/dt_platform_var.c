@@ -281,17 +281,12 @@ int dt_platform_var_parse_yaml(yaml_document_t *doc, yaml_node_t *map, const cha
   dt_platform_var *pv = dt_xcalloc(1, sizeof *pv);
   *out = pv; /* the caller frees it, also on error */
   if (v[0]) {
-    const char *t = text_of(v[0]);
-    int ok = t && *t;
-    for (const char *q = t; ok && *q; q++)
-      ok = isdigit((unsigned char)*q) != 0;
-    errno = 0;
-    unsigned long long s = ok ? strtoull(t, NULL, 10) : 0;
-    if (!ok || errno == ERANGE || s > DT_VAR_SEED_MAX)
+    long long s;
+    if (dt_parse_whole(text_of(v[0]), 0, (long long)DT_VAR_SEED_MAX, &s) != 0)
       return vfail(&L, v[0], "expected a whole number from 0 to %llu for 'variability.seed', found %s",
                    (unsigned long long)DT_VAR_SEED_MAX, found(v[0], buf, sizeof buf));
     pv->has_seed = 1;
-    pv->seed = s;
+    pv->seed = (uint64_t)s;
   }
   if (v[1]) {
     if (v[1]->type != YAML_MAPPING_NODE)

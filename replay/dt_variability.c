@@ -89,18 +89,14 @@ int dt_var_opts_sigma(dt_var_opts *o, const char *arg, char *why, size_t why_siz
 
 int dt_var_opts_seed(dt_var_opts *o, const char *arg, char *why, size_t why_size)
 {
-  int ok = *arg != '\0';
-  for (const char *q = arg; ok && *q; q++)
-    ok = isdigit((unsigned char)*q) != 0;
-  errno = 0;
-  unsigned long long s = ok ? strtoull(arg, NULL, 10) : 0;
-  if (!ok || errno == ERANGE || s > DT_VAR_SEED_MAX) {
+  long long s;
+  if (dt_parse_whole(arg, 0, (long long)DT_VAR_SEED_MAX, &s) != 0) {
     snprintf(why, why_size, "--seed expects a whole number from 0 to %llu, found '%s'",
              (unsigned long long)DT_VAR_SEED_MAX, arg);
     return -1;
   }
   o->has_seed = 1;
-  o->seed = s;
+  o->seed = (uint64_t)s;
   return 0;
 }
 
