@@ -172,8 +172,7 @@ static const char *found(const yaml_node_t *n, char *buf, size_t size)
   return buf;
 }
 
-/* Plain decimal number (no inf, nan or hex). */
-static int plain_real(const char *s, double *out)
+int dt_var_plain_real(const char *s, double *out)
 {
   if (!s || !*s)
     return -1;
@@ -258,7 +257,7 @@ static int entries(vloader *L, yaml_node_t *seq, int late, dt_var_entry **out, s
       if (!(x->value <= DT_TIME_MAX))
         return vfail(L, v[2], "expected a delay from 0 to %g s for '%s.delay', found %s", DT_TIME_MAX, what,
                      found(v[2], buf, sizeof buf));
-    } else if (plain_real(t, &x->value) != 0 || !(x->value >= DT_VAR_SPEED_MIN && x->value <= DT_VAR_SPEED_MAX)) {
+    } else if (dt_var_plain_real(t, &x->value) != 0 || !(x->value >= DT_VAR_SPEED_MIN && x->value <= DT_VAR_SPEED_MAX)) {
       return vfail(L, v[2], "expected a speed factor from %g to %g (1 = nominal, 0.5 = half speed) for "
                    "'%s.factor', found %s", DT_VAR_SPEED_MIN, DT_VAR_SPEED_MAX, what, found(v[2], buf, sizeof buf));
     }
@@ -301,7 +300,7 @@ int dt_platform_var_parse_yaml(yaml_document_t *doc, yaml_node_t *map, const cha
                    found(j[0], buf, sizeof buf));
     if (!j[1])
       return vfail(&L, v[1], "missing required key 'sigma' in 'variability.jitter'");
-    if (plain_real(text_of(j[1]), &pv->jitter_sigma) != 0 ||
+    if (dt_var_plain_real(text_of(j[1]), &pv->jitter_sigma) != 0 ||
         !(pv->jitter_sigma >= 0 && pv->jitter_sigma <= DT_VAR_SIGMA_MAX))
       return vfail(&L, j[1], "expected a number from 0 to %g for 'variability.jitter.sigma', found %s",
                    DT_VAR_SIGMA_MAX, found(j[1], buf, sizeof buf));

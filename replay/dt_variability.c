@@ -5,30 +5,12 @@
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- options ---- */
-
-static int plain_number(const char *s, double *out)
-{
-  if (!*s || isspace((unsigned char)*s))
-    return -1;
-  for (const char *q = s; *q; q++)
-    if (!(isdigit((unsigned char)*q) || *q == '.' || *q == 'e' || *q == 'E' || *q == '-' || *q == '+'))
-      return -1;
-  char *end;
-  errno = 0;
-  double x = strtod(s, &end);
-  if (end == s || *end || errno == ERANGE || !isfinite(x))
-    return -1;
-  *out = x;
-  return 0;
-}
 
 int dt_var_opts_add(dt_var_opts *o, const char *arg, int late, char *why, size_t why_size)
 {
@@ -61,7 +43,7 @@ int dt_var_opts_add(dt_var_opts *o, const char *arg, int late, char *why, size_t
       dt_var_list_free(&e.ranks);
       return -1;
     }
-  } else if (plain_number(val, &e.value) != 0 || !(e.value >= DT_VAR_SPEED_MIN && e.value <= DT_VAR_SPEED_MAX)) {
+  } else if (dt_var_plain_real(val, &e.value) != 0 || !(e.value >= DT_VAR_SPEED_MIN && e.value <= DT_VAR_SPEED_MAX)) {
     snprintf(why, why_size, "%s %s: expected a speed factor from %g to %g (1 = nominal, 0.5 = half speed), found '%s'",
              flag, list, DT_VAR_SPEED_MIN, DT_VAR_SPEED_MAX, val);
     dt_var_list_free(&e.ranks);
@@ -77,7 +59,7 @@ int dt_var_opts_add(dt_var_opts *o, const char *arg, int late, char *why, size_t
 int dt_var_opts_sigma(dt_var_opts *o, const char *arg, char *why, size_t why_size)
 {
   double x;
-  if (plain_number(arg, &x) != 0 || !(x >= 0 && x <= DT_VAR_SIGMA_MAX)) {
+  if (dt_var_plain_real(arg, &x) != 0 || !(x >= 0 && x <= DT_VAR_SIGMA_MAX)) {
     snprintf(why, why_size, "--jitter expects the lognormal sigma, a number from 0 to %g, found '%s'",
              DT_VAR_SIGMA_MAX, arg);
     return -1;
