@@ -118,10 +118,16 @@ int dt_faults_parse(dt_faults *f, dt_fault_kind kind, const char *arg, char *why
   return 0;
 }
 
+/* Whether x acts during the run (a flap, or a failure after the start): a daemon actor of dt_faults_start. */
+static int fault_dynamic(const dt_fault *x)
+{
+  return x->kind == DT_FAULT_FLAP || (x->kind == DT_FAULT_FAIL && x->at_s > 0);
+}
+
 int dt_faults_dynamic(const dt_faults *f)
 {
   for (size_t i = 0; f && i < f->n; i++)
-    if (f->v[i].kind == DT_FAULT_FLAP || (f->v[i].kind == DT_FAULT_FAIL && f->v[i].at_s > 0))
+    if (fault_dynamic(&f->v[i]))
       return 1;
   return 0;
 }
@@ -459,7 +465,7 @@ int dt_faults_start(const dt_faults *f, dt_topology *topo, const dt_trace *t, co
   actors = dt_xcalloc(f->n, sizeof *actors);
   for (size_t i = 0; i < f->n; i++) {
     const dt_fault *x = &f->v[i];
-    if (!(x->kind == DT_FAULT_FLAP || (x->kind == DT_FAULT_FAIL && x->at_s > 0)))
+    if (!fault_dynamic(x))
       continue;
     fault_actor *a = &actors[nactors++];
     *a = (fault_actor){x, topo, t, gpu_of_rank, abort_fn, data, {NULL, NULL}, dt_topology_link(topo, x->link)->bandwidth};
