@@ -360,6 +360,8 @@ static size_t gateway(const dt_topology *t, size_t g, size_t h, size_t r)
   return g * a + q / (size_t)t->p->global_links_per_router;
 }
 
+static size_t pick_up(const uint8_t *ok, size_t n, size_t key, size_t first); /* the detours, below */
+
 /* Minimal dragonfly route between NICs a and b (the cables to their routers are added by the caller): same
  * router: nothing; same group: one local hop; other group: local hop to the source group's gateway, the
  * global link, local hop from the destination group's gateway. Of the m parallel global links between two
@@ -377,14 +379,11 @@ static void dragonfly_route(const dt_topology *t, int a, int b, dt_hop *hops, in
   size_t lo = ga < gb ? ga : gb, hi = ga < gb ? gb : ga;
   size_t first = t->off_up2 + pair_index(lo, hi, (size_t)t->shape.groups) * m;
   if (t->ndown > 0 && t->down[first + r]) { /* the (b mod k)-th of the k parallel global links still up */
-    size_t k = 0;
+    uint8_t *ok = dt_xmalloc(m);
     for (size_t q = 0; q < m; q++)
-      k += !t->down[first + q];
-    for (size_t q = 0, want = k ? (size_t)b % k : 0; q < m && k; q++)
-      if (!t->down[first + q] && want-- == 0) {
-        r = q;
-        break;
-      }
+      ok[q] = !t->down[first + q];
+    r = pick_up(ok, m, (size_t)b, r);
+    free(ok);
   }
   size_t xa = gateway(t, ga, gb, r), xb = gateway(t, gb, ga, r);
   local_hop(t, ra, xa, hops, n);
