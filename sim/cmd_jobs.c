@@ -604,10 +604,9 @@ int dt_cmd_jobs(int argc, char **argv)
       ro.exact = 1;
       break;
     case 'T': {
-      char *end;
-      long v = strtol(optarg, &end, 10);
-      if (*end || end == optarg || v < 0 || v > 1000000) {
-        usage("--top expects a count of links (0 or more), found '%s'", optarg);
+      long long v;
+      if (dt_parse_whole(optarg, 0, 1000000, &v) != 0) { /* digits alone, as every whole number */
+        usage("--top expects a count of links from 0 to 1000000 (a whole number), found '%s'", optarg);
         goto done;
       }
       top_links = (size_t)v;

@@ -352,10 +352,8 @@ static int var_option(int opt, dt_var_opts *vo, size_t *samples)
     rc = dt_var_opts_seed(vo, optarg, why, sizeof why);
     break;
   case OPT_SAMPLES: {
-    char *end;
-    errno = 0;
-    long v = strtol(optarg, &end, 10);
-    if (end == optarg || *end || errno || v < 1 || v > DT_SAMPLES_MAX) {
+    long long v;
+    if (dt_parse_whole(optarg, 1, DT_SAMPLES_MAX, &v) != 0) { /* digits alone, as every whole number */
       snprintf(why, sizeof why, "--samples expects a count of seeds from 1 to %d, found '%s'", DT_SAMPLES_MAX, optarg);
       rc = -1;
     } else
