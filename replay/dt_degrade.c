@@ -273,6 +273,11 @@ int dt_faults_apply(dt_faults *f, dt_topology *topo, dt_error *err)
       return resolve_error(topo, x, err);
     x->link = k;
     x->nlinks = 1;
+    if (x->kind == DT_FAULT_FLAP) /* one profile per link: a second one's 'up' would end the first's outage */
+      for (size_t j = 0; j < i; j++)
+        if (f->v[j].kind == DT_FAULT_FLAP && f->v[j].link == k)
+          return dt_error_set(err, "", 0, 0, "--flap %s is given twice: a link has one flapping profile (give one "
+                              "PERIOD,DOWNTIME[,START])", x->target);
     if (x->kind == DT_FAULT_DEGRADE) {
       dt_topology_scale_bandwidth(topo, k, x->factor);
       if (check_floor(topo, k, x, err) != DT_OK)

@@ -53,7 +53,10 @@ static int run_seed(void *arg, void *out, dt_error *err)
   if (dt_replay_run(job->p, job->t, &ro, &s, err) != DT_OK)
     return DT_ERR;
   int rc = DT_OK;
-  if (s->ndeadlock > 0)
+  if (s->aborted) /* a link failure stopped this seed's run: not a deadlock (replay/dt_degrade.h) */
+    rc = dt_error_set(err, "", 0, 0, "seed %llu: aborted at %.9g s: %s", (unsigned long long)job->seed, s->aborted_s,
+                      s->aborted);
+  else if (s->ndeadlock > 0)
     rc = dt_error_set(err, "", 0, 0, "seed %llu deadlocked (first blocked op: %s)", (unsigned long long)job->seed,
                       s->deadlock[0]);
   else
