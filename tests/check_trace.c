@@ -709,6 +709,31 @@ START_TEST(test_two_streams_warning)
 }
 END_TEST
 
+/* A name or value holding '=' that came quoted is written quoted again: unquoted, "a=b" reads back as a key and a
+ * value and the group line is refused (a libFuzzer finding: tests/fuzz/regressions/native/roundtrip-equals.dtt). */
+START_TEST(test_roundtrip_equals)
+{
+  dt_trace *t = valid_ok("dtsim_trace 1\nranks 2\ngroup a\"=\"b 0-1\nmeta \"k=1\"=v=2\n"
+                         "rank 0\ns0 allreduce group=a=b bytes=8\nrank 1\ns0 allreduce group=\"a=b\" bytes=8\n");
+  ck_assert_str_eq(t->groups[0].name, "a=b");
+  dt_error e;
+  char *text = NULL;
+  size_t len;
+  FILE *f = open_memstream(&text, &len);
+  ck_assert_int_eq(dt_trace_write_native_file(t, f, &e), DT_OK);
+  fclose(f);
+  ck_assert_msg(strstr(text, "group \"a=b\" 0-1\n") && strstr(text, "meta \"k=1\"=\"v=2\"\n"), "%s", text);
+  dt_trace *back = NULL;
+  ck_assert_int_eq(dt_trace_parse_native(text, len, "back.dtt", &back, &e), DT_OK);
+  ck_assert_int_eq(dt_trace_validate(back, &e), DT_OK);
+  ck_assert_str_eq(back->groups[0].name, "a=b");
+  ck_assert_uint_eq(dt_trace_op_count(back), 2);
+  free(text);
+  dt_trace_free(back);
+  dt_trace_free(t);
+}
+END_TEST
+
 START_TEST(test_load_sniffing)
 {
   char *dir = tmpdir_new();
@@ -1080,6 +1105,7 @@ int main(void)
       {"match_ids", test_match_ids, 1},
       {"batch_consecutive", test_batch_consecutive, 1},
       {"two_streams_warning", test_two_streams_warning, 1},
+      {"roundtrip_equals", test_roundtrip_equals, 1},
       {"load_sniffing", test_load_sniffing, 1},
       {"template_api", test_template_api, 1},
       {"template_validate", test_template_validate, 1},

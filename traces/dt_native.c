@@ -993,12 +993,14 @@ int dt_trace_parse_native(const char *text, size_t len, const char *source_name,
 /* ---------------------------------------------------------------------------------------------------------
  * Writer. */
 
+/* Whether a value must be written quoted to read back as itself: empty, or holding a space, a comment mark, a
+ * quote, a backslash, an '=' (unquoted, a group name "a=b" would read back as key a, value b) or a non-printable. */
 static int needs_quotes(const char *s)
 {
   if (!*s)
     return 1;
   for (; *s; s++)
-    if (isspace((unsigned char)*s) || *s == '#' || *s == '"' || *s == '\\' || !isprint((unsigned char)*s))
+    if (isspace((unsigned char)*s) || strchr("#\"\\=", *s) || !isprint((unsigned char)*s))
       return 1;
   return 0;
 }
