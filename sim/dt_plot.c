@@ -3,6 +3,7 @@
  * can be run again by hand (`cd DIR && gnuplot per_rank.gp`). */
 #include "dt_plot.h"
 
+#include "../common/dt_util.h"
 #include "../replay/dt_linkload.h"
 
 #include <errno.h>
@@ -57,7 +58,8 @@ static void gp_header(FILE *g, const dt_report_input *in, const char *name, cons
   fprintf(g, "set terminal pngcairo size 900,500 enhanced font 'sans,10'\nset output '%s.png'\nset encoding utf8\n",
           name);
   /* two panels (multiplot): the title goes over both */
-  int panels = strcmp(name, "link_classes") == 0 || strcmp(name, "histogram") == 0;
+  int panels = strcmp(name, "link_classes") == 0 || strcmp(name, "histogram") == 0 ||
+               strcmp(name, "fabric_heatmap") == 0;
   fprintf(g, "%s \"%s, %s on %s\" noenhanced\n", panels ? "set multiplot layout 1,2 title" : "set title", title,
           in->trace_label ? in->trace_label : "trace", in->platform->name ? in->platform->name : "platform");
   fputs("set grid ytics\nset style fill solid 0.85 border -1\nset datafile separator '\\t'\n", g);
@@ -158,6 +160,188 @@ static int plot_links(const char *dir, const dt_report_input *in, dt_error *err)
   return close_checked(g, dir, "link_classes.gp", err) | rc;
 }
 
+/* ---- the fabric: leaf x spine heatmap and per-tier utilisation ---- */
+
+/* Utilisation of one link direction over the run: payload bytes / (bandwidth x makespan), the mean share of its
+ * capacity it carried (1: it carried bytes at full rate for the whole run). */
+static double util_of(const dt_link_load *l, double makespan)
+{
+  return l->bandwidth > 0 && makespan > 0 ? l->bytes / (l->bandwidth * makespan) : 0;
+}
+
+/* The leaf uplink tier a heatmap shows: on a 2-level fat-tree the leaf-spine cables ("cable:leafL-spineS"), on
+ * a 3-level one the leaf-aggregation cables ("cable:leafL-aggA", column A mod u: the leaf's uplink to the A-th
+ * aggregation switch of its pod). Returns 0 and a reason in why when the platform has no such tier. */
+static int heatmap_tier(const dt_report_input *in, dt_fabric_shape *sh, dt_link_class *cls, const char **why)
+{
+  const dt_platform *p = in->platform;
+  if (!in->stats->links) {
+    *why = "the per-link accounting is off (--no-links)";
+    return 0;
+  }
+  if (p->topology != DT_NET_FAT_TREE) {
+    *why = p->topology == DT_NET_NONE ? "the platform is one node, with no fabric"
+           : p->topology == DT_NET_SINGLE_SWITCH ? "the platform's fabric is a single switch, not a fat-tree"
+                                                 : "the platform's fabric is a dragonfly, not a fat-tree";
+    return 0;
+  }
+  if (dt_platform_fabric_shape(p, sh, NULL) != DT_OK || sh->leaves <= 0 || sh->up_ports <= 0) {
+    *why = "the fat-tree has no leaf uplinks";
+    return 0;
+  }
+  *cls = p->levels == 3 ? DT_LC_LEAF_AGG : DT_LC_LEAF_SPINE;
+  return 1;
+}
+
+/* fabric_heatmap: one row per (leaf, uplink) cable of the leaf uplink tier, every cable of the platform (0 when
+ * unused): "leaf<TAB>spine<TAB>up_util<TAB>down_util<TAB>up_busy<TAB>down_busy<TAB>up_bytes<TAB>down_bytes", up =
+ * leaf to spine, util = bytes / (bandwidth x makespan), busy = busy_s / makespan (links.top[] in the JSON, by
+ * the cable's name). Blank lines between leaves. */
+static int plot_heatmap(const char *dir, const dt_report_input *in, const dt_fabric_shape *sh, dt_link_class cls,
+                        dt_error *err)
+{
+  const dt_stats *s = in->stats;
+  const dt_linkstats *L = s->links;
+  int rows = sh->leaves, cols = sh->up_ports, three = cls == DT_LC_LEAF_AGG;
+  double ms = s->makespan_s;
+  /* cell (leaf, col, dir): 0 util, 1 busy, 2 bytes */
+  double *cell = dt_xcalloc((size_t)rows * (size_t)cols * 6, sizeof *cell);
+  for (size_t i = 0; i < L->nlinks; i++) {
+    const dt_link_load *l = &L->links[i];
+    int leaf, up, n = 0;
+    char d[8];
+    if (l->cls != cls)
+      continue;
+    if (three)
+      n = sscanf(l->name, "cable:leaf%d-agg%d %7s", &leaf, &up, d);
+    else
+      n = sscanf(l->name, "cable:leaf%d-spine%d %7s", &leaf, &up, d);
+    if (n != 3)
+      continue;
+    if (three && sh->aggs_per_pod > 0)
+      up %= sh->aggs_per_pod;
+    if (leaf < 0 || leaf >= rows || up < 0 || up >= cols)
+      continue;
+    double *c = &cell[((size_t)leaf * (size_t)cols + (size_t)up) * 6 + (strcmp(d, "down") == 0 ? 3 : 0)];
+    c[0] = util_of(l, ms);
+    c[1] = ms > 0 ? l->busy_s / ms : 0;
+    c[2] = l->bytes;
+  }
+  FILE *d = open_in(dir, "fabric_heatmap", "dat", err), *g = d ? open_in(dir, "fabric_heatmap", "gp", err) : NULL;
+  if (!g) {
+    if (d)
+      fclose(d);
+    free(cell);
+    return DT_ERR;
+  }
+  fprintf(d, "# leaf\t%s\tup_util\tdown_util\tup_busy\tdown_busy\tup_bytes\tdown_bytes (links.top[] in the JSON: "
+             "util = bytes / (bandwidth_Bps x makespan_s), busy = busy_s / makespan_s; up = leaf to %s)\n",
+          three ? "agg" : "spine", three ? "aggregation switch" : "spine");
+  for (int r = 0; r < rows; r++) {
+    for (int k = 0; k < cols; k++) {
+      const double *c = &cell[((size_t)r * (size_t)cols + (size_t)k) * 6];
+      fprintf(d, "%d\t%d\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\n", r, k, c[0], c[3], c[1], c[4], c[2], c[5]);
+    }
+    fputc('\n', d);
+  }
+  free(cell);
+  const char *col = three ? "aggregation switch of the leaf's pod" : "spine";
+  gp_header(g, in, "fabric_heatmap",
+            three ? "leaf x aggregation utilisation, bytes / (bandwidth x makespan)"
+                  : "leaf x spine utilisation, bytes / (bandwidth x makespan)");
+  fprintf(g, "set view map\nunset grid\nset palette defined (0 '#f7fbff', 0.25 '#c6dbef', 0.5 '#6baed6', 0.75 "
+             "'#2171b5', 1 '#08306b')\nset cbrange [0:100]\nset cblabel 'utilisation (%%)'\n"
+             "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset xlabel '%s'\nset ylabel 'leaf'\n",
+          cols - 1, rows - 1, col);
+  if (cols <= 32)
+    fputs("set xtics 1\n", g);
+  if (rows <= 32)
+    fputs("set ytics 1\n", g);
+  int labels = rows <= 16 && cols <= 16;
+  for (int pass = 0; pass < 2; pass++) {
+    int c = 3 + pass;
+    fprintf(g, "set title '%s'\nplot 'fabric_heatmap.dat' using 2:1:($%d*100) with image notitle", pass ? "down (spine to leaf)" : "up (leaf to spine)", c);
+    if (labels)
+      fprintf(g, ", \\\n     '' using 2:1:($%d == 0 ? '0' : sprintf($%d < 0.1 ? '%%.1f' : '%%.0f', $%d*100)):($%d > 0.55 ? "
+                 "0xffffff : 0) with labels tc rgb variable notitle", c, c, c, c);
+    fputc('\n', g);
+  }
+  fputs("unset multiplot\n", g);
+  int rc = close_checked(d, dir, "fabric_heatmap.dat", err);
+  return close_checked(g, dir, "fabric_heatmap.gp", err) | rc;
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+  double a = *(const double *)pa, b = *(const double *)pb;
+  return (a > b) - (a < b);
+}
+
+/* Quantile q of the n sorted values v by linear interpolation between order statistics (Hyndman and Fan's
+ * definition 7, as --samples): the value at position q (n - 1). */
+static double quantile(const double *v, size_t n, double q)
+{
+  if (n == 0)
+    return 0;
+  double pos = q * (double)(n - 1);
+  size_t i = (size_t)pos;
+  return i + 1 < n ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+/* tiers: per link class of the platform, over every link direction of the class (unused ones count 0):
+ * "class<TAB>links<TAB>used<TAB>busy_all<TAB>busy_max<TAB>util_min<TAB>util_p25<TAB>util_median<TAB>util_p75
+ * <TAB>util_max<TAB>util_mean", busy_all = busy_sum / (links x makespan) (= busy_mean x used / links of
+ * links.classes[]), util = bytes / (bandwidth x makespan) per direction (links.top[]). */
+static int plot_tiers(const char *dir, const dt_report_input *in, dt_error *err)
+{
+  const dt_stats *s = in->stats;
+  const dt_linkstats *L = s->links;
+  double ms = s->makespan_s;
+  FILE *d = open_in(dir, "tiers", "dat", err), *g = d ? open_in(dir, "tiers", "gp", err) : NULL;
+  if (!g) {
+    if (d)
+      fclose(d);
+    return DT_ERR;
+  }
+  fputs("# class\tlinks\tused\tbusy_all\tbusy_max\tutil_min\tutil_p25\tutil_median\tutil_p75\tutil_max\tutil_mean "
+        "(over every link direction of the class, unused ones 0: busy_all = links.classes[].busy_mean x used / links, "
+        "util = bytes / (bandwidth_Bps x makespan_s) of links.top[])\n", d);
+  int rows = 0;
+  for (int c = 0; c < DT_LC_COUNT; c++) {
+    const dt_class_load *C = &L->classes[c];
+    if (C->links == 0)
+      continue;
+    double *u = dt_xcalloc(C->links, sizeof *u), sum = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < L->nlinks && k < C->links; i++)
+      if (L->links[i].cls == (dt_link_class)c) {
+        u[k] = util_of(&L->links[i], ms);
+        sum += u[k++];
+      }
+    qsort(u, C->links, sizeof *u, cmp_double); /* the unused directions are the leading zeros */
+    fprintf(d, "%s\t%zu\t%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\n",
+            dt_link_class_name((dt_link_class)c), C->links, C->used,
+            ms > 0 ? C->busy_sum_s / ((double)C->links * ms) : 0, ms > 0 ? C->busy_max_s / ms : 0, u[0],
+            quantile(u, C->links, 0.25), quantile(u, C->links, 0.5), quantile(u, C->links, 0.75), u[C->links - 1],
+            sum / (double)C->links);
+    free(u);
+    rows++;
+  }
+  gp_header(g, in, "tiers", "per-tier utilisation over every link direction of the tier");
+  fprintf(g, "set ylabel '%% of the makespan / of the capacity'\nset yrange [0:105]\nset xrange [-0.6:%d.6]\n"
+             "set boxwidth 0.35\nset xtics rotate by -30 noenhanced\nset key top right\n"
+             "plot 'tiers.dat' using ($0-0.2):($7*100):($6*100):($10*100):($9*100):xtic(sprintf('%%s (%%d/%%d used)', strcol(1), $3, $2)) "
+             "with candlesticks "
+             "whiskerbars lc rgb '#2171b5' title 'utilisation = bytes / (bandwidth x makespan): quartiles, min-max', "
+             "\\\n     '' using ($0-0.2):($8*100):($8*100):($8*100):($8*100) with candlesticks lc rgb '#08306b' "
+             "lw 2 notitle, \\\n"
+             "     '' using ($0+0.2):($4*100) with boxes lc rgb '#fdae6b' title 'busy: mean over the directions', \\\n"
+             "     '' using ($0+0.2):($5*100) with points pt 7 lc rgb '#d94801' title 'busy: the busiest direction'\n",
+          rows > 0 ? rows - 1 : 0);
+  int rc = close_checked(d, dir, "tiers.dat", err);
+  return close_checked(g, dir, "tiers.gp", err) | rc;
+}
+
 /* histogram: one row per power-of-two size range from the smallest to the largest used, "min_bytes<TAB>label" then
  * per op kind with instances "count<TAB>bytes" (histogram.by_kind in the JSON). */
 static int plot_histogram(const char *dir, const dt_report_input *in, dt_error *err)
@@ -244,15 +428,27 @@ static int render(const char *dir, const char *name, dt_error *err)
 int dt_plot_write(const char *dir, const dt_report_input *in, int *rendered, dt_error *err)
 {
   *rendered = 0;
-  const char *names[4];
+  const char *names[6];
   size_t n = 0;
+  dt_fabric_shape sh;
+  dt_link_class cls = DT_LC_LEAF_SPINE;
+  const char *why = NULL;
+  int heat = heatmap_tier(in, &sh, &cls, &why);
+  const dt_linkstats *L = in->stats->links;
   if (plot_critical(dir, in, err) != DT_OK || plot_per_rank(dir, in, err) != DT_OK ||
-      (in->stats->links && plot_links(dir, in, err) != DT_OK) || plot_histogram(dir, in, err) != DT_OK)
+      (L && (plot_links(dir, in, err) != DT_OK || plot_tiers(dir, in, err) != DT_OK)) ||
+      (heat && plot_heatmap(dir, in, &sh, cls, err) != DT_OK) || plot_histogram(dir, in, err) != DT_OK)
     return DT_ERR;
   names[n++] = "critical_path";
   names[n++] = "per_rank";
-  if (in->stats->links)
+  if (L) {
     names[n++] = "link_classes";
+    names[n++] = "tiers";
+  }
+  if (heat)
+    names[n++] = "fabric_heatmap";
+  else
+    fprintf(stderr, "dtsim: note: --plot: no leaf x spine heatmap (fabric_heatmap): %s\n", why);
   names[n++] = "histogram";
   for (size_t i = 0; i < n; i++) {
     int r = render(dir, names[i], err);

@@ -396,6 +396,23 @@ static void bound_sentence(const dt_report_input *in, char *buf, size_t size)
   }
 }
 
+/* When host/launch time bounds the iteration, one line saying why (docs/report.md): a capture replayed with its host
+ * launch timeline (Kineto) is bound by the host thread that issued the kernels; another trace by its delay ops. NULL
+ * for other bounds. Static text. */
+static const char *bound_why(const dt_report_input *in)
+{
+  const dt_critical *c = in->stats->critical;
+  if (!c || !(in->stats->makespan_s > 0) || the_bound(c).what != 1)
+    return NULL;
+  const dt_trace *t = in->trace;
+  for (size_t i = 0; t && i < t->nnotes; i++)
+    if (strncmp(t->notes[i], "kineto: host launch timeline", 28) == 0)
+      return "the capture's host (CPU) thread issues work slower than the GPUs run it: the GPUs wait for each kernel "
+             "launch, so faster GPUs or links would not help (--gaps drop: the GPU streams alone)";
+  return "the trace's delay ops (host or launch time between GPU work) are on the path: the GPUs wait for them, so "
+         "faster GPUs or links would not shorten this iteration";
+}
+
 static const char *dim_key(dt_dim d)
 {
   return d == DT_DIM_NONE ? "none" : dt_dim_name(d);
@@ -415,6 +432,11 @@ static void json_bound(yajl_gen g, const dt_report_input *in)
   static const char *const what[4] = {"compute", "host", "wait", "comm"};
   json_str(g, "what");
   json_str(g, what[b.what]);
+  const char *why = bound_why(in);
+  if (why) {
+    json_str(g, "why");
+    json_str(g, why);
+  }
   if (b.what == 3) {
     json_str(g, "dim");
     json_str(g, dim_key(b.dim));
@@ -1011,6 +1033,9 @@ static void text_bound(FILE *f, const dt_report_input *in)
   fprintf(f, "\nbound              %s\n", sentence);
   if (!c || !(s->makespan_s > 0))
     return;
+  const char *why = bound_why(in);
+  if (why)
+    fprintf(f, "why                %s\n", why);
   double ms = s->makespan_s;
   fprintf(f, "critical path      compute %.1f %%, host/launch %.1f %%, waiting %.1f %%, exposed comm",
           100 * c->compute_s / ms, 100 * c->host_s / ms, 100 * c->wait_s / ms);

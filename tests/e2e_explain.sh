@@ -34,6 +34,20 @@ for bad in nosuch.thres:debug dtsim.thres:loud dtsim dtsim.thres dtsim.fmt:%m; d
   check "--log $bad is exit 2 with a message" '[ $rc -eq 2 ] && grep -q "^dtsim run: --log" "$tmp/bad.err"'
 done
 
+# --- the bound says why when host/launch time bounds the iteration: the README's capture (its host thread's time
+# between launches is the whole path) and a native trace whose delay op outlasts its compute
+"$DTSIM" run --json platforms/dgx-a100.yaml traces/samples/allreduce_bcast_2ranks_rank0.json.gz >"$tmp/cap.json" 2>/dev/null
+check "capture: the bound is host/launch and says the host thread issues work slower than the GPUs run it" \
+  '[ "$(jq -r .bound.what "$tmp/cap.json")" = host ] && jq -r .bound.why "$tmp/cap.json" | grep -q "^the capture.s host (CPU) thread issues work slower than the GPUs run it"'
+"$DTSIM" run platforms/dgx-a100.yaml traces/samples/allreduce_bcast_2ranks_rank0.json.gz 2>/dev/null >"$tmp/cap.txt"
+check "capture: the text's 'why' line follows the bound" 'grep -A1 "^bound  *host/launch" "$tmp/cap.txt" | grep -q "^why  *the capture.s host (CPU) thread"'
+{ echo "dtsim_trace 1"; echo "ranks 2"
+  for r in 0 1; do echo "rank $r"; echo "s0 delay dur=5ms"; echo "s0 compute dur=1ms"; done; } >"$tmp/delay.dtt"
+"$DTSIM" run --json tests/data/node2.yaml "$tmp/delay.dtt" >"$tmp/delay.json" 2>/dev/null
+check "native delay ops: host bound, the trace's delay ops named" \
+  '[ "$(jq -r .bound.what "$tmp/delay.json")" = host ] && jq -r .bound.why "$tmp/delay.json" | grep -q "^the trace.s delay ops"'
+check "communication bound: no why" '[ "$(jq -r ".bound | has(\"why\")" "$tmp/plain.json")" = false ]'
+
 # --- --explain on a textbook platform: the 2-rank all-reduce above, alone on its links
 "$DTSIM" run --json --explain tests/data/node2.yaml "$tmp/ar2.dtt" >"$tmp/ex.json" 2>/dev/null; rc=$?
 check "--explain --json exits 0" '[ $rc -eq 0 ]'
@@ -119,6 +133,70 @@ awk -F'\t' '!/^#/ && $3 > 0 { print $1 "\t" $3 }' "$tmp/pl/histogram.dat" | sort
 check "histogram.dat allreduce counts = histogram.by_kind.allreduce" 'cmp -s "$tmp/h.json.tsv" "$tmp/h.dat.tsv"'
 check "histogram.dat counts 25856 allreduces (as by_kind)" \
   '[ "$(awk -F"\t" "!/^#/ { s += \$3 } END { print s }" "$tmp/pl/histogram.dat")" = "$(jq .by_kind.allreduce.count "$tmp/pl.json")" ]'
+# --- the leaf x spine heatmap and the per-tier picture (tests/data/fat-tree-perm.yaml: leaf 0 holds nodes 0-5, leaf 1
+# nodes 6-11, 2 spines, every NIC and cable 25 GB/s; a leaf's uplink is the destination NIC mod 2). Flows of S bytes:
+# 0->6 and 1->8 share leaf0-spine0 up and leaf1-spine0 down (B/2 each), 2->7 (spine 1) and 7->0 (spine 0) run alone,
+# so the makespan is T = alpha + 2S/B (alpha = 2 NICs x 1 us + 4 cables x 100 ns), and a cell carrying k flows has
+# utilisation k S / (B T): up (leaf, spine) (0,0) 2, (0,1) 1, (1,0) 1, (1,1) 0; down (1,0) 2, (1,1) 1, (0,0) 1, (0,1) 0.
+S=250000000
+{ echo "dtsim_trace 1"; echo "ranks 12"
+  for r in $(seq 0 11); do echo "rank $r"
+    case $r in
+      0) echo "s0 send peer=6 bytes=$S batch=1"; echo "s0 recv peer=7 bytes=$S batch=1" ;;
+      1) echo "s0 send peer=8 bytes=$S" ;;
+      2) echo "s0 send peer=7 bytes=$S" ;;
+      6) echo "s0 recv peer=0 bytes=$S" ;;
+      7) echo "s0 recv peer=2 bytes=$S batch=1"; echo "s0 send peer=0 bytes=$S batch=1" ;;
+      8) echo "s0 recv peer=1 bytes=$S" ;;
+    esac
+  done; } >"$tmp/hperm.dtt"
+"$DTSIM" run --json --top 100 --plot "$tmp/hm" tests/data/fat-tree-perm.yaml "$tmp/hperm.dtt" >"$tmp/hm.json" 2>"$tmp/hm.err"; rc=$?
+check "heatmap run exits 0" '[ $rc -eq 0 ]'
+T=$(awk -v S=$S 'BEGIN { printf "%.17g", 2e-6 + 4 * 100e-9 + 2 * S / 25e9 }')
+got=$(jq .makespan_s "$tmp/hm.json")
+check "heatmap run: makespan $got = alpha + 2S/B = $T" 'close "$got" "$T" 1e-9'
+for n in fabric_heatmap tiers; do
+  check "--plot wrote $n.dat and $n.gp" '[ -s "$tmp/hm/$n.dat" ] && [ -s "$tmp/hm/$n.gp" ]'
+  if command -v gnuplot >/dev/null; then
+    check "--plot rendered $n.png" '[ "$(head -c 8 "$tmp/hm/$n.png" | od -An -tx1 | tr -d " \n")" = 89504e470d0a1a0a ]'
+  fi
+done
+check "fabric_heatmap.dat: every leaf x spine cell (2 x 2)" '[ "$(grep -v "^#" "$tmp/hm/fabric_heatmap.dat" | grep -c .)" = 4 ]'
+cell() { awk -F'\t' -v l="$1" -v s="$2" -v c="$3" '!/^#/ && NF && $1 == l && $2 == s { print $c }' "$tmp/hm/fabric_heatmap.dat"; }
+for spec in "0 0 3 2" "0 1 3 1" "1 0 3 1" "1 1 3 0" "1 0 4 2" "1 1 4 1" "0 0 4 1" "0 1 4 0"; do
+  set -- $spec
+  want=$(awk -v k=$4 -v S=$S -v T=$T 'BEGIN { printf "%.17g", k * S / (25e9 * T) }')
+  got=$(cell $1 $2 $3)
+  check "heatmap leaf $1 spine $2 $([ $3 = 3 ] && echo up || echo down): $got = $4 S / (B T) = $want" 'close "$got" "$want" 1e-9'
+done
+# the same cells from the JSON report: bytes / (bandwidth x makespan) of links.top[] by the cable's name
+jq -r '.makespan_s as $m | .links.top[] | select(.class == "leaf-spine") | [.name, .bytes / (.bandwidth_Bps * $m), .busy] | @tsv' \
+  "$tmp/hm.json" >"$tmp/hm.top.tsv"
+awk -F'\t' '!/^#/ && NF { print "cable:leaf" $1 "-spine" $2 " up\t" $3 "\t" $5; print "cable:leaf" $1 "-spine" $2 " down\t" $4 "\t" $6 }' \
+  "$tmp/hm/fabric_heatmap.dat" >"$tmp/hm.dat.tsv"
+check "fabric_heatmap.dat: utilisation and busy of every used cable = links.top[]" \
+  'awk -F"\t" "NR == FNR { u[\$1] = \$2; b[\$1] = \$3; n++; next } (\$1 in u) { m++; d = u[\$1] - \$2; e = b[\$1] - \$3; if (d*d + e*e > 1e-24) bad = 1 } END { exit bad || m != n || n != 6 }" "$tmp/hm.top.tsv" "$tmp/hm.dat.tsv"'
+# tiers: the 8 leaf-spine directions carry 2,1,1,0,2,1,1,0 flows: sorted 0 0 1 1 1 1 2 2 (x S / (B T)); quantiles by
+# linear interpolation at q (n - 1): p25 at 1.75 -> 0.75, median at 3.5 -> 1, p75 at 5.25 -> 1.25; mean 1
+trow() { awk -F'\t' -v k="$1" -v c="$2" '$1 == k { print $c }' "$tmp/hm/tiers.dat"; }
+for spec in "6 0" "7 0.75" "8 1" "9 1.25" "10 2" "11 1"; do
+  set -- $spec
+  want=$(awk -v k=$2 -v S=$S -v T=$T 'BEGIN { printf "%.17g", k * S / (25e9 * T) }')
+  got=$(trow leaf-spine $1)
+  check "tiers.dat leaf-spine column $1: $got = $2 S / (B T)" 'close "$got" "$want" 1e-9'
+done
+got=$(trow leaf-spine 4); want=$(jq '.links.classes[] | select(.class == "leaf-spine") | .busy_mean * .used / .links' "$tmp/hm.json")
+check "tiers.dat leaf-spine busy_all $got = busy_mean x used / links" 'close "$got" "$want" 1e-12'
+got=$(trow gpu-nic 10); want=$(jq -r '.makespan_s as $m | [.links.top[] | select(.class == "gpu-nic") | .bytes / (.bandwidth_Bps * $m)] | max' "$tmp/hm.json")
+check "tiers.dat gpu-nic util_max $got = links.top[]" 'close "$got" "$want" 1e-12'
+check "tiers.dat: a row per link class of the platform" \
+  '[ "$(grep -vc "^#" "$tmp/hm/tiers.dat")" = "$(jq "[.links.classes[] | select(.links > 0)] | length" "$tmp/hm.json")" ]'
+"$DTSIM" run --plot "$tmp/nf" tests/data/node2.yaml "$tmp/ar2.dtt" >/dev/null 2>"$tmp/nf.err"; rc=$?
+check "--plot on one node: exit 0, the heatmap skipped with a note" \
+  '[ $rc -eq 0 ] && [ ! -e "$tmp/nf/fabric_heatmap.dat" ] && [ -s "$tmp/nf/tiers.dat" ] && grep -q "note: --plot: no leaf x spine heatmap (fabric_heatmap): the platform is one node" "$tmp/nf.err"'
+"$DTSIM" run --plot "$tmp/df" platforms/frontier-like.yaml --gen neox-125m --dp 8 >/dev/null 2>"$tmp/df.err"; rc=$?
+check "--plot on a dragonfly: exit 0, the heatmap skipped with a note" \
+  '[ $rc -eq 0 ] && [ ! -e "$tmp/df/fabric_heatmap.dat" ] && grep -q "no leaf x spine heatmap.*dragonfly, not a fat-tree" "$tmp/df.err"'
 : >"$tmp/afile"
 "$DTSIM" run --plot "$tmp/afile" tests/data/node2.yaml "$tmp/ar2.dtt" >/dev/null 2>"$tmp/pf.err"; rc=$?
 check "--plot onto a file is exit 2 with a message" '[ $rc -eq 2 ] && grep -q "expects a directory" "$tmp/pf.err"'
