@@ -51,9 +51,8 @@ typedef struct rp_inst {
   dt_proto proto;
   double eff;           /* bandwidth efficiency: protocol x algorithm (1 without the NCCL model) */
   double hop, net_hop;  /* per-step latency added inside a node / across the network (0 without the model) */
-  double fixed;         /* latency paid once: protocol + algorithm (0 without the model) */
-  double lead;          /* of it, what the algorithm still has to wait before its first exchange: 0, or `fixed`
-                           when the ring's closed form merges it into its single wait */
+  double fixed;         /* latency paid once: protocol + algorithm (0 without the model); the executor sleeps it
+                           before the first phase, or merges it into a ring's closed-form wait */
   double S;             /* per-rank bytes the algorithm moves: op->bytes (0 for a barrier) */
   dt_fidelity fid;
 } rp_inst;
@@ -106,20 +105,6 @@ rp_costs rp_costs_of(const dt_platform *p, dt_algo a, dt_proto pr);
 rp_costs rp_costs_group(const dt_platform *p, dt_algo a, dt_proto pr, dt_op_kind kind, const rp_gshape *gs);
 /* PAT's steps over n members: ceil(log2 n). */
 int rp_pat_steps(int32_t n);
-/* PAT all-gather / reduce-scatter (dt_coll_pat.c), one member per node. */
-void rp_pat_run(const rp_inst *x);
-/* A ring collective as a plan (dt_coll_select.c), shared by the replay (rp_ring_run) and auto's estimate: `steps`
- * steps of `chunk` bytes per member, `inter` of them network steps (rp_ring_inter_steps). kind is the algorithm
- * kind (rp_algo_kind: all-reduce, reduce-scatter or all-gather), S the per-rank bytes. */
-typedef struct rp_ring_plan {
-  size_t steps, inter;
-  double chunk;
-} rp_ring_plan;
-rp_ring_plan rp_ring_plan_of(dt_op_kind kind, const rp_gshape *gs, double S);
-/* The latency of a ring's steps after the first at flow fidelity (s): textbook (steps - 1) alpha_max; NCCL model
- * (steps - 1) mean hop latency + (steps - inter) hop + inter net_hop (NCCL pipelines a ring). */
-double rp_ring_rest(const rp_gshape *gs, rp_ring_plan plan, rp_costs k, int nccl);
-
 /* The group's shape (cached). */
 const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g);
 
@@ -138,31 +123,103 @@ double rp_hop(const rp_inst *x, int32_t a, int32_t b);
 /* Global GPU of member i of group g. */
 int32_t rp_gpu_of_member(const rp_ctx *c, int32_t g, int32_t i);
 
-/* Ring over channels: the plan's steps of chunk bytes, split evenly over the channels' rings (flow: one flow per
- * channel and neighbour plus rp_ring_rest; step: every step). dt_coll_ring.c. */
-void rp_ring_run(const rp_inst *x, rp_ring_plan plan);
+/* ---- plans: every (op, algorithm) as data (dt_coll_plan.c; docs/replay.md, "Plans") ----
+ *
+ * An algorithm is a row of the plan table: whether it can run on a group shape (and why not, for a strict
+ * --algo), its plan, and its note. A plan is a short list of phases; a phase is `steps` steps of one exchange
+ * pattern (who sends how many bytes to whom), whose data is pipelined over `depth` hops. One executor
+ * (rp_plan_run) runs any plan on SimGrid for one member, and one evaluator (rp_plan_estimate) prices it on the
+ * group's shape without SimGrid, for auto. The fidelities are two ways of merging a phase's steps:
+ *   flow: one transfer of steps x bytes per flow, then the latency of the other pipelined hops,
+ *         (steps + depth - 2) alpha + (steps + depth - 1) h (a ring on the NCCL model splits the h terms into
+ *         NVLink and network steps as NCCL's tuner does); a closed form waits it exactly where it applies;
+ *   step: every step its own transfer followed by h, then (depth > 1) the last chunk's latency walks the
+ *         pipeline as zero-byte messages (trees, chains). */
+typedef enum rp_pattern {
+  RP_PAT_RING,      /* the channels' rings over the group (PXN relays): to the successor; bytes split over channels */
+  RP_PAT_NODE_RING, /* the ring of this member's node's members in local order */
+  RP_PAT_NODE_NEXT, /* NVLS: to the next member of the node, through the switch; its own hop's latency */
+  RP_PAT_RAILS,     /* hier / collnet across nodes: every rail this member holds, to the next node's holder */
+  RP_PAT_TREE,      /* the double binary trees over the channels' orders (arg 1: up to the parent, 0: down) */
+  RP_PAT_NODE_TREE, /* the same over the members with this member's local index, one per node, one channel */
+  RP_PAT_CHAIN,     /* the chains from the root over the channels' orders (arg 1: toward the root, reduce) */
+  RP_PAT_DIRECT,    /* all-to-all: to every other member (or node, aggregated) at once */
+  RP_PAT_PAT,       /* PAT's step arg: to the member 2^k before (all-gather) or after (reduce-scatter) */
+  RP_PAT_COUNT
+} rp_pattern;
+
+typedef struct rp_phase {
+  uint8_t pattern; /* rp_pattern */
+  uint8_t arg;     /* the pattern's argument (above) */
+  uint8_t walk;    /* step fidelity: after this phase the latency walks the pipeline (the tree's last phase, chain) */
+  int32_t tag;     /* mailbox tag (the ring and the chain add the channel, the tree its tree and direction) */
+  int32_t steps;   /* steps; 0: nothing to do (a node ring of one member) */
+  int32_t depth;   /* hops one step's data is pipelined over: 1; a tree's depth; a chain's n - 1 */
+  int32_t inter;   /* >= 0: of the flow merge's per-step latencies, the network ones (a ring: NCCL's nInterSteps);
+                      -1: all pay the pattern's largest per-step latency */
+  double bytes;    /* per member and step, before the efficiency; the pattern splits it over its flows */
+} rp_phase;
+
+/* PAT's ceil(log2 n) phases bound a plan (n < 2^30). */
+#define RP_PLAN_MAX 34
+typedef struct rp_plan {
+  int nphases;
+  rp_phase ph[RP_PLAN_MAX];
+} rp_plan;
+
+/* What a pattern lists for one member and one step of a phase (dt_coll_<family>.c), into caller arrays of the
+ * executor's capacity: sends and receive tags, the latencies the fidelities charge, and a closed form. */
+typedef struct rp_listing {
+  rp_send *sends;
+  int32_t *tags;
+  size_t ns, nr;
+  double alpha;    /* flow: the route latency of each pipelined hop after the first (s) */
+  double h;        /* the per-step protocol latency (s) */
+  double after;    /* >= 0: the latency after the exchange at both fidelities instead (all-to-all rounds, s) */
+  int closed;      /* 1: waited in closed form (cf_lat s, cf_rate bytes/s per flow; dt_coll_closed.c) */
+  int merge;       /* 1: the closed wait also takes the fixed latency before it and the phase's latency after */
+  double cf_lat, cf_rate;
+  double cf_bytes; /* the bytes of each of the phase's flows in a step (all equal when closed) */
+} rp_listing;
+
+void rp_list_ring(const rp_inst *x, const rp_phase *ph, rp_listing *L);      /* dt_coll_ring.c */
+void rp_list_node_ring(const rp_inst *x, const rp_phase *ph, rp_listing *L); /* dt_coll_hier.c */
+void rp_list_rails(const rp_inst *x, const rp_phase *ph, rp_listing *L);
+void rp_list_node_next(const rp_inst *x, const rp_phase *ph, rp_listing *L); /* dt_coll_nvls.c */
+void rp_list_tree(const rp_inst *x, const rp_phase *ph, rp_listing *L);      /* dt_coll_tree.c */
+void rp_list_node_tree(const rp_inst *x, const rp_phase *ph, rp_listing *L);
+void rp_walk_tree(const rp_inst *x, const rp_phase *ph, const rp_listing *L);
+void rp_walk_node_tree(const rp_inst *x, const rp_phase *ph, const rp_listing *L);
+void rp_list_chain(const rp_inst *x, const rp_phase *ph, rp_listing *L);     /* dt_coll_chain.c */
+void rp_walk_chain(const rp_inst *x, const rp_phase *ph, const rp_listing *L);
+void rp_list_direct(const rp_inst *x, const rp_phase *ph, rp_listing *L);    /* dt_coll_alltoall.c */
+void rp_list_pat(const rp_inst *x, const rp_phase *ph, rp_listing *L);       /* dt_coll_pat.c */
+
+/* A row of the plan table, found by rp_algo_row (NULL: dtsim has no such algorithm for the kind). */
+typedef struct rp_algo_row {
+  dt_op_kind kind; /* as the algorithms run it (rp_algo_kind) */
+  dt_algo algo;
+  /* NULL when the algorithm can run on this platform and group shape, else why not (a sentence) */
+  const char *(*why_not)(const dt_platform *p, const rp_gshape *gs);
+  /* the plan of op kind `kind` of S per-rank bytes on the shape for member i (-1: for the estimate, which plans
+   * the member that finishes last: the largest node's node rings) */
+  void (*plan)(const rp_gshape *gs, dt_op_kind kind, double S, int32_t i, rp_plan *pl);
+  const char *note; /* how it runs, in the user's words (the report's notes, --explain) */
+} rp_algo_row;
+const rp_algo_row *rp_algo_row_of(dt_op_kind kind, dt_algo algo);
+
+/* Runs plan pl for member x->i: the fixed latency, then every phase at x->fid's merging (above). */
+void rp_plan_run(const rp_inst *x, const rp_plan *pl);
+/* The plan's time on the group's shape without SimGrid (s): costs k's fixed latency, then per phase its first
+ * hop's latency, the flow merge's latency (above) and its bytes over the pattern's bottleneck bandwidth
+ * (docs/replay.md, auto), with the shape's largest intra- and inter-node latencies and its bandwidths. */
+double rp_plan_estimate(const dt_platform *p, const rp_gshape *gs, const rp_plan *pl, rp_costs k);
+
 /* NCCL's network steps of a ring over the group (src/graph/tuning.cc, nInterSteps): 0 on one node, 2(N - 1) for an
  * all-reduce (allreduce != 0), N - 1 otherwise. */
 size_t rp_ring_inter_steps(const rp_gshape *gs, int allreduce);
-/* Ring among a subset: members[k] sends to members[k + 1 mod m] on `tag`; this member is members[self].
- * `steps` steps of `chunk` bytes. Used by the hierarchical algorithms. */
-void rp_subring_run(const rp_inst *x, const int32_t *members, int32_t m, int32_t self, size_t steps, double chunk,
-                    int32_t tag);
-
-/* Double binary tree all-reduce over the members in ring order (dt_coll_tree.c); over a subset with
- * rp_subtree_allreduce (members[], this member is members[self], tags from tag0). */
-void rp_tree_allreduce(const rp_inst *x);
-void rp_subtree_allreduce(const rp_inst *x, const int32_t *members, int32_t m, int32_t self, double bytes,
-                          int32_t tag0);
 /* Depth of a heap-shaped binary tree over m members: floor(log2 m). */
 int rp_tree_depth(int32_t m);
-
-void rp_nvls_allreduce(const rp_inst *x);      /* dt_coll_nvls.c: NVLS and NVLS-tree */
-void rp_nvls_tree_allreduce(const rp_inst *x);
-void rp_hier_allreduce(const rp_inst *x);      /* dt_coll_hier.c */
-void rp_collnet_allreduce(const rp_inst *x);   /* dt_coll_collnet.c */
-void rp_chain_run(const rp_inst *x, int toward_root); /* dt_coll_chain.c: broadcast (0), reduce (1) */
-void rp_alltoall_run(const rp_inst *x);        /* dt_coll_alltoall.c */
 /* Whether an all-to-all over this group is aggregated per node pair. */
 int rp_alltoall_aggregated(const rp_gshape *gs);
 

@@ -10,9 +10,6 @@
  * flows; inside a node the flows stay direct. n*(nodes-1) + sum(m^2) flows instead of n(n-1). */
 #include "dt_coll.h"
 
-#include "../common/dt_util.h"
-
-#include <stdlib.h>
 
 /* Above this many flows per instance, an all-to-all spanning nodes is aggregated per node pair. */
 #define AGGREGATE_ABOVE_FLOWS 4096
@@ -31,20 +28,18 @@ int rp_alltoall_aggregated(const rp_gshape *gs)
   return gs->nnodes > 1 && (double)gs->n * (gs->n - 1) > AGGREGATE_ABOVE_FLOWS;
 }
 
-void rp_alltoall_run(const rp_inst *x)
+/* This member's flows: direct to every other member, or aggregated per node; its n - 1 p2p rounds' latency on the
+ * NCCL model (the same at both fidelities: the flows pay their own largest route latency, the rounds the rest). */
+void rp_list_direct(const rp_inst *x, const rp_phase *ph, rp_listing *L)
 {
   const rp_gshape *s = x->gs;
   int32_t n = x->n, i = x->i;
-  int agg = rp_alltoall_aggregated(s);
-  rp_send *sends = dt_xmalloc(sizeof *sends * (size_t)n);
-  int32_t *tags = dt_xmalloc(sizeof *tags * (size_t)n);
-  size_t ns = 0, nr = 0;
   double amax = 0, h = 0, rounds = 0; /* rounds: the NCCL model's latency of the n-1 p2p rounds */
-  if (!agg) {
+  if (!rp_alltoall_aggregated(s)) {
     for (int32_t d = 1; d < n; d++) {
       int32_t j = (i + d) % n;
-      sends[ns++] = (rp_send){j, TAG_DIRECT, share(x, j)};
-      tags[nr++] = TAG_DIRECT;
+      L->sends[L->ns++] = (rp_send){j, ph->tag + TAG_DIRECT, share(x, j)};
+      L->tags[L->nr++] = ph->tag + TAG_DIRECT;
       double l = rp_alpha(x, i, j), hh = rp_hop(x, i, j);
       rounds += l + hh;
       if (l > amax)
@@ -60,8 +55,8 @@ void rp_alltoall_run(const rp_inst *x)
         for (int32_t q = 0; q < m; q++) {
           int32_t j = s->by_node[f + q];
           if (j != i) {
-            sends[ns++] = (rp_send){j, TAG_DIRECT, share(x, j)};
-            tags[nr++] = TAG_DIRECT;
+            L->sends[L->ns++] = (rp_send){j, ph->tag + TAG_DIRECT, share(x, j)};
+            L->tags[L->nr++] = ph->tag + TAG_DIRECT;
           }
         }
         continue;
@@ -70,11 +65,11 @@ void rp_alltoall_run(const rp_inst *x)
       for (int32_t q = 0; q < m; q++)
         sum += share(x, s->by_node[f + q]);
       int32_t to = s->by_node[f + li % m];
-      sends[ns++] = (rp_send){to, TAG_NODE, sum};
+      L->sends[L->ns++] = (rp_send){to, ph->tag + TAG_NODE, sum};
       /* node nd's members with local index l, l mod m_me == li, send here */
       int32_t mme = s->node_first[me + 1] - s->node_first[me];
       for (int32_t l = li; l < m; l += mme)
-        tags[nr++] = TAG_NODE;
+        L->tags[L->nr++] = ph->tag + TAG_NODE;
       double lat = rp_alpha(x, i, to);
       if (lat > amax)
         amax = lat;
@@ -88,19 +83,14 @@ void rp_alltoall_run(const rp_inst *x)
     int32_t mme = s->node_first[me + 1] - s->node_first[me];
     rounds = (mme - 1) * (s->alpha_intra + x->hop) + (n - mme) * (s->alpha_net + x->net_hop);
   }
+  L->alpha = amax;
+  L->h = h; /* 0 on a textbook platform: its all-to-all is one step */
+  if (x->c->p->nccl)
+    L->after = rounds - amax;
   if (s->a2a_cf && !x->op->splits) { /* exact shortcut: every flow S/n, the same latency and share */
-    rp_closed_wait(x, sends, ns, s->a2a_cf_lat, s->a2a_cf_rate, 0, 0);
-    if (i == 0)
-      x->c->closed_instances[x->op->kind]++;
-  } else {
-    rp_xfer(x, sends, ns, tags, nr);
+    L->closed = 1;
+    L->cf_lat = s->a2a_cf_lat;
+    L->cf_rate = s->a2a_cf_rate;
+    L->cf_bytes = share(x, (x->i + 1) % n);
   }
-  free(sends);
-  free(tags);
-  if (!x->c->p->nccl) {
-    rp_sleep(h); /* 0: the textbook all-to-all is one step */
-    return;
-  }
-  /* the flows paid their own route latency, the largest of this member's: the rounds pay the rest */
-  rp_sleep(rounds - amax);
 }

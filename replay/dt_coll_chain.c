@@ -1,14 +1,11 @@
-/* Broadcast and reduce as pipelined chains (DESIGN.md §6): each channel's ring order rotated to start at the
- * root (group order without the NCCL model), the bytes split over the channels. Every hop streams at once:
- *   flow: the hops' flows, then (n-2) alpha of pipeline fill                      -> (n-1) alpha + S/B
- *   step: the hops' flows, then the last chunk's latency walks the chain as zero-byte messages over the real
+/* The chain pattern of broadcast and reduce (DESIGN.md §6): each channel's ring order rotated to start at the
+ * root (group order without the NCCL model), the bytes split over the channels, every hop streaming at once.
+ * Its plan (dt_coll_plan.c) is one step pipelined over the n - 1 hops:
+ *   flow: the hops' flows, then (n-2) alpha + (n-1) h of pipeline fill              -> (n-1) (alpha + h) + S/B
+ *   step: the hops' flows, h, then the last chunk's latency walks the chain as zero-byte messages over the real
  *         routes, n-2 hops
  * alpha is the largest hop latency of the chain (flow) or each hop's own (step). */
 #include "dt_coll.h"
-
-#include "../common/dt_util.h"
-
-#include <stdlib.h>
 
 #define TAG_WALK 1800
 
@@ -21,29 +18,32 @@ static int32_t at(const rp_inst *x, int ch, int32_t root, int32_t q)
   return s->order[(size_t)ch * n + (k0 + q) % n];
 }
 
-void rp_chain_run(const rp_inst *x, int toward_root)
+static int32_t root_of(const rp_inst *x)
+{
+  return x->op->root >= 0 && x->op->root < x->n ? x->op->root : 0;
+}
+
+/* arg 0: broadcast, q -> q+1; arg 1: reduce, q+1 -> q, ending at the root. */
+void rp_list_chain(const rp_inst *x, const rp_phase *ph, rp_listing *L)
 {
   const rp_gshape *s = x->gs;
-  int32_t n = x->n, C = s->nchannels;
-  int32_t root = x->op->root >= 0 && x->op->root < n ? x->op->root : 0;
-  double bytes = x->S / C;
-  rp_send *sends = dt_xmalloc(sizeof *sends * (size_t)C);
-  int32_t *tags = dt_xmalloc(sizeof *tags * (size_t)C);
-  size_t ns = 0, nr = 0;
+  int32_t n = x->n, C = s->nchannels, root = root_of(x);
+  int toward_root = ph->arg;
+  double bytes = ph->bytes / C;
   double amax = 0, h = 0;
   for (int ch = 0; ch < C; ch++) {
     int32_t k0 = s->pos[(size_t)ch * n + root];
     int32_t q = (s->pos[(size_t)ch * n + x->i] - k0 + n) % n;
-    if (!toward_root) { /* broadcast: q -> q+1 */
+    if (!toward_root) {
       if (q < n - 1)
-        sends[ns++] = (rp_send){at(x, ch, root, q + 1), ch, bytes};
+        L->sends[L->ns++] = (rp_send){at(x, ch, root, q + 1), ph->tag + ch, bytes};
       if (q > 0)
-        tags[nr++] = ch;
-    } else { /* reduce: q+1 -> q, ending at the root */
+        L->tags[L->nr++] = ph->tag + ch;
+    } else {
       if (q > 0)
-        sends[ns++] = (rp_send){at(x, ch, root, q - 1), ch, bytes};
+        L->sends[L->ns++] = (rp_send){at(x, ch, root, q - 1), ph->tag + ch, bytes};
       if (q < n - 1)
-        tags[nr++] = ch;
+        L->tags[L->nr++] = ph->tag + ch;
     }
   }
   for (int32_t q = 0; q + 1 < n; q++) { /* channel 0's hops (all channels' are alike in the estimates) */
@@ -54,15 +54,17 @@ void rp_chain_run(const rp_inst *x, int toward_root)
     if (hh > h)
       h = hh;
   }
-  rp_xfer(x, sends, ns, tags, nr);
-  free(sends);
-  free(tags);
-  if (x->fid != DT_FIDELITY_STEP) {
-    rp_sleep((double)(n - 2) * amax + (double)(n - 1) * h);
-    return;
-  }
-  /* step: the walk from the chain's start to its end over channel 0, n-2 hops after the first */
-  rp_sleep(h);
+  L->alpha = amax;
+  L->h = h;
+}
+
+/* step: the walk from the chain's start to its end over channel 0, n-2 hops after the first (h already paid). */
+void rp_walk_chain(const rp_inst *x, const rp_phase *ph, const rp_listing *L)
+{
+  const rp_gshape *s = x->gs;
+  int32_t n = x->n, root = root_of(x);
+  int toward_root = ph->arg;
+  double amax = L->alpha, h = L->h;
   int32_t q = (s->pos[x->i] - s->pos[root] + n) % n;
   int32_t hop = toward_root ? n - 1 - q : q; /* distance from the start of the walk */
   if (n <= 2)

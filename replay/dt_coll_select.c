@@ -1,10 +1,9 @@
 /* `auto`: the choice of algorithm and protocol per instance, as NCCL's tuner makes it (src/graph/tuning.cc,
  * read, not copied): every (algorithm, protocol) the op and the platform allow gets an estimated time,
  * latency(algorithm, protocol, nodes, ranks) + bytes / bandwidth(algorithm, protocol, channels), and the least
- * wins. The estimates are the contention-free closed forms of docs/replay.md on the group's shape (its
- * intra- and inter-node latency and bandwidth, its rings' mean hop latency), with NCCL's split of a ring's
- * per-step costs into intra- and inter-node ones. Without the NCCL model (no `nccl:` section) the choice is the textbook one: ring, chain,
- * direct. */
+ * wins. The estimate of a candidate is its plan (the row of dt_coll_plan.c the replay runs) priced on the group's
+ * shape by rp_plan_estimate; the NCCL model's costs of a candidate are computed here, once, for both. Without the
+ * NCCL model (no `nccl:` section) the choice is the textbook one: ring, chain, direct. */
 #include "dt_coll.h"
 
 #include "../common/dt_util.h"
@@ -17,7 +16,6 @@
  * src/graph/tuning.cc and src/enqueue.cc at each tag: */
 #define V_NET_OVERHEAD 21800 /* 2.18: multi-node rings pay at least the network post overhead per step */
 #define V_PPN1 22300         /* 2.23: one rank per node pays the tree's NET latency per network step */
-#define V_PAT 22300          /* 2.23: PAT for all-gather and reduce-scatter */
 #define V_STRICT 22400       /* 2.24: an algorithm forced by NCCL_ALGO that cannot run is an error */
 
 /* NCCL's PAT latency model (ncclTopoTuneModel, src/graph/tuning.cc, 2.23-2.30.7): baseLat + log2(nNodes) x
@@ -88,48 +86,11 @@ int rp_pat_steps(int32_t n)
   return k;
 }
 
-rp_ring_plan rp_ring_plan_of(dt_op_kind kind, const rp_gshape *gs, double S)
-{
-  rp_ring_plan r;
-  size_t n1 = gs->n > 1 ? (size_t)(gs->n - 1) : 0;
-  r.steps = kind == DT_OP_ALLREDUCE ? 2 * n1 : n1;
-  r.inter = rp_ring_inter_steps(gs, kind == DT_OP_ALLREDUCE);
-  if (r.inter > r.steps)
-    r.inter = r.steps;
-  r.chunk = kind == DT_OP_ALLGATHER ? S : S / gs->n; /* all-gather: S is the shard */
-  return r;
-}
-
-double rp_ring_rest(const rp_gshape *gs, rp_ring_plan plan, rp_costs k, int nccl)
-{
-  if (plan.steps == 0)
-    return 0;
-  if (!nccl)
-    return (double)(plan.steps - 1) * gs->ring_alpha;
-  return (double)(plan.steps - 1) * gs->ring_alpha_mean + (double)(plan.steps - plan.inter) * k.hop +
-         (double)plan.inter * k.net_hop;
-}
-
-/* Whether algorithm a can run op kind on this platform and group shape. */
+/* Whether algorithm a can run op kind on this platform and group shape (its row of the plan table). */
 static int runnable(const rp_ctx *c, dt_op_kind kind, const rp_gshape *gs, dt_algo a)
 {
-  const dt_platform *p = c->p;
-  if (!rp_algo_has(kind, a))
-    return 0;
-  switch (a) {
-  case DT_ALGO_NVLS:
-    return p->nvls && p->intra_kind == DT_INTRA_NVSWITCH && gs->nnodes == 1;
-  case DT_ALGO_NVLS_TREE:
-    return p->nvls && p->intra_kind == DT_INTRA_NVSWITCH && gs->nnodes > 1 && gs->min_per_node == gs->max_per_node;
-  case DT_ALGO_HIER:
-    return gs->nnodes > 1;
-  case DT_ALGO_COLLNET:
-    return p->sharp && gs->nnodes > 1;
-  case DT_ALGO_PAT: /* NCCL_PAT_ENABLE's default: one GPU per node, from 2.23 */
-    return p->nccl && p->nccl_version >= V_PAT && gs->nnodes > 1 && gs->max_per_node == 1;
-  default:
-    return 1;
-  }
+  const rp_algo_row *row = rp_algo_row_of(kind, a);
+  return row && !row->why_not(c->p, gs);
 }
 
 double rp_ring_bw(const rp_gshape *gs)
@@ -147,54 +108,17 @@ double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_alg
 
 double rp_estimate_S(const rp_ctx *c, dt_op_kind op_kind, double S, const rp_gshape *gs, dt_algo a, dt_proto pr)
 {
-  const dt_platform *p = c->p;
   dt_op_kind kind = rp_algo_kind(op_kind);
-  if (!runnable(c, kind, gs, a))
+  const rp_algo_row *row = rp_algo_row_of(kind, a);
+  if (!row || row->why_not(c->p, gs))
     return -1;
   if (a == DT_ALGO_PAT && pr != DT_PROTO_SIMPLE) /* NCCL runs PAT with Simple only */
     return -1;
-  rp_costs k = rp_costs_group(p, a, pr, kind, gs);
-  double L = k.fixed, hi = k.hop, hn = k.net_hop, e = k.eff;
-  double n = gs->n, N = gs->nnodes, m = gs->max_per_node, mmin = gs->min_per_node;
-  double ai = gs->alpha_intra + hi, an = gs->alpha_net + hn;
-  double Bi = gs->bw_intra, Bn = gs->bw_net;
-  double amax = N > 1 && an > ai ? an : ai;
-  /* a ring's inter-node bandwidth: one NIC per channel, at most the NICs the node's members use */
-  double Bring = rp_ring_bw(gs);
-  double Btree = N > 1 ? fmin(Bi, Bn) : Bi;
-  switch (a) {
-  case DT_ALGO_RING: {
-    /* the plan the replay runs (rp_ring_run) and its flow-fidelity charge: the bottleneck hop's own latency,
-     * then rp_ring_rest for the other steps, and the volume over the bottleneck bandwidth */
-    rp_ring_plan plan = rp_ring_plan_of(kind, gs, S);
-    double vol = (double)plan.steps * plan.chunk;
-    double first = N > 1 && Bring < Bi ? gs->alpha_net : gs->alpha_intra;
-    return L + first + rp_ring_rest(gs, plan, k, 1) + vol / (e * Bring);
-  }
-  case DT_ALGO_TREE: {
-    double D = rp_tree_depth(gs->n);
-    return L + 2 * D * amax + 2 * S / (e * Btree);
-  }
-  case DT_ALGO_NVLS:
-    return L + 2 * ai + S / (e * Bi);
-  case DT_ALGO_NVLS_TREE: {
-    double D = rp_tree_depth(gs->nnodes);
-    return L + 2 * ai + 2 * S / (e * Bi) + 2 * D * an + 2 * (S / m) / (e * Bn);
-  }
-  case DT_ALGO_HIER:
-    return L + 2 * ((m - 1) * ai + (m - 1) / m * S / (e * Bi)) + 2 * (N - 1) * an +
-           2 * (N - 1) / N * (S / mmin) / (e * Bn);
-  case DT_ALGO_COLLNET:
-    return L + 2 * ((m - 1) * ai + (m - 1) / m * S / (e * Bi)) + 2 * an + (S / mmin) / (e * Bn);
-  case DT_ALGO_CHAIN:
-    return L + (n - 1) * amax + S / (e * Bring);
-  case DT_ALGO_PAT: /* dt_coll_pat.c: ceil(log2 n) steps, n - 1 shards in all, over the NIC */
-    return L + rp_pat_steps(gs->n) * an + (n - 1) * (kind == DT_OP_ALLGATHER ? S : S / n) / (e * Bn);
-  case DT_ALGO_DIRECT: /* n - 1 p2p rounds, each its hop's latency (dt_coll_alltoall.c) */
-    return L + (m - 1) * ai + (n - m) * an + fmax((m - 1) / n * S / Bi, (n - m) / n * S / Bn) / e;
-  default:
-    return -1;
-  }
+  /* the plan the replay runs, for the member that finishes last, priced on the group's shape */
+  rp_plan pl;
+  pl.nphases = 0;
+  row->plan(gs, kind, S, -1, &pl);
+  return rp_plan_estimate(c->p, gs, &pl, rp_costs_group(c->p, a, pr, kind, gs));
 }
 
 void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, dt_proto *proto)
@@ -239,28 +163,9 @@ void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, d
 /* The reason algorithm a cannot run op kind on group shape gs, for the error of a strict --algo. */
 static const char *why_not(const rp_ctx *c, dt_op_kind kind, const rp_gshape *gs, dt_algo a)
 {
-  const dt_platform *p = c->p;
-  if (!rp_algo_has(kind, a))
-    return "dtsim has no such algorithm for this op (docs/replay.md, Algorithms)";
-  switch (a) {
-  case DT_ALGO_NVLS:
-    return !p->nvls || p->intra_kind != DT_INTRA_NVSWITCH ? "it needs 'intra_node.nvls' on an NVSwitch node"
-                                                           : "it runs on one node only (nvls-tree spans nodes)";
-  case DT_ALGO_NVLS_TREE:
-    return !p->nvls || p->intra_kind != DT_INTRA_NVSWITCH ? "it needs 'intra_node.nvls' on NVSwitch nodes"
-           : gs->nnodes < 2                               ? "it needs a group on two or more nodes"
-                                                          : "it needs the same number of members on every node";
-  case DT_ALGO_HIER:
-    return "it needs a group on two or more nodes";
-  case DT_ALGO_COLLNET:
-    return !p->sharp ? "it needs 'network.sharp'" : "it needs a group on two or more nodes";
-  case DT_ALGO_PAT:
-    return !p->nccl || p->nccl_version < V_PAT ? "it needs the NCCL model of 2.23 or later ('nccl.version')"
-           : gs->nnodes < 2                    ? "it needs a group on two or more nodes"
-                                               : "it needs one member per node (NCCL's PAT default)";
-  default:
-    return "it cannot run here";
-  }
+  const rp_algo_row *row = rp_algo_row_of(kind, a);
+  const char *why = row ? row->why_not(c->p, gs) : "dtsim has no such algorithm for this op (docs/replay.md, Algorithms)";
+  return why ? why : "it cannot run here";
 }
 
 int rp_select_check(rp_ctx *c, dt_error *err)

@@ -1,7 +1,6 @@
 /* Collectives of the replay (DESIGN.md §6): arrival (an instance starts when its last member issues it), the
- * choice of algorithm and protocol (dt_coll_select.c), and dispatch through a table of (op, algorithm) to the
- * algorithm families, one file each: dt_coll_ring.c, dt_coll_tree.c, dt_coll_nvls.c, dt_coll_hier.c,
- * dt_coll_collnet.c, dt_coll_chain.c, dt_coll_alltoall.c. docs/replay.md has the closed forms. */
+ * choice of algorithm and protocol (dt_coll_select.c), and the run of the chosen row's plan by the plan executor
+ * (dt_coll_plan.c). docs/replay.md has the closed forms. */
 #include "dt_coll.h"
 
 #include "../common/dt_util.h"
@@ -44,61 +43,6 @@ rp_live *rp_instance_of(rp_ctx *c, const dt_op *op, int32_t rank)
   /* a folded class's instance has one running member, its representative */
   int32_t n = c->fold && c->fold_cls[rank] == g ? 1 : (int32_t)c->t->groups[g].nranks;
   return rp_live_get(&c->instances, (uint64_t)g, (uint64_t)op->match, 0, n);
-}
-
-/* ---- the (op, algorithm) table ---- */
-
-/* all-reduce, reduce-scatter and all-gather: the ring plan of the op's kind (rp_ring_plan_of) */
-static void ring_collective(const rp_inst *x)
-{
-  rp_ring_run(x, rp_ring_plan_of(rp_algo_kind(x->op->kind), x->gs, x->S));
-}
-
-static void chain_broadcast(const rp_inst *x)
-{
-  rp_chain_run(x, 0);
-}
-
-static void chain_reduce(const rp_inst *x)
-{
-  rp_chain_run(x, 1);
-}
-
-typedef struct algo_row {
-  dt_op_kind kind;
-  dt_algo algo;
-  void (*run)(const rp_inst *x);
-} algo_row;
-
-/* `other` and barrier run as all-reduces (a barrier of zero bytes). */
-static const algo_row algo_table[] = {
-    {DT_OP_ALLREDUCE, DT_ALGO_RING, ring_collective},
-    {DT_OP_ALLREDUCE, DT_ALGO_TREE, rp_tree_allreduce},
-    {DT_OP_ALLREDUCE, DT_ALGO_NVLS, rp_nvls_allreduce},
-    {DT_OP_ALLREDUCE, DT_ALGO_NVLS_TREE, rp_nvls_tree_allreduce},
-    {DT_OP_ALLREDUCE, DT_ALGO_HIER, rp_hier_allreduce},
-    {DT_OP_ALLREDUCE, DT_ALGO_COLLNET, rp_collnet_allreduce},
-    {DT_OP_REDUCESCATTER, DT_ALGO_RING, ring_collective},
-    {DT_OP_ALLGATHER, DT_ALGO_RING, ring_collective},
-    {DT_OP_BROADCAST, DT_ALGO_CHAIN, chain_broadcast},
-    {DT_OP_REDUCE, DT_ALGO_CHAIN, chain_reduce},
-    {DT_OP_ALLTOALL, DT_ALGO_DIRECT, rp_alltoall_run},
-    {DT_OP_REDUCESCATTER, DT_ALGO_PAT, rp_pat_run},
-    {DT_OP_ALLGATHER, DT_ALGO_PAT, rp_pat_run},
-};
-
-dt_op_kind rp_algo_kind(dt_op_kind kind)
-{
-  return kind == DT_OP_OTHER || kind == DT_OP_BARRIER ? DT_OP_ALLREDUCE : kind;
-}
-
-int rp_algo_has(dt_op_kind kind, dt_algo algo)
-{
-  kind = rp_algo_kind(kind);
-  for (size_t r = 0; r < sizeof algo_table / sizeof algo_table[0]; r++)
-    if (algo_table[r].kind == kind && algo_table[r].algo == algo)
-      return 1;
-  return 0;
 }
 
 static const char *const proto_labels[DT_PROTO_COUNT] = {"ll", "ll128", "simple"};
@@ -173,16 +117,14 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
   in->proto = p->nccl ? proto_labels[x.proto] : NULL;
 
   dt_op_kind k = rp_algo_kind(op->kind);
-  /* a ring waited in closed form pays the fixed latency in its single wait (dt_coll_ring.c) */
-  int merged = x.algo == DT_ALGO_RING && x.fid == DT_FIDELITY_FLOW && x.gs->ring_cf &&
-               (k == DT_OP_ALLREDUCE || k == DT_OP_REDUCESCATTER || k == DT_OP_ALLGATHER);
-  x.lead = merged ? x.fixed : 0;
-  if (!merged)
+  const rp_algo_row *row = rp_algo_row_of(k, x.algo);
+  if (row) {
+    rp_plan pl;
+    pl.nphases = 0;
+    row->plan(x.gs, k, x.S, i, &pl);
+    rp_plan_run(&x, &pl);
+  } else {
     rp_sleep(x.fixed);
-  for (size_t r = 0; r < sizeof algo_table / sizeof algo_table[0]; r++)
-    if (algo_table[r].kind == k && algo_table[r].algo == x.algo) {
-      algo_table[r].run(&x);
-      break;
-    }
+  }
   c->comm_active[rank]--;
 }
