@@ -548,6 +548,19 @@ void rp_coll_notes(const rp_ctx *c, void (*note)(void *data, const char *text), 
       note(data, line);
     }
   }
+  /* how each algorithm that ran works, once each, from its row of the plan table */
+  for (int a = 0; a < DT_ALGO_COUNT; a++) {
+    const rp_algo_row *row = NULL;
+    for (int k = 0; k < DT_OP_COUNT && !row; k++)
+      for (int pr = 0; pr <= DT_PROTO_COUNT && !row; pr++)
+        if (c->coll->choices[k][a][pr].count)
+          row = rp_algo_row_of((dt_op_kind)k, (dt_algo)a);
+    if (row) {
+      char line[400];
+      snprintf(line, sizeof line, "%s: %s", dt_algo_name((dt_algo)a), row->note);
+      note(data, line);
+    }
+  }
 }
 
 /* ---- point-to-point on the NCCL model ---- */

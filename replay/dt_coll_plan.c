@@ -244,8 +244,9 @@ static const char *why_not_pat(const dt_platform *p, const rp_gshape *gs)
 
 /* ---- the table ---- */
 
-static const char NOTE_RING[] = "a ring per channel over the group, node by node; 2(n-1) steps of S/n (all-reduce), "
-                                "n-1 steps (reduce-scatter: S/n, all-gather: the shard)";
+static const char NOTE_RING[] = "a ring per channel over the group (in group order; node by node on the NCCL model), "
+                                "2(n-1) steps of S/n for an all-reduce, n-1 steps for a reduce-scatter (S/n) or an "
+                                "all-gather (the shard)";
 static const char NOTE_TREE[] = "two binary trees per channel over the ring order, each half the bytes: reduce up, "
                                 "broadcast down, every edge streaming";
 static const char NOTE_NVLS[] = "NVLink SHARP: each GPU sends its bytes into the switch once and gets the reduced "

@@ -1025,9 +1025,6 @@ static dt_stats *collect_stats(replay_run *R)
              "hops are alike, see docs/replay.md)");
   if (R->c.fidelity == DT_FIDELITY_STEP && kinds_seen[DT_OP_ALLTOALL])
     add_note(s, &notes_cap, "replay fidelity step: all-to-all has one step, it ran as at flow fidelity");
-  if (kinds_seen[DT_OP_ALLTOALL])
-    add_note(s, &notes_cap, "alltoall: one direct flow per member pair, aggregated per (member, node) pair when a "
-                            "group spanning nodes would need more than 4096 flows");
   {
     note_sink ns = {s, &notes_cap};
     rp_coll_notes(&R->c, note_to_stats, &ns);
