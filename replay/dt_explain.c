@@ -6,10 +6,12 @@
 
 #include "../common/dt_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_ROWS 65536
+#define MAX_P2P_ROWS 4096
 
 struct rp_explain {
   dt_explain_row *rows;
@@ -17,6 +19,10 @@ struct rp_explain {
   int32_t *slots; /* 1 + row index, 0: empty; nslots a power of two, at most half full */
   size_t nslots;
   uint64_t dropped;
+  dt_explain_p2p *p2p; /* send/recv rows, by first appearance; few (sizes x route shapes): found by a linear
+                          search that starts at the last row found */
+  size_t np2p, p2p_cap, p2p_last;
+  uint64_t p2p_dropped;
 };
 
 struct rp_explain *rp_explain_new(void)
@@ -122,6 +128,73 @@ void rp_explain_done(rp_ctx *c, int32_t xrow, double t, int m)
   r->time_s += t * m;
 }
 
+static int same_p2p(const dt_explain_p2p *r, uint64_t bytes, int cross, int nhops, double alpha, double bw,
+                    double eff, double cost)
+{
+  return r->bytes == bytes && (r->src_node != r->dst_node) == cross && r->nhops == nhops && r->alpha_s == alpha &&
+         r->bw_Bps == bw && r->eff == eff && r->cost_s == cost;
+}
+
+void rp_explain_p2p(rp_ctx *c, int32_t src, int32_t dst, uint64_t bytes, double t, int m)
+{
+  struct rp_explain *x = c->explain;
+  if (!x)
+    return;
+  int32_t gs = c->gpu_of_rank[src], gd = c->gpu_of_rank[dst];
+  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  double alpha = 0, bw = 0, eff = 1;
+  int nh = dt_topology_route(c->topo, gs, gd, hops, &alpha, &bw);
+  if (nh < 0 || nh > DT_EXPLAIN_P2P_HOPS) {
+    x->p2p_dropped += (uint64_t)m;
+    return;
+  }
+  const char *proto = NULL;
+  double cost = rp_p2p_cost(c, src, dst, bytes, &eff, &proto);
+  int gpn = c->p->gpus_per_node, cross = gs / gpn != gd / gpn;
+  size_t k = x->p2p_last;
+  for (size_t i = 0; i < x->np2p; i++, k = k + 1 == x->np2p ? 0 : k + 1)
+    if (same_p2p(&x->p2p[k], bytes, cross, nh, alpha, bw, eff, cost))
+      break;
+  if (x->np2p == 0 || !same_p2p(&x->p2p[k], bytes, cross, nh, alpha, bw, eff, cost)) {
+    if (x->np2p == MAX_P2P_ROWS) {
+      x->p2p_dropped += (uint64_t)m;
+      return;
+    }
+    x->p2p = dt_grow(x->p2p, &x->p2p_cap, x->np2p, sizeof *x->p2p);
+    dt_explain_p2p *r = &x->p2p[x->np2p];
+    memset(r, 0, sizeof *r);
+    r->bytes = bytes;
+    r->src = src;
+    r->dst = dst;
+    r->src_node = gs / gpn;
+    r->dst_node = gd / gpn;
+    r->nhops = nh;
+    for (int h = 0; h < nh; h++) {
+      r->hop_link[h] = hops[h].link;
+      r->hop_dir[h] = hops[h].dir;
+      const dt_link *l = dt_topology_link(c->topo, hops[h].link);
+      if (l && l->bandwidth < dt_topology_link(c->topo, hops[r->slowest].link)->bandwidth)
+        r->slowest = h;
+    }
+    char name[48];
+    dt_topology_link_name(c->topo, hops[r->slowest].link, name, sizeof name);
+    snprintf(r->slowest_name, sizeof r->slowest_name, "%s %s", name, hops[r->slowest].dir ? "down" : "up");
+    r->alpha_s = alpha;
+    r->bw_Bps = bw;
+    r->eff = eff;
+    r->cost_s = cost;
+    r->proto = proto;
+    r->min_s = r->max_s = t;
+    k = x->np2p++;
+  }
+  dt_explain_p2p *r = &x->p2p[k];
+  x->p2p_last = k;
+  r->min_s = t < r->min_s ? t : r->min_s;
+  r->max_s = t > r->max_s ? t : r->max_s;
+  r->count += (uint64_t)m;
+  r->time_s += t * m;
+}
+
 void rp_explain_take(rp_ctx *c, dt_stats *s)
 {
   struct rp_explain *x = c->explain;
@@ -131,8 +204,12 @@ void rp_explain_take(rp_ctx *c, dt_stats *s)
     s->explain = x->rows;
     s->nexplain = x->n;
     s->explain_dropped = x->dropped;
+    s->explain_p2p = x->p2p;
+    s->nexplain_p2p = x->np2p;
+    s->explain_p2p_dropped = x->p2p_dropped;
   } else {
     free(x->rows);
+    free(x->p2p);
   }
   free(x->slots);
   free(x);

@@ -651,6 +651,8 @@ static void account(replay_run *R, const rp_live *l, int pair)
   ks->bus_bytes += snccl * dt_busbw_factor(kind, n) * m;
   if (!pair && l->xrow)
     rp_explain_done(&R->c, l->xrow, l->last_end - l->last_issue, m);
+  else if (pair && R->c.explain)
+    rp_explain_p2p(&R->c, (int32_t)(l->key[0] >> 32), (int32_t)(uint32_t)l->key[0], bytes, l->last_end - l->last_issue, m);
   if (pair)
     XBT_VERB("send/recv %d -> %d tag %lld: %llu bytes, protocol %s, arrival %.9g s, end %.9g s",
               (int)(l->key[0] >> 32), (int)(uint32_t)l->key[0], (long long)l->key[1], (unsigned long long)bytes,

@@ -135,6 +135,10 @@ const char *rp_proto_label(dt_proto proto);
  * rp_explain_take moves the rows into s (NULL: drops them) and frees the table; a NULL table is a no-op. */
 struct rp_explain *rp_explain_new(void);
 void rp_explain_done(rp_ctx *c, int32_t xrow, double t, int m);
+/* A send/recv pair from rank src to dst of `bytes` took t (s, last side's arrival to completion), m times (folding):
+ * added to the row of its size and route shape (dt_stats.explain_p2p), made with the route's alpha-beta terms and
+ * the NCCL model's p2p terms on first sight. No-op without --explain. */
+void rp_explain_p2p(rp_ctx *c, int32_t src, int32_t dst, uint64_t bytes, double t, int m);
 void rp_explain_take(rp_ctx *c, dt_stats *s);
 
 /* Bytes each member of an all-to-all sends in total (sum of splits, or bytes). */

@@ -80,6 +80,7 @@ void dt_stats_free(dt_stats *s)
   free(s->critical);
   free(s->hist_group);
   free(s->explain);
+  free(s->explain_p2p);
   for (size_t j = 0; j < s->njobs; j++)
     free(s->jobs[j].iterations_s);
   free(s->jobs);

@@ -95,6 +95,30 @@ typedef struct dt_explain_row {
   uint64_t count;        /* instances */
   double time_s, min_s, max_s; /* their simulated times (last arrival to last completion): sum, least, most */
 } dt_explain_row;
+/* Most hops of a route an explained send/recv row keeps (dt_topology.h's DT_ROUTE_MAX_HOPS). */
+#define DT_EXPLAIN_P2P_HOPS 16
+
+/* The send/recv pairs of one per-pair size over routes of one shape (same or other node, hop count, route latency,
+ * slowest link's bandwidth, the NCCL model's protocol terms), for --explain: the route of the first pair, the
+ * alpha-beta terms and the simulated times (last side's arrival to the pair's completion). */
+typedef struct dt_explain_p2p {
+  uint64_t bytes;        /* payload bytes of each pair */
+  int32_t src, dst;      /* the first pair's ranks */
+  int32_t src_node, dst_node;
+  int nhops;
+  uint32_t hop_link[DT_EXPLAIN_P2P_HOPS]; /* the first pair's route: topology link index and direction per hop */
+  uint8_t hop_dir[DT_EXPLAIN_P2P_HOPS];
+  int slowest;           /* the hop with the least bandwidth (the first of them) */
+  char slowest_name[64]; /* its link's name and direction ("nic0.0 up", as the per-link accounting names it) */
+  double alpha_s;        /* the route's latency: its links' latencies summed (s) */
+  double bw_Bps;         /* its slowest link's bandwidth (bytes/s) */
+  double eff, cost_s;    /* the NCCL model's protocol efficiency (the flow carries bytes / eff) and its fixed cost
+                            (s), waited once the data arrived; 1 and 0 on a textbook platform */
+  const char *proto;     /* the NCCL model's protocol label (static), NULL on a textbook platform */
+  uint64_t count;        /* pairs */
+  double time_s, min_s, max_s; /* their simulated times: sum, least, most */
+} dt_explain_p2p;
+
 /* One job of several replayed together (dt_replay_opts.job_of_rank). */
 typedef struct dt_job_stats {
   double end_s;          /* completion of the job's last op (every job starts at 0) */
@@ -126,6 +150,9 @@ typedef struct dt_stats {
   size_t nexplain;        /* --explain rows (dt_explain_row), owned; 0 when off */
   dt_explain_row *explain;
   uint64_t explain_dropped; /* instances not explained: more distinct (kind, group, size, choice) than kept */
+  size_t nexplain_p2p;    /* --explain send/recv rows (dt_explain_p2p), owned, by first appearance; 0 when off */
+  dt_explain_p2p *explain_p2p;
+  uint64_t explain_p2p_dropped; /* pairs not explained: more distinct (size, route shape) than kept */
   size_t njobs;           /* dt_replay_opts.njobs when job_of_rank was given, else 0 */
   dt_job_stats *jobs;     /* njobs entries, owned; NULL without jobs */
   int variability;        /* 1 when speed factors, jitter or late starts applied (replay/dt_variability.h) */

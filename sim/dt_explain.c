@@ -265,6 +265,115 @@ static void explain_shape(FILE *f, const dt_report_input *in, const dt_explain_s
     fprintf(f, "; bandwidth-bound: the latency term is %.0f %% of the estimate\n", 100 * lat_share);
 }
 
+/* ---- send/recv pairs ---- */
+
+#define TEXT_P2P 8
+#define JSON_P2P 500
+
+/* The alpha-beta prediction of a pair (s): a + S/B over its route; with the NCCL model's terms (estimate_of_p2p)
+ * the flow carries S / eff and both sides then wait the protocol's fixed cost. */
+static double p2p_alphabeta(const dt_explain_p2p *r)
+{
+  return r->alpha_s + (r->bw_Bps > 0 ? (double)r->bytes / r->bw_Bps : 0);
+}
+
+static double p2p_estimate(const dt_explain_p2p *r)
+{
+  return r->alpha_s + (r->bw_Bps > 0 ? (double)r->bytes / r->eff / r->bw_Bps : 0) + r->cost_s;
+}
+
+static double p2p_mean(const dt_explain_p2p *r)
+{
+  return r->count ? r->time_s / (double)r->count : 0;
+}
+
+/* The busiest direction (largest busy_s) of the per-link accounting on r's route, or NULL. */
+static const dt_link_load *p2p_busiest(const dt_stats *s, const dt_explain_p2p *r)
+{
+  const dt_link_load *best = NULL;
+  for (size_t i = 0; s->links && i < s->links->nlinks; i++) {
+    const dt_link_load *l = &s->links->links[i];
+    for (int h = 0; h < r->nhops; h++)
+      if (l->link == r->hop_link[h] && l->dir == r->hop_dir[h] && (!best || l->busy_s > best->busy_s))
+        best = l;
+  }
+  return best;
+}
+
+static int cmp_p2p(const void *pa, const void *pb)
+{
+  const dt_explain_p2p *a = *(const dt_explain_p2p *const *)pa, *b = *(const dt_explain_p2p *const *)pb;
+  if (a->time_s != b->time_s)
+    return a->time_s < b->time_s ? 1 : -1;
+  return (a->bytes > b->bytes) - (a->bytes < b->bytes);
+}
+
+/* The rows by total time, largest first (caller frees; pointers into s). */
+static const dt_explain_p2p **p2p_sorted(const dt_stats *s)
+{
+  const dt_explain_p2p **v = dt_xmalloc((s->nexplain_p2p ? s->nexplain_p2p : 1) * sizeof *v);
+  for (size_t i = 0; i < s->nexplain_p2p; i++)
+    v[i] = &s->explain_p2p[i];
+  if (s->nexplain_p2p)
+    qsort(v, s->nexplain_p2p, sizeof *v, cmp_p2p);
+  return v;
+}
+
+static void explain_p2p(FILE *f, const dt_report_input *in, const dt_explain_p2p *r)
+{
+  const dt_stats *s = in->stats;
+  char a[64], b[64], c[64], d[64], e[64], w[64];
+  double S = (double)r->bytes, mean = p2p_mean(r), ab = p2p_alphabeta(r);
+  fprintf(f, "send/recv of %s (%llu bytes) %s, %d hop%s, %llu pair%s (first: rank %d on node %d -> rank %d on node "
+             "%d), %s in all\n",
+          dt_format_bytes(S, a, sizeof a), (unsigned long long)r->bytes,
+          r->src_node == r->dst_node ? "inside a node" : "between nodes", r->nhops, r->nhops == 1 ? "" : "s",
+          (unsigned long long)r->count, r->count == 1 ? "" : "s", (int)r->src, (int)r->src_node, (int)r->dst,
+          (int)r->dst_node, t_str(r->time_s, b, sizeof b));
+  fprintf(f, "  alpha-beta     a + S/B, a = %s (the route's latencies summed), B = %.4g GB/s (its slowest link, %s): "
+             "%s + %s / %.4g GB/s = %s + %s = %s\n",
+          t_str(r->alpha_s, a, sizeof a), r->bw_Bps / 1e9, r->slowest_name, t_str(r->alpha_s, b, sizeof b),
+          dt_format_bytes(S, c, sizeof c), r->bw_Bps / 1e9, t_str(r->alpha_s, d, sizeof d),
+          t_str(r->bw_Bps > 0 ? S / r->bw_Bps : 0, e, sizeof e), t_str(ab, w, sizeof w));
+  if (in->platform->nccl)
+    fprintf(f, "  NCCL model     %s protocol: a + (S / efficiency %.3g) / B + its fixed cost %s = %s + %s + %s = %s\n",
+            r->proto ? r->proto : "?", r->eff, t_str(r->cost_s, a, sizeof a), t_str(r->alpha_s, b, sizeof b),
+            t_str(r->bw_Bps > 0 ? S / r->eff / r->bw_Bps : 0, c, sizeof c), t_str(r->cost_s, d, sizeof d),
+            t_str(p2p_estimate(r), e, sizeof e));
+  fprintf(f, "  simulated      mean %s (least %s, most %s); S / time = %.4g GB/s, %.0f %% of B\n",
+          t_str(mean, a, sizeof a), t_str(r->min_s, b, sizeof b), t_str(r->max_s, c, sizeof c),
+          mean > 0 ? S / mean / 1e9 : 0, mean > 0 && r->bw_Bps > 0 ? 100 * S / mean / r->bw_Bps : 0);
+  double est = p2p_estimate(r), dev = est > 0 ? mean / est - 1 : 0;
+  if (fabs(dev) < 5e-4)
+    dev = 0;
+  fprintf(f, "  difference     ");
+  if (fabs(dev) <= 0.01)
+    fprintf(f, "%+.1f %% from the %s: contention-free, the pair had its route to itself", 100 * dev,
+            in->platform->nccl ? "NCCL model's estimate" : "alpha-beta prediction");
+  else if (dev > 0) {
+    fprintf(f, "%+.1f %% over the contention-free %s: its flow shared links with concurrent traffic", 100 * dev,
+            in->platform->nccl ? "estimate" : "prediction");
+    const dt_link_load *l = p2p_busiest(s, r);
+    if (l)
+      fprintf(f, " (contention on %s, %s: busy %.0f %% of the run, up to %u flows at once)", l->name,
+              dt_link_class_name(l->cls), s->makespan_s > 0 ? 100 * l->busy_s / s->makespan_s : 0, l->peak_flows);
+  } else
+    fprintf(f, "%+.1f %% under the estimate", 100 * dev);
+  if (r->max_s > r->min_s * 1.05) {
+    fprintf(f, "; pairs range from %s to %s", t_str(r->min_s, a, sizeof a), t_str(r->max_s, b, sizeof b));
+    const dt_link_load *l = p2p_busiest(s, r);
+    if (l && dev <= 0.01 && r->max_s > est * 1.01)
+      fprintf(f, " (the slowest shared links with other traffic: the busiest link of the first pair's route is %s, "
+                 "busy %.0f %% of the run, up to %u flows at once)", l->name,
+              s->makespan_s > 0 ? 100 * l->busy_s / s->makespan_s : 0, l->peak_flows);
+  }
+  double lat = r->alpha_s + r->cost_s;
+  if (est > 0 && lat / est > 0.5)
+    fprintf(f, "; latency-bound at this size: latency is %.0f %% of the estimate\n", 100 * lat / est);
+  else
+    fprintf(f, "; bandwidth-bound: latency is %.0f %% of the estimate\n", 100 * (est > 0 ? lat / est : 0));
+}
+
 static double cp_comm(const dt_critical *c, int *dim, int *kind)
 {
   double total = 0, best = -1;
@@ -307,7 +416,24 @@ void dt_explain_text(FILE *f, const dt_report_input *in)
     fprintf(f, "%llu instances not explained (more distinct shapes than kept)\n\n",
             (unsigned long long)s->explain_dropped);
   const dt_kind_stats *p2p = &s->by_kind[DT_OP_SEND];
-  if (p2p->count)
+  if (s->nexplain_p2p) {
+    const dt_explain_p2p **pv = p2p_sorted(s);
+    for (size_t i = 0; i < s->nexplain_p2p && i < TEXT_P2P; i++) {
+      explain_p2p(f, in, pv[i]);
+      fputc('\n', f);
+    }
+    if (s->nexplain_p2p > TEXT_P2P) {
+      double rest = 0;
+      for (size_t i = TEXT_P2P; i < s->nexplain_p2p; i++)
+        rest += pv[i]->time_s;
+      fprintf(f, "%zu more send/recv shapes, %s of pair time in all (--json lists them)\n\n",
+              s->nexplain_p2p - TEXT_P2P, t_str(rest, a, sizeof a));
+    }
+    if (s->explain_p2p_dropped)
+      fprintf(f, "%llu pairs not explained (more distinct sizes and routes than kept)\n\n",
+              (unsigned long long)s->explain_p2p_dropped);
+    free(pv);
+  } else if (p2p->count)
     fprintf(f,
             "send/recv: %llu pairs, %s, %s in all, mean %s each (each pair is one flow over its route; on the "
             "NCCL model LL up to 16 KiB, else Simple)\n\n",
@@ -374,11 +500,9 @@ static void jstr(yajl_gen g, const char *k, const char *v)
   yajl_gen_string(g, (const unsigned char *)v, strlen(v));
 }
 
-void dt_explain_json(yajl_gen g, const dt_report_input *in)
+static void json_shapes(yajl_gen g, const dt_report_input *in)
 {
   const dt_stats *s = in->stats;
-  if (!s->explain)
-    return;
   dt_explain_shape *v;
   size_t n;
   dt_explain_shapes(s, &v, &n);
@@ -432,4 +556,57 @@ void dt_explain_json(yajl_gen g, const dt_report_input *in)
   }
   yajl_gen_array_close(g);
   free(v);
+}
+
+static void json_p2p(yajl_gen g, const dt_report_input *in)
+{
+  const dt_stats *s = in->stats;
+  const dt_explain_p2p **pv = p2p_sorted(s);
+  jkey(g, "explain_p2p");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < s->nexplain_p2p && i < JSON_P2P; i++) {
+    const dt_explain_p2p *r = pv[i];
+    double mean = p2p_mean(r);
+    yajl_gen_map_open(g);
+    jint(g, "bytes", (long long)r->bytes);
+    jint(g, "count", (long long)r->count);
+    jint(g, "src", r->src);
+    jint(g, "dst", r->dst);
+    jint(g, "src_node", r->src_node);
+    jint(g, "dst_node", r->dst_node);
+    jint(g, "hops", r->nhops);
+    jstr(g, "formula", "a + S/B");
+    jnum(g, "alpha_s", r->alpha_s);
+    jnum(g, "bandwidth_Bps", r->bw_Bps);
+    jstr(g, "slowest_link", r->slowest_name);
+    jnum(g, "alphabeta_s", p2p_alphabeta(r));
+    if (r->proto)
+      jstr(g, "protocol", r->proto);
+    jnum(g, "efficiency", r->eff);
+    jnum(g, "fixed_s", r->cost_s);
+    jnum(g, "estimate_s", p2p_estimate(r));
+    jnum(g, "time_s", r->time_s);
+    jnum(g, "mean_s", mean);
+    jnum(g, "min_s", r->min_s);
+    jnum(g, "max_s", r->max_s);
+    jnum(g, "GBps", mean > 0 ? (double)r->bytes / mean / 1e9 : 0);
+    const dt_link_load *l = p2p_busiest(s, r);
+    if (l) {
+      jstr(g, "busiest_link", l->name);
+      jstr(g, "busiest_link_class", dt_link_class_name(l->cls));
+      jnum(g, "busiest_link_busy", s->makespan_s > 0 ? l->busy_s / s->makespan_s : 0);
+      jint(g, "busiest_link_peak_flows", l->peak_flows);
+    }
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
+  free(pv);
+}
+
+void dt_explain_json(yajl_gen g, const dt_report_input *in)
+{
+  if (in->stats->explain)
+    json_shapes(g, in);
+  if (in->stats->nexplain_p2p)
+    json_p2p(g, in);
 }

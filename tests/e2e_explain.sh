@@ -85,6 +85,31 @@ check "shared NIC: simulated $got = 2a + 2 S/B" "close $got $(awk -v S=$S2 'BEGI
 check "shared NIC: the text says contention and names a NIC" \
   'grep "difference" "$tmp/two.txt" | grep -q "over the contention-free estimate: its flows shared links.*nic[01].0 \(up\|down\), gpu-nic"'
 
+# --- send/recv rows: tests/data/shared-nic.dtt sends 1 GB from ranks 0 and 1 (node 0) to ranks 2 and 3 (node 1);
+# each route is NIC, cable, cable, NIC: a = 2 x 1 us + 2 x 100 ns, B = min(25 GB/s NIC, 50 GB/s cable) = 25 GB/s, so
+# alpha-beta says a + S/B; both flows share node 0's NIC, so each takes a + 2 S/B
+"$DTSIM" run --json --explain tests/data/shared-nic.yaml tests/data/shared-nic.dtt >"$tmp/p2p.json" 2>/dev/null; rc=$?
+check "send/recv explain exits 0, one row of 2 pairs between nodes 0 and 1" \
+  '[ $rc -eq 0 ] && [ "$(jq -c "[(.explain_p2p | length), .explain_p2p[0].count, .explain_p2p[0].src_node, .explain_p2p[0].dst_node]" "$tmp/p2p.json")" = "[1,2,0,1]" ]'
+got=$(jq .explain_p2p[0].alpha_s "$tmp/p2p.json")
+check "send/recv: route latency $got = 2 x 1 us + 2 x 100 ns" 'close "$got" 2.2e-6 1e-12'
+got=$(jq .explain_p2p[0].bandwidth_Bps "$tmp/p2p.json")
+check "send/recv: route bandwidth $got = 25 GB/s (the NIC)" 'close "$got" 25e9 1e-12'
+got=$(jq .explain_p2p[0].alphabeta_s "$tmp/p2p.json")
+check "send/recv: alpha-beta $got = a + S/B" "close $got $(awk 'BEGIN { printf "%.17g", 2.2e-6 + 1e9 / 25e9 }') 1e-12"
+got=$(jq .explain_p2p[0].mean_s "$tmp/p2p.json")
+check "send/recv: simulated $got = a + 2 S/B (the NIC shared)" "close $got $(awk 'BEGIN { printf "%.17g", 2.2e-6 + 2 * 1e9 / 25e9 }') 1e-6"
+check "send/recv: contention named: nic0.0 up, busy 1, 2 flows" \
+  '[ "$(jq -r ".explain_p2p[0] | [.busiest_link, .busiest_link_busy, .busiest_link_peak_flows] | join(\" \")" "$tmp/p2p.json")" = "nic0.0 up 1 2" ]'
+"$DTSIM" run --explain tests/data/shared-nic.yaml tests/data/shared-nic.dtt >"$tmp/p2p.txt" 2>/dev/null
+check "send/recv text: the formula with its numbers" \
+  'grep -q "^  alpha-beta     a + S/B, a = 2.2 us (the route.s latencies summed), B = 25 GB/s (its slowest link, nic0.0 up): 2.2 us + 953.7 MiB / 25 GB/s = 2.2 us + 40 ms = 40 ms" "$tmp/p2p.txt"'
+check "send/recv text: contention on nic0.0 up" 'grep -q "^  difference     +100.0 % over the contention-free prediction.*contention on nic0.0 up, gpu-nic: busy 100 %" "$tmp/p2p.txt"'
+# the NCCL model (platforms/dgx-h100.yaml): a pipeline's pairs, alone on their links, take the estimate
+"$DTSIM" run --json --explain platforms/dgx-h100.yaml --gen neox-1.3b --pp 8 --global-batch 64 >"$tmp/pp.json" 2>/dev/null
+check "NCCL model send/recv: simulated = a + S / eff / B + fixed, the protocol named" \
+  '[ "$(jq "[.explain_p2p[] | ((.mean_s - (.alpha_s + .bytes / .efficiency / .bandwidth_Bps + .fixed_s)) | fabs) < 1e-9 * .mean_s and (.protocol | length) > 0] | all" "$tmp/pp.json")" = true ]'
+
 # --- the NCCL model (platforms/dgx-h100.yaml): the choice is the least of the candidates' estimates
 { echo "dtsim_trace 1"; echo "ranks 8"; echo "group tp0 0-7"
   for r in 0 1 2 3 4 5 6 7; do echo "rank $r"; echo "s0 allreduce group=tp0 bytes=65536"; echo "s0 allreduce group=tp0 bytes=268435456"; done; } >"$tmp/ar8.dtt"
@@ -197,6 +222,17 @@ check "--plot on one node: exit 0, the heatmap skipped with a note" \
 "$DTSIM" run --plot "$tmp/df" platforms/frontier-like.yaml --gen neox-125m --dp 8 >/dev/null 2>"$tmp/df.err"; rc=$?
 check "--plot on a dragonfly: exit 0, the heatmap skipped with a note" \
   '[ $rc -eq 0 ] && [ ! -e "$tmp/df/fabric_heatmap.dat" ] && grep -q "no leaf x spine heatmap.*dragonfly, not a fat-tree" "$tmp/df.err"'
+# send/recv rows of the heatmap's permutation: 4 pairs on one route shape (between leaves: NIC, 4 cables, NIC), 2 alone at
+# a + S/B and 2 sharing leaf0-spine0 at a + 2S/B
+S=250000000
+"$DTSIM" run --json --explain tests/data/fat-tree-perm.yaml "$tmp/hperm.dtt" >"$tmp/hpx.json" 2>/dev/null
+check "permutation: one send/recv row of 4 pairs, 6 hops" '[ "$(jq -c "[(.explain_p2p | length), .explain_p2p[0].count, .explain_p2p[0].hops]" "$tmp/hpx.json")" = "[1,4,6]" ]'
+got=$(jq .explain_p2p[0].min_s "$tmp/hpx.json")
+check "permutation: fastest pair $got = a + S/B" "close $got $(awk -v S=$S 'BEGIN { printf "%.17g", 2.4e-6 + S / 25e9 }') 1e-6"
+got=$(jq .explain_p2p[0].max_s "$tmp/hpx.json")
+check "permutation: slowest pair $got = a + 2S/B" "close $got $(awk -v S=$S 'BEGIN { printf "%.17g", 2.4e-6 + 2 * S / 25e9 }') 1e-6"
+got=$(jq .explain_p2p[0].mean_s "$tmp/hpx.json")
+check "permutation: mean $got = a + 1.5 S/B" "close $got $(awk -v S=$S 'BEGIN { printf "%.17g", 2.4e-6 + 1.5 * S / 25e9 }') 1e-6"
 : >"$tmp/afile"
 "$DTSIM" run --plot "$tmp/afile" tests/data/node2.yaml "$tmp/ar2.dtt" >/dev/null 2>"$tmp/pf.err"; rc=$?
 check "--plot onto a file is exit 2 with a message" '[ $rc -eq 2 ] && grep -q "expects a directory" "$tmp/pf.err"'
