@@ -40,6 +40,9 @@ const char dt_cmd_bench_usage[] =
     "  --fidelity flow|step   collective model (default flow)\n"
     "  --exact                no shortcut: simulate every collective as flows, even where its closed form is\n"
     "                         exact (docs/replay.md, Shortcuts)\n"
+    "  --explain              teaching mode: per size the choice and why, the alpha-beta closed form with its\n"
+    "                         numbers, the NCCL model's terms, the simulated time and why they differ (after the\n"
+    "                         table, as '#' lines; with --json an \"explain\" array per size, docs/bench.md)\n"
     "  --json                 print a JSON array of {size_bytes, time_us, algbw_GBps, busbw_GBps, algo}\n";
 
 static int usage(const char *fmt, const char *arg)
@@ -60,15 +63,60 @@ static int parse_int(const char *s, long lo, long hi, int *out)
   return 0;
 }
 
-static void print_json(const dt_bench_row *rows, size_t n)
+/* --json --explain: one object per explained shape of the size (docs/bench.md); strings are ours (no escaping). */
+static void print_json_explain(const dt_bench_row *r)
+{
+  printf(", \"explain\": [");
+  for (int k = 0; k < r->nx; k++) {
+    const dt_explain_numbers *x = &r->x[k];
+    printf("%s{\"choice\": \"%s\", \"formula\": \"%s\", \"model\": \"%s\", \"alpha_s\": %.17g, "
+           "\"bandwidth_Bps\": %.17g, \"alphabeta_latency_s\": %.17g, \"alphabeta_bandwidth_s\": %.17g, "
+           "\"alphabeta_s\": %.17g, \"estimate_s\": %.17g, \"estimate_latency_s\": %.17g, \"fixed_s\": %.17g, "
+           "\"efficiency\": %.17g, \"simulated_s\": %.17g, \"algbw_GBps\": %.17g, \"busbw_GBps\": %.17g, "
+           "\"deviation\": %.17g}",
+           k ? ", " : "", x->choice, x->formula, x->nccl ? "nccl" : "textbook", x->alpha_s, x->bw_Bps,
+           x->ab_latency_s, x->ab_bandwidth_s, x->ab_latency_s + x->ab_bandwidth_s, x->estimate_s,
+           x->estimate_latency_s, x->fixed_s, x->efficiency, x->mean_s, x->algbw_GBps, x->busbw_GBps, x->deviation);
+  }
+  printf("]");
+}
+
+static void print_json(const dt_bench_row *rows, size_t n, int explain)
 {
   printf("[");
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
     printf("%s\n  {\"size_bytes\": %llu, \"time_us\": %.17g, \"algbw_GBps\": %.17g, \"busbw_GBps\": %.17g, "
-           "\"algo\": \"%s\"}",
+           "\"algo\": \"%s\"",
            i ? "," : "", (unsigned long long)rows[i].size, rows[i].time_s * 1e6, rows[i].algbw / 1e9,
            rows[i].busbw / 1e9, rows[i].algo);
+    if (explain)
+      print_json_explain(&rows[i]);
+    printf("}");
+  }
   printf("%s]\n", n ? "\n" : "");
+}
+
+/* --explain after the table: every line prefixed '# ', so that nccl-tests parsers still read the table. */
+static void print_explain(const dt_bench_opts *o, const dt_bench_row *rows)
+{
+  printf("#\n# explain: what each size did (n ranks, S per-rank bytes, a route latency, B the ring's bottleneck\n"
+         "# bandwidth per rank; the time column adds the host launch time, docs/bench.md)\n");
+  for (size_t i = 0; i < o->nsizes; i++) {
+    printf("#\n");
+    const char *t = rows[i].explain;
+    if (!t) {
+      printf("# %llu B: nothing to explain (no collective ran on more than one rank)\n",
+             (unsigned long long)rows[i].size);
+      continue;
+    }
+    while (*t) {
+      const char *e = strchr(t, '\n');
+      size_t len = e ? (size_t)(e - t) : strlen(t);
+      if (len)
+        printf("# %.*s\n", (int)len, t);
+      t += len + (e != NULL);
+    }
+  }
 }
 
 static void print_table(const dt_platform *p, const dt_bench_opts *o, const dt_bench_row *rows)
@@ -95,7 +143,7 @@ static void print_table(const dt_platform *p, const dt_bench_opts *o, const dt_b
 
 int dt_cmd_bench(int argc, char **argv)
 {
-  enum { O_PLATFORM = 1000, O_GPUS, O_PER_NODE, O_LAUNCH, O_ALGO, O_PROTO, O_FIDELITY, O_JSON, O_EXACT };
+  enum { O_PLATFORM = 1000, O_GPUS, O_PER_NODE, O_LAUNCH, O_ALGO, O_PROTO, O_FIDELITY, O_JSON, O_EXACT, O_EXPLAIN };
   static const struct option longopts[] = {{"platform", required_argument, NULL, O_PLATFORM},
                                            {"gpus", required_argument, NULL, O_GPUS},
                                            {"gpus-per-node", required_argument, NULL, O_PER_NODE},
@@ -112,6 +160,7 @@ int dt_cmd_bench(int argc, char **argv)
                                            {"fidelity", required_argument, NULL, O_FIDELITY},
                                            {"json", no_argument, NULL, O_JSON},
                                            {"exact", no_argument, NULL, O_EXACT},
+                                           {"explain", no_argument, NULL, O_EXPLAIN},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   const char *platform_path = NULL;
@@ -205,6 +254,9 @@ int dt_cmd_bench(int argc, char **argv)
     case O_JSON:
       json = 1;
       break;
+    case O_EXPLAIN:
+      o.explain = 1;
+      break;
     case 'h':
       fputs(dt_cmd_bench_usage, stdout);
       return EXIT_OK;
@@ -253,15 +305,20 @@ int dt_cmd_bench(int argc, char **argv)
   if (dt_bench_run(p, &o, &rows, &err) != DT_OK)
     goto fail;
   if (json)
-    print_json(rows, o.nsizes);
-  else
+    print_json(rows, o.nsizes, o.explain);
+  else {
     print_table(p, &o, rows);
+    if (o.explain)
+      print_explain(&o, rows);
+  }
   rc = EXIT_OK;
   goto cleanup;
 fail:;
   char buf[2048];
   fprintf(stderr, "dtsim bench: error: %s\n", dt_error_format(&err, buf, sizeof buf));
 cleanup:
+  for (size_t i = 0; rows && i < o.nsizes; i++)
+    free(rows[i].explain);
   free(rows);
   free(sizes);
   dt_platform_free(p);

@@ -6,6 +6,7 @@
 
 #include "../common/dt_util.h"
 #include "../replay/dt_stats.h"
+#include "dt_explain.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -258,6 +259,48 @@ static int placement(const dt_platform *p, const dt_bench_opts *o, int32_t **out
   return DT_OK;
 }
 
+/* --explain: each size's explanation, from the replay's explain rows of that size (the benchmark's one group:
+ * one collective shape per size and choice; sendrecv: one row per route shape of its pairs), written as `dtsim run
+ * --explain` writes them. Warm-up instances count in the rows' instance counts (their times are the same). */
+static void explain_rows(const dt_platform *p, const dt_trace *t, const dt_stats *st, const dt_bench_opts *o,
+                         dt_bench_row *v)
+{
+  dt_report_input in;
+  memset(&in, 0, sizeof in);
+  in.platform = p;
+  in.trace = t;
+  in.stats = st;
+  dt_explain_shape *sh;
+  size_t nsh;
+  dt_explain_shapes(st, &sh, &nsh);
+  for (size_t i = 0; i < o->nsizes; i++) {
+    dt_bench_row *row = &v[i];
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+      continue;
+    for (size_t k = 0; k < nsh; k++)
+      if (sh[k].row->bytes == row->bytes && sh[k].row->kind == o->op->kind) {
+        dt_explain_shape_text(f, &in, &sh[k]);
+        if (row->nx < 4)
+          dt_explain_numbers_of(&in, &sh[k], &row->x[row->nx++]);
+      }
+    for (size_t k = 0; o->op->kind == DT_OP_SEND && k < st->nexplain_p2p; k++)
+      if (st->explain_p2p[k].bytes == row->bytes) {
+        dt_explain_p2p_text(f, &in, &st->explain_p2p[k]);
+        if (row->nx < 4)
+          dt_explain_p2p_numbers(&in, &st->explain_p2p[k], &row->x[row->nx++]);
+      }
+    fclose(f);
+    if (len)
+      row->explain = buf;
+    else
+      free(buf);
+  }
+  free(sh);
+}
+
 int dt_bench_run(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **rows, dt_error *err)
 {
   *rows = NULL;
@@ -282,6 +325,7 @@ int dt_bench_run(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **ro
   ro.proto = o->proto;
   ro.on_instance = on_instance;
   ro.on_instance_data = &c;
+  ro.explain = o->explain;
   if (dt_replay_run(p, t, &ro, &st, err) != DT_OK)
     goto cleanup;
   if (st->ndeadlock > 0) {
@@ -308,6 +352,8 @@ int dt_bench_run(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **ro
     else
       snprintf(row->algo, sizeof row->algo, "%s", algo);
   }
+  if (o->explain)
+    explain_rows(p, t, st, o, v);
   *rows = v;
   rc = DT_OK;
 cleanup:
@@ -331,6 +377,10 @@ static int bench_child(void *arg, void *out, dt_error *err)
   const bench_job *j = arg;
   dt_bench_row *v = NULL;
   int rc = dt_bench_run(j->p, j->o, &v, err);
+  for (size_t i = 0; rc == DT_OK && i < j->o->nsizes; i++) { /* text stays in the child: pointers do not cross */
+    free(v[i].explain);
+    v[i].explain = NULL;
+  }
   if (rc == DT_OK)
     memcpy(out, v, sizeof *v * j->o->nsizes);
   free(v);

@@ -8,6 +8,7 @@
 #include "../common/dt_error.h"
 #include "../platforms/dt_platform.h"
 #include "../replay/dt_replay.h"
+#include "dt_explain.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,7 @@ typedef struct dt_bench_opts {
   dt_algo algo;          /* DT_ALGO_AUTO (default) or a forced algorithm (dt_replay_opts.algo) */
   int proto;             /* -1 (default: chosen per instance) or a forced dt_proto */
   int exact;             /* 1: no shortcut (dt_replay_opts.exact) */
+  int explain;           /* 1: explain every size (teaching mode, docs/bench.md): dt_bench_row.explain and .x */
 } dt_bench_opts;
 
 /* Defaults: 1 GPU per process, launch_s 0, 1 iteration, no warm-up, flow fidelity, auto algorithm and protocol. */
@@ -56,6 +58,12 @@ typedef struct dt_bench_row {
   double algbw;      /* bytes/s: size / time */
   double busbw;      /* bytes/s: algbw * dt_busbw_factor */
   char algo[48];     /* "ring", or "ring/simple" when the replay names a protocol */
+  /* with dt_bench_opts.explain (dt_bench_run only): the size's explanation as `dtsim run --explain` writes it
+   * (malloc'ed text, the caller frees each before the rows; NULL when the replay kept no row for the size), and
+   * its numbers (nx of them: one collective shape, or one per send/recv route shape, at most 4, for the JSON) */
+  char *explain;
+  int nx;
+  dt_explain_numbers x[4];
 } dt_bench_row;
 
 /* Maps an nccl-tests size onto the op: fills size, count and bytes of row (the other fields zero). */

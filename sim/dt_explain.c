@@ -168,7 +168,7 @@ static double nccl_size(const dt_explain_row *r)
   return r->kind == DT_OP_ALLGATHER ? (double)r->n * (double)r->bytes : (double)r->bytes;
 }
 
-static void explain_shape(FILE *f, const dt_report_input *in, const dt_explain_shape *sh)
+void dt_explain_shape_text(FILE *f, const dt_report_input *in, const dt_explain_shape *sh)
 {
   const dt_explain_row *r = sh->row;
   const dt_stats *s = in->stats;
@@ -319,7 +319,7 @@ static const dt_explain_p2p **p2p_sorted(const dt_stats *s)
   return v;
 }
 
-static void explain_p2p(FILE *f, const dt_report_input *in, const dt_explain_p2p *r)
+void dt_explain_p2p_text(FILE *f, const dt_report_input *in, const dt_explain_p2p *r)
 {
   const dt_stats *s = in->stats;
   char a[64], b[64], c[64], d[64], e[64], w[64];
@@ -400,7 +400,7 @@ void dt_explain_text(FILE *f, const dt_report_input *in)
   size_t n;
   dt_explain_shapes(s, &v, &n);
   for (size_t i = 0; i < n && i < TEXT_SHAPES; i++) {
-    explain_shape(f, in, &v[i]);
+    dt_explain_shape_text(f, in, &v[i]);
     fputc('\n', f);
   }
   if (n > TEXT_SHAPES) {
@@ -419,7 +419,7 @@ void dt_explain_text(FILE *f, const dt_report_input *in)
   if (s->nexplain_p2p) {
     const dt_explain_p2p **pv = p2p_sorted(s);
     for (size_t i = 0; i < s->nexplain_p2p && i < TEXT_P2P; i++) {
-      explain_p2p(f, in, pv[i]);
+      dt_explain_p2p_text(f, in, pv[i]);
       fputc('\n', f);
     }
     if (s->nexplain_p2p > TEXT_P2P) {
@@ -609,4 +609,50 @@ void dt_explain_json(yajl_gen g, const dt_report_input *in)
     json_shapes(g, in);
   if (in->stats->nexplain_p2p)
     json_p2p(g, in);
+}
+
+void dt_explain_numbers_of(const dt_report_input *in, const dt_explain_shape *sh, dt_explain_numbers *x)
+{
+  const dt_explain_row *r = sh->row;
+  memset(x, 0, sizeof *x);
+  textbook tb = textbook_of(r);
+  choice_str(r->algo, r->proto, x->choice, sizeof x->choice);
+  snprintf(x->formula, sizeof x->formula, "%s", tb.formula);
+  x->nccl = in->platform->nccl ? 1 : 0;
+  x->alpha_s = tb.alpha;
+  x->bw_Bps = tb.B;
+  x->ka = tb.ka;
+  x->kb = tb.kb;
+  x->ab_latency_s = tb.lat;
+  x->ab_bandwidth_s = tb.bw;
+  x->estimate_s = estimate_of(in, r, &x->estimate_latency_s);
+  x->fixed_s = r->fixed_s;
+  x->efficiency = r->eff;
+  x->mean_s = mean_of(sh);
+  double size = nccl_size(r), factor = dt_busbw_factor(r->kind, (size_t)r->n);
+  x->algbw_GBps = x->mean_s > 0 ? size / x->mean_s / 1e9 : 0;
+  x->busbw_GBps = x->algbw_GBps * factor;
+  x->deviation = x->estimate_s > 0 ? x->mean_s / x->estimate_s - 1 : 0;
+}
+
+void dt_explain_p2p_numbers(const dt_report_input *in, const dt_explain_p2p *r, dt_explain_numbers *x)
+{
+  memset(x, 0, sizeof *x);
+  snprintf(x->choice, sizeof x->choice, "p2p%s%s", r->proto ? "/" : "", r->proto ? r->proto : "");
+  snprintf(x->formula, sizeof x->formula, "a + S/B");
+  x->nccl = in->platform->nccl ? 1 : 0;
+  x->alpha_s = r->alpha_s;
+  x->bw_Bps = r->bw_Bps;
+  x->ka = 1;
+  x->kb = 1;
+  x->ab_latency_s = r->alpha_s;
+  x->ab_bandwidth_s = r->bw_Bps > 0 ? (double)r->bytes / r->bw_Bps : 0;
+  x->estimate_s = p2p_estimate(r);
+  x->estimate_latency_s = r->alpha_s + r->cost_s;
+  x->fixed_s = r->cost_s;
+  x->efficiency = r->eff;
+  x->mean_s = p2p_mean(r);
+  x->algbw_GBps = x->mean_s > 0 ? (double)r->bytes / x->mean_s / 1e9 : 0;
+  x->busbw_GBps = x->algbw_GBps;
+  x->deviation = x->estimate_s > 0 ? x->mean_s / x->estimate_s - 1 : 0;
 }

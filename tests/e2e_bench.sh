@@ -174,4 +174,46 @@ check "validate with a malformed number exits 2 at file:line" \
 "$DTSIM" validate --platforms "$tmp" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "validate with a missing platform exits 2" '[ $rc -eq 2 ] && grep -q "cannot open" "$tmp/err"'
 
+# --- bench --explain: per size the alpha-beta closed form, the estimate and the simulated time. tests/data/node2.yaml
+# (2 GPUs, NVSwitch 10 GB/s, 2 us, textbook): a ring all-reduce of S bytes is 2(n-1)a + 2(n-1)/n S/B = 2a + S/B.
+S=40000000
+"$DTSIM" bench all_reduce --platform tests/data/node2.yaml -b $S -e $S --json --explain >"$tmp/bx.json" 2>/dev/null; rc=$?
+check "bench --explain --json exits 0 with one explained shape" '[ $rc -eq 0 ] && [ "$(jq ".[0].explain | length" "$tmp/bx.json")" = 1 ]'
+check "bench --explain: textbook ring, formula 2(n-1)a + 2(n-1)/n S/B" \
+  '[ "$(jq -r ".[0].explain[0] | [.model, .choice, .formula] | join(\";\")" "$tmp/bx.json")" = "textbook;ring;2(n-1)a + 2(n-1)/n S/B" ]'
+got=$(jq '.[0].explain[0].alphabeta_latency_s' "$tmp/bx.json")
+check "bench --explain: latency term $got = 2(n-1)a = 4 us" 'close "$got" 4e-6 1e-9'
+got=$(jq '.[0].explain[0].alphabeta_bandwidth_s' "$tmp/bx.json")
+check "bench --explain: bandwidth term $got = S/B" "close $got $(awk -v S=$S 'BEGIN { printf "%.17g", S / 10e9 }') 1e-9"
+got=$(jq '.[0].explain[0].simulated_s' "$tmp/bx.json"); want=$(jq '.[0].time_us / 1e6' "$tmp/bx.json")
+check "bench --explain: simulated $got = the time column (no launch term at -g 1)" 'close "$got" "$want" 1e-9'
+check "bench --explain: simulated = 2a + S/B" "close $got $(awk -v S=$S 'BEGIN { printf "%.17g", 4e-6 + S / 10e9 }') 1e-9"
+"$DTSIM" bench all_reduce --platform tests/data/node2.yaml -b $S -e $S --explain >"$tmp/bx.txt" 2>/dev/null
+check "bench --explain text: the table, then '#' lines with the formula's numbers" \
+  'grep -q "^ *$S " "$tmp/bx.txt" && grep -q "^#   alpha-beta     2(n-1)a + 2(n-1)/n S/B, a = 2 us, B = 10 GB/s: 2 x 2 us + 1 x 38.15 MiB / 10 GB/s = 4 us + 4 ms = 4.004 ms" "$tmp/bx.txt" && ! grep -v "^#" "$tmp/bx.txt" | grep -q "alpha-beta"'
+"$DTSIM" bench all_reduce --platform tests/data/node2.yaml -b $S -e $S >"$tmp/bnx.txt" 2>/dev/null
+check "bench without --explain: no explanation" '! grep -q "explain" "$tmp/bnx.txt"'
+# sendrecv on tests/data/shared-nic.yaml (2 nodes of 2 GPUs): rank r sends to r+1. Between nodes the route is NIC,
+# cable, cable, NIC: a = 2 x 1 us + 2 x 100 ns, B = 25 GB/s (the NIC); inside a node GPU port up and down: a = 2 us
+# (the NVSwitch's latency split over the two ports), B = 100 GB/s
+S2=1048576
+"$DTSIM" bench sendrecv --platform tests/data/shared-nic.yaml -b $S2 -e $S2 --json --explain >"$tmp/bs.json" 2>/dev/null
+check "bench sendrecv --explain: two route shapes" '[ "$(jq ".[0].explain | length" "$tmp/bs.json")" = 2 ]'
+for spec in "2.2e-6 25e9" "2e-6 100e9"; do
+  set -- $spec
+  got=$(jq ".[0].explain[] | select((.alpha_s - $1 | fabs) < 1e-12) | .alphabeta_s" "$tmp/bs.json")
+  check "bench sendrecv --explain: a = $1, B = $2: alpha-beta $got = a + S/B" \
+    "close '$got' $(awk -v a=$1 -v B=$2 -v S=$S2 'BEGIN { printf "%.17g", a + S / B }') 1e-9"
+done
+check "bench sendrecv --explain: each route alone: simulated = alpha-beta" \
+  '[ "$(jq "[.[0].explain[] | ((.simulated_s - .alphabeta_s) | fabs) < 1e-9 * .simulated_s] | all" "$tmp/bs.json")" = true ]'
+# the NCCL model (platforms/dgx-h100.yaml): the choice is the algo column, simulated = the tuner's estimate
+"$DTSIM" bench all_reduce --platform platforms/dgx-h100.yaml -b 64K -e 256M -f 4096 --json --explain >"$tmp/bh.json" 2>/dev/null
+check "bench --explain NCCL model: the explained choice is the algo column" \
+  '[ "$(jq "[.[] | (.explain[0].choice | ascii_downcase) == .algo] | all" "$tmp/bh.json")" = true ]'
+check "bench --explain NCCL model: contention-free, simulated = estimate" \
+  '[ "$(jq "[.[] | .explain[0] | .model == \"nccl\" and (.deviation | fabs) < 1e-9] | all" "$tmp/bh.json")" = true ]'
+check "bench --explain NCCL model: 64 KiB latency-bound, 256 MiB bandwidth-bound" \
+  '[ "$(jq -c "[.[] | .explain[0].estimate_latency_s / .explain[0].estimate_s > 0.5]" "$tmp/bh.json")" = "[true,false]" ]'
+
 finish
