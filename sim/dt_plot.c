@@ -251,7 +251,7 @@ static int plot_heatmap(const char *dir, const dt_report_input *in, const dt_fab
                   : "leaf x spine utilisation, bytes / (bandwidth x makespan)");
   fprintf(g, "set view map\nunset grid\nset palette defined (0 '#f7fbff', 0.25 '#c6dbef', 0.5 '#6baed6', 0.75 "
              "'#2171b5', 1 '#08306b')\nset cbrange [0:100]\nset cblabel 'utilisation (%%)'\n"
-             "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset xlabel '%s'\nset ylabel 'leaf'\n",
+             "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset xlabel \"%s\"\nset ylabel 'leaf'\n",
           cols - 1, rows - 1, col);
   if (cols <= 32)
     fputs("set xtics 1\n", g);
@@ -260,7 +260,10 @@ static int plot_heatmap(const char *dir, const dt_report_input *in, const dt_fab
   int labels = rows <= 16 && cols <= 16;
   for (int pass = 0; pass < 2; pass++) {
     int c = 3 + pass;
-    fprintf(g, "set title '%s'\nplot 'fabric_heatmap.dat' using 2:1:($%d*100) with image notitle", pass ? "down (spine to leaf)" : "up (leaf to spine)", c);
+    fprintf(g, "set title '%s'\nplot 'fabric_heatmap.dat' using 2:1:($%d*100) with image notitle",
+            pass ? (three ? "down (aggregation to leaf)" : "down (spine to leaf)")
+                 : (three ? "up (leaf to aggregation)" : "up (leaf to spine)"),
+            c);
     if (labels)
       fprintf(g, ", \\\n     '' using 2:1:($%d == 0 ? '0' : sprintf($%d < 0.1 ? '%%.1f' : '%%.0f', $%d*100)):($%d > 0.55 ? "
                  "0xffffff : 0) with labels tc rgb variable notitle", c, c, c, c);

@@ -222,6 +222,23 @@ check "--plot on one node: exit 0, the heatmap skipped with a note" \
 "$DTSIM" run --plot "$tmp/df" platforms/frontier-like.yaml --gen neox-125m --dp 8 >/dev/null 2>"$tmp/df.err"; rc=$?
 check "--plot on a dragonfly: exit 0, the heatmap skipped with a note" \
   '[ $rc -eq 0 ] && [ ! -e "$tmp/df/fabric_heatmap.dat" ] && grep -q "no leaf x spine heatmap.*dragonfly, not a fat-tree" "$tmp/df.err"'
+# a 3-level fat-tree (fat-tree-perm.yaml at radix 4, no oversubscription, 8 nodes: 4 leaves of 2 NICs, 2 uplinks
+# each, pods of 2 leaves): rank r sends S to r+4 in the other pod. A leaf's 2 NICs send to NICs d and d+1 over
+# uplinks d mod 2 and (d+1) mod 2, then each aggregation switch to its own core: no cable is shared, every flow ends
+# at T = alpha + S/B (alpha = 2 NICs x 1 us + 6 cables x 100 ns), and each leaf-aggregation cell carries S: S/(B T)
+sed -e 's/levels: 2/levels: 3/' -e 's/radix: 8/radix: 4/' -e 's/oversubscription: 3/oversubscription: 1/' \
+  -e 's/^nodes: 12/nodes: 8/' tests/data/fat-tree-perm.yaml >"$tmp/ft3.yaml"
+S3=100000000
+{ echo "dtsim_trace 1"; echo "ranks 8"
+  for r in $(seq 0 7); do p=$(( (r + 4) % 8 )); echo "rank $r"
+    echo "s0 send peer=$p bytes=$S3 batch=1"; echo "s0 recv peer=$p bytes=$S3 batch=1"; done; } >"$tmp/p3.dtt"
+"$DTSIM" run --plot "$tmp/h3" "$tmp/ft3.yaml" "$tmp/p3.dtt" >/dev/null 2>&1; rc=$?
+want=$(awk -v S=$S3 'BEGIN { printf "%.17g", (S / 25e9) / (2.6e-6 + S / 25e9) }')
+check "3-level heatmap: exit 0, 4 leaves x 2 aggregation uplinks, every cell up and down S / (B T) = $want" \
+  '[ $rc -eq 0 ] && [ "$(grep -v "^#" "$tmp/h3/fabric_heatmap.dat" | grep -c .)" = 8 ] && awk -F"\t" -v w="$want" "!/^#/ && NF { for (c = 3; c <= 4; c++) { d = \$c - w; if (d < 0) d = -d; if (d > 1e-9) bad = 1 } } END { exit bad }" "$tmp/h3/fabric_heatmap.dat"'
+if command -v gnuplot >/dev/null; then
+  check "3-level heatmap rendered" '[ "$(head -c 8 "$tmp/h3/fabric_heatmap.png" | od -An -tx1 | tr -d " \n")" = 89504e470d0a1a0a ]'
+fi
 # send/recv rows of the heatmap's permutation: 4 pairs on one route shape (between leaves: NIC, 4 cables, NIC), 2 alone at
 # a + S/B and 2 sharing leaf0-spine0 at a + 2S/B
 S=250000000
