@@ -127,8 +127,7 @@ double rp_hop(const rp_inst *x, int32_t a, int32_t b)
 
 void rp_sleep(double d)
 {
-  if (d > 0)
-    sg_actor_sleep_for(d);
+  rp_wait(d); /* dt_replay.c: a SimGrid sleep, or the stream's own clock while it runs ahead (coalescing) */
 }
 
 /* Mailbox on which member `member` of live instance `inst` receives messages tagged `tag`: per instance,
@@ -198,7 +197,7 @@ double rp_closed_time(const rp_inst *x, double bytes, double lat, double rate)
 void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, double lat, double rate, double before,
                     double after)
 {
-  double start = simgrid_get_clock() + (before > 0 ? before : 0);
+  double start = rp_now() + (before > 0 ? before : 0);
   double wait = nsends > 0 ? rp_closed_time(x, sends[0].bytes, lat, rate) : 0;
   if (x->c->linkload && x->c->fold && x->c->fold_cls[x->c->t->groups[x->g].ranks[0]] == x->g) {
     /* a folded class: its representative alone runs the ring, every member's sends are recorded */

@@ -315,7 +315,7 @@ static void closed_exchange(const rp_inst *x, const rp_phase *ph, const rp_listi
   const pattern_ops *po = &patterns[ph->pattern];
   rp_ctx *c = x->c;
   if (folded_rep(x) && po->flows) {
-    double b = before > 0 ? before : 0, start = simgrid_get_clock() + b;
+    double b = before > 0 ? before : 0, start = rp_now() + b;
     double wait = rp_closed_time(x, L->cf_bytes, L->cf_lat, L->cf_rate);
     if (c->linkload) {
       int32_t *src, *dst;

@@ -60,7 +60,7 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
 
   /* arrival: the instance starts when its last member issues it */
   rp_live *in = rp_instance_of(c, op, rank);
-  double now = simgrid_get_clock();
+  double now = rp_now();
   if (in->arrived == 0 || now > in->last_issue)
     in->last_issue = now;
   in->arrived++;

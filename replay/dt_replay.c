@@ -34,6 +34,7 @@
  * Everything is logged at verbose (a Release build compiles debug messages out), so the default threshold (info) prints nothing. */
 XBT_LOG_NEW_CATEGORY(dtsim, "dtsim: the simulator's own messages, one subcategory per replay module");
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(dtsim_replay, dtsim, "replay: each completed collective instance and send/recv pair");
+XBT_LOG_EXTERNAL_CATEGORY(dtsim_coll);
 
 /* Above this many actors SimGrid's guard pages run out (DESIGN.md §6). */
 #define GUARD_SIZE_ACTORS 30000
@@ -53,6 +54,8 @@ typedef struct dep_waiter {
 } dep_waiter;
 
 #define NO_WAITER ((size_t)-1)
+#define STREAM_RUNNING ((size_t)-1)
+#define STREAM_DONE ((size_t)-2)
 
 typedef struct helper_arg {
   struct replay_run *run;
@@ -122,6 +125,13 @@ typedef struct replay_run {
   rank_acc *acc;        /* nranks */
   dep_waiter *waiter;   /* nstreams: each stream as a waiter */
   size_t *wait_head;    /* nstreams: first waiter on each stream, or NO_WAITER */
+  /* coalescing (run_local, docs/replay.md "Shortcuts"): on or off for the run; per flat stream what it does now
+   * (STREAM_RUNNING, STREAM_DONE, or the flat stream whose op it waits for); per flat stream of a rank that owns
+   * its ops, 1 for each op an `after=` edge of its rank waits for (NULL: none), shared by its template users */
+  int coalesce;
+  size_t *state;
+  uint8_t **dep_target;
+  size_t coalesced_runs, coalesced_ops; /* runs of GPU-local ops waited as one sleep, and the ops in them */
   stream_arg *args;     /* nstreams */
   size_t streams_left;
   sg_sem_t all_done;
@@ -161,6 +171,26 @@ typedef struct replay_run {
 
 static char payload_token;
 static int simgrid_started;
+
+/* The clock of the stream that runs GPU-local ops ahead of SimGrid's clock now (run_local), or NULL. One
+ * simulation runs per process, SimGrid runs one actor at a time (thread contexts too), and a stream running ahead
+ * makes no simcall until it is back on SimGrid's clock, so one pointer serves every actor. */
+static double *ahead_clock;
+
+double rp_now(void)
+{
+  return ahead_clock ? *ahead_clock : simgrid_get_clock();
+}
+
+void rp_wait(double d)
+{
+  if (!(d > 0))
+    return;
+  if (ahead_clock)
+    *ahead_clock += d;
+  else
+    sg_actor_sleep_for(d);
+}
 
 void dt_replay_opts_init(dt_replay_opts *o)
 {
@@ -267,13 +297,11 @@ static void exec_op(replay_run *R, int32_t rank, const dt_op *op)
     /* the overlap tax: NCCL kernels running on the rank slow its compute (docs/replay.md) */
     if (R->c.p->nccl && R->c.p->overlap_tax > 0 && R->c.comm_active[rank] > 0)
       d /= 1 - R->c.p->overlap_tax;
-    if (d > 0)
-      sg_actor_sleep_for(d);
+    rp_wait(d);
     break;
   }
   case DT_OP_DELAY:
-    if (op->dur > 0)
-      sg_actor_sleep_for(op->dur);
+    rp_wait(op->dur);
     break;
   case DT_OP_MARK:
     break;
@@ -450,7 +478,9 @@ static void wait_deps(replay_run *R, int32_t rank, size_t self, const dt_op *op)
     w->need = need;
     w->next = R->wait_head[fs];
     R->wait_head[fs] = self;
+    R->state[self] = fs;
     sg_sem_acquire(w->sem); /* released by stream fs once stream_done[fs] > need */
+    R->state[self] = STREAM_RUNNING;
   }
 }
 
@@ -461,6 +491,7 @@ static void wake_waiters(replay_run *R, size_t fs)
   while (*link != NO_WAITER) {
     dep_waiter *w = &R->waiter[*link];
     if (R->stream_done[fs] > w->need) {
+      R->state[*link] = STREAM_RUNNING; /* woken: it may act before it runs again (rank_quiet) */
       *link = w->next;
       sg_sem_release(w->sem);
     } else {
@@ -740,6 +771,113 @@ static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const 
   }
 }
 
+/* ---- coalescing: runs of GPU-local ops as one sleep (docs/replay.md, "Shortcuts") ---- */
+
+/* Whether op (of rank's body) involves nobody but its stream: a compute, a delay, a mark, a collective on a group
+ * of one, or a collective of a folded class, which its representative alone runs and waits in closed form
+ * (rp_fold_plan admits a class only when every collective on it is). */
+static int op_local(const replay_run *R, int32_t rank, const dt_op *op)
+{
+  if (op->kind == DT_OP_COMPUTE || op->kind == DT_OP_DELAY || op->kind == DT_OP_MARK)
+    return 1;
+  if (!dt_op_is_collective(op->kind))
+    return 0;
+  int32_t g = dt_trace_op_group(R->c.t, rank, op);
+  return R->c.t->groups[g].nranks <= 1 || (R->c.fold && R->c.fold_cls[rank] == g);
+}
+
+/* Whether every `after=` edge of op (of stream `self` of rank) is complete already. */
+static int deps_done(const replay_run *R, int32_t rank, const dt_op *op)
+{
+  for (uint32_t d = 0; d < op->ndeps; d++)
+    if (R->stream_done[R->rank_stream0[rank] + (size_t)op->deps[d].stream] <= (size_t)op->deps[d].index)
+      return 0;
+  return 1;
+}
+
+/* Whether every other stream of rank has finished or waits for an op of stream fs: then nothing but fs can act
+ * for the rank until fs completes an op an `after=` edge waits for (a run stops there), and what fs does is
+ * decided by its own ops alone. */
+static int rank_quiet(const replay_run *R, int32_t rank, size_t fs)
+{
+  for (size_t q = R->rank_stream0[rank]; q < R->rank_stream0[rank + 1]; q++)
+    if (q != fs && R->state[q] != STREAM_DONE && R->state[q] != fs)
+      return 0;
+  return 1;
+}
+
+/* The `after=` targets of the ops of stream fs of rank (NULL: none). */
+static const uint8_t *dep_targets(const replay_run *R, int32_t rank, size_t fs)
+{
+  const dt_rank *rk = &R->c.t->ranks[rank];
+  int32_t owner = rk->template_rank >= 0 ? rk->template_rank : rank;
+  return R->dep_target[R->rank_stream0[owner] + (fs - R->rank_stream0[rank])];
+}
+
+/* Marks every op an `after=` edge waits for (R->dep_target), per rank that owns its ops. */
+static void find_dep_targets(replay_run *R)
+{
+  const dt_trace *t = R->c.t;
+  for (int32_t r = 0; r < t->nranks; r++) {
+    const dt_rank *rk = &t->ranks[r];
+    if (rk->template_rank >= 0)
+      continue;
+    for (size_t s = 0; s < rk->nstreams; s++)
+      for (size_t i = 0; i < rk->streams[s].nops; i++) {
+        const dt_op *op = &rk->streams[s].ops[i];
+        for (uint32_t d = 0; d < op->ndeps; d++) {
+          size_t ds = (size_t)op->deps[d].stream, di = (size_t)op->deps[d].index;
+          if (ds >= rk->nstreams || di >= rk->streams[ds].nops)
+            continue; /* never completes: the waiter blocks, its stream never runs ahead of it */
+          uint8_t **tg = &R->dep_target[R->rank_stream0[r] + ds];
+          if (!*tg)
+            *tg = dt_xcalloc(rk->streams[ds].nops + 1, 1);
+          (*tg)[di] = 1;
+        }
+      }
+  }
+}
+
+/* Runs ops i, i+1, ... of stream st (flat fs) of rank ahead of SimGrid's clock while they are GPU-local (op_local,
+ * alone in their batch, their `after=` edges complete, none of them an `after=` target but the last), records each
+ * with the times SimGrid would give it, then sleeps once until the last one ends. Exact: the rank is quiet
+ * (rank_quiet) and stays so, no other rank takes part in these ops, and every time is the same sum of durations
+ * SimGrid's clock would form (to rounding). Returns the index after the run. */
+static size_t run_local(replay_run *R, stream_arg *a, const dt_stream *st, size_t i)
+{
+  int32_t rank = a->rank;
+  size_t fs = a->flat, k = i;
+  const uint8_t *tgt = dep_targets(R, rank, fs);
+  double start = simgrid_get_clock(), now = start;
+  ahead_clock = &now;
+  for (;;) {
+    const dt_op *op = &st->ops[k];
+    double issue = now;
+    R->stream_lo[fs] = issue;
+    rp_cp_issue(R->cp, rank, fs, st, k, k + 1, issue);
+    exec_op(R, rank, op);
+    op_done(R, rank, fs, k, op, issue, now);
+    R->stream_lo[fs] = k + 1 < st->nops ? now : INFINITY;
+    rank_compact(R, rank);
+    k++;
+    if (k >= st->nops || (tgt && tgt[k - 1]))
+      break;
+    const dt_op *next = &st->ops[k];
+    if ((next->batch >= 0 && k + 1 < st->nops && st->ops[k + 1].batch == next->batch) || !op_local(R, rank, next) ||
+        !deps_done(R, rank, next))
+      break;
+  }
+  ahead_clock = NULL;
+  R->coalesced_runs++;
+  R->coalesced_ops += k - i;
+  if (now > start)
+    sg_actor_sleep_for(now - start);
+  R->stream_done[fs] = k;
+  if (R->wait_head[fs] != NO_WAITER)
+    wake_waiters(R, fs);
+  return k;
+}
+
 static void stream_actor(int argc, char **argv)
 {
   (void)argc;
@@ -759,6 +897,10 @@ static void stream_actor(int argc, char **argv)
         j++;
     for (size_t k = i; k < j; k++)
       wait_deps(R, rank, a->flat, &st->ops[k]);
+    if (j == i + 1 && R->coalesce && op_local(R, rank, &st->ops[i]) && rank_quiet(R, rank, a->flat)) {
+      i = run_local(R, a, st, i);
+      continue;
+    }
     double issue = simgrid_get_clock();
     R->stream_lo[a->flat] = issue;
     rp_cp_issue(R->cp, rank, a->flat, st, i, j, issue);
@@ -781,6 +923,7 @@ static void stream_actor(int argc, char **argv)
       wake_waiters(R, a->flat);
     i = j;
   }
+  R->state[a->flat] = STREAM_DONE;
   if (--R->streams_left == 0)
     sg_sem_release(R->all_done);
 }
@@ -1046,6 +1189,11 @@ static dt_stats *collect_stats(replay_run *R)
                "(nothing else could share their links; --exact simulates them as flows, docs/replay.md)",
                (unsigned long long)closed);
   }
+  if (R->coalesced_ops > R->coalesced_runs)
+    add_note(s, &notes_cap,
+             "shortcuts: %zu GPU-local ops (computes, delays, marks, folded classes' collectives) run in %zu waits, "
+             "each run ahead of SimGrid's clock and waited once (exact; --exact waits every op)",
+             R->coalesced_ops, R->coalesced_runs);
   if (R->c.proto >= 0 && !R->c.p->nccl)
     add_note(s, &notes_cap, "the forced protocol has no effect: platform '%s' has no nccl: section (textbook "
                             "alpha-beta collectives, docs/replay.md)", R->c.p->name);
@@ -1237,6 +1385,9 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   for (size_t fs = 0; fs <= R.nstreams; fs++)
     R.wait_head[fs] = NO_WAITER;
   R.args = dt_xcalloc(R.nstreams + 1, sizeof *R.args);
+  R.state = dt_xmalloc(sizeof *R.state * (R.nstreams + 1));
+  for (size_t fs = 0; fs <= R.nstreams; fs++)
+    R.state[fs] = STREAM_DONE; /* the streams that run are set running when their actors start */
   R.c.members = dt_xcalloc(t->ngroups + 1, sizeof *R.c.members);
   for (size_t g = 0; g < t->ngroups; g++) {
     const dt_group *gr = &t->groups[g];
@@ -1326,6 +1477,15 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
   free(argv_copy);
   if (dt_sg_platform_build(R.c.topo, err) != DT_OK)
     goto cleanup;
+  /* coalescing: off with --exact (and what implies it), and where the order of the records or log lines is seen
+   * (per-instance records, the timeline, verbose logs: SimGrid has read the --log settings by now) */
+  R.coalesce = !R.c.exact && !opts->on_instance && !opts->timeline &&
+               !XBT_LOG_ISENABLED(dtsim_replay, xbt_log_priority_verbose) &&
+               !XBT_LOG_ISENABLED(dtsim_coll, xbt_log_priority_verbose);
+  if (R.coalesce) {
+    R.dep_target = dt_xcalloc(R.nstreams + 1, sizeof *R.dep_target);
+    find_dep_targets(&R);
+  }
 
   R.c.host_of_rank = dt_xcalloc(nranks + 1, sizeof *R.c.host_of_rank);
   for (size_t r = 0; r < nranks; r++) {
@@ -1348,6 +1508,7 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
       if (body->streams[s].nops == 0 || (R.c.fold && R.c.fold_idx[r] != 0))
         continue;
       R.args[fs] = (stream_arg){.run = &R, .rank = (int32_t)r, .flat = fs};
+      R.state[fs] = STREAM_RUNNING;
       char name[48];
       snprintf(name, sizeof name, "r%zu.s%d", r, (int)body->streams[s].id);
       sg_actor_t a = sg_actor_init(name, R.c.host_of_rank[r]);
@@ -1434,6 +1595,11 @@ cleanup:
   free(R.args);
   free(R.waiter);
   free(R.wait_head);
+  free(R.state);
+  if (R.dep_target)
+    for (size_t fs = 0; fs < R.nstreams; fs++)
+      free(R.dep_target[fs]);
+  free(R.dep_target);
   free(R.stream_lo);
   free(R.stream_done);
   free(R.rank_stream0);

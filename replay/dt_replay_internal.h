@@ -141,6 +141,14 @@ void rp_explain_done(rp_ctx *c, int32_t xrow, double t, int m);
 void rp_explain_p2p(rp_ctx *c, int32_t src, int32_t dst, uint64_t bytes, double t, int m);
 void rp_explain_take(rp_ctx *c, dt_stats *s);
 
+/* Simulated time as the replay's actors see it (s): SimGrid's clock, or, while a stream runs GPU-local ops ahead
+ * of it (coalescing, dt_replay.c, docs/replay.md "Shortcuts"), that stream's own clock. The algorithm modules
+ * read the time with it, never with simgrid_get_clock. */
+double rp_now(void);
+/* Waits d seconds of simulated time (nothing when d <= 0): a SimGrid sleep, or, while the stream runs ahead, an
+ * advance of its clock (then the caller makes no other simcall). */
+void rp_wait(double d);
+
 /* Bytes each member of an all-to-all sends in total (sum of splits, or bytes). */
 uint64_t rp_alltoall_bytes(const dt_op *op);
 
