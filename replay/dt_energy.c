@@ -110,7 +110,7 @@ double dt_energy_tokens(const dt_trace *t)
 void dt_energy_compute(const dt_platform *p, const dt_trace *t, const dt_stats *s, dt_energy *e)
 {
   memset(e, 0, sizeof *e);
-  if (!p->gpu_power.present || s->aborted) /* a run a link failure stopped has no iteration to charge */
+  if (!p->gpu_power.present) /* a run stopped early is charged to its last completed op (the report says so) */
     return;
   devices d = count_devices(p);
   double T = s->makespan_s > 0 && isfinite(s->makespan_s) ? s->makespan_s : 0;

@@ -1052,6 +1052,7 @@ static dt_stats *collect_stats(replay_run *R)
   s->nranks = t->nranks;
   s->per_rank = dt_xcalloc(t->nranks > 0 ? (size_t)t->nranks : 1, sizeof *s->per_rank);
   s->makespan_s = R->makespan;
+  s->stopped_s = R->abort_why ? R->abort_s : R->makespan; /* a deadlock: nothing moved after the last op's end */
   memcpy(s->by_kind, R->by_kind, sizeof s->by_kind);
   if (R->c.linkload) {
     s->links = dt_linkload_finish(R->c.linkload);
@@ -1079,6 +1080,8 @@ static dt_stats *collect_stats(replay_run *R)
   }
   free(users);
   size_t not_done = nops - R->ops_done;
+  s->ops_total = nops;
+  s->ops_done = R->ops_done;
 
   for (int32_t r = 0; r < t->nranks; r++) {
     dt_rank_stats *rs = &s->per_rank[r];
@@ -1112,8 +1115,8 @@ static dt_stats *collect_stats(replay_run *R)
   rp_cp_finish(R->cp, s);
   R->cp = NULL;
 
-  /* iterations: rank 0's marks; a run that a link failure stopped without marks completed no iteration */
-  if (R->nmarks == 0 && R->abort_why) {
+  /* iterations: rank 0's marks; a run that a link failure or a deadlock stopped without marks completed none */
+  if (R->nmarks == 0 && (R->abort_why || not_done > 0)) {
     s->niterations = 0;
     s->iterations_s = NULL;
   } else if (R->nmarks == 0) {

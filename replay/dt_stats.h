@@ -141,6 +141,10 @@ typedef struct dt_stats {
   char **deadlock;       /* (with aborted set: the ops running or waiting when the run stopped) */
   char *aborted;         /* owned: why a link failure stopped the run (replay/dt_degrade.h), NULL otherwise */
   double aborted_s;      /* simulated time it stopped */       /* one line per blocked op: "rank 3 s1 op 4 (allreduce group=tp0, trace.dtt:12)" */
+  size_t ops_total;      /* the trace's ops, folded ranks' included */
+  size_t ops_done;       /* those that completed: below ops_total after a deadlock or an abort */
+  double stopped_s;      /* simulated time the run ended: after an abort its time (makespan_s, the end of the last
+                            op that completed, may be earlier), after a deadlock makespan_s */
   struct dt_linkstats *links; /* per-link accounting (replay/dt_linkload.h), owned; NULL when turned off */
   dt_critical *critical;  /* the critical path, owned; NULL when no op completed */
   dt_hist hist_kind[DT_OP_COUNT]; /* message sizes per op kind, over instances (pairs under DT_OP_SEND) */

@@ -24,6 +24,12 @@ size_t dt_report_note_count(const dt_report_input *in)
   return in->trace->nmeta + in->trace->nnotes + (in->trace->captured_step_s > 0) + in->stats->nnotes;
 }
 
+/* 1 when the run stopped before every op completed: a deadlock, or a link failure that NCCL would abort on */
+static int run_incomplete(const dt_stats *s)
+{
+  return s->aborted || s->ndeadlock > 0;
+}
+
 /* mean of the simulated iterations, s */
 static double mean_iteration(const dt_stats *s)
 {
@@ -220,15 +226,25 @@ static void json_key_uint(yajl_gen g, const char *k, uint64_t v)
   json_uint(g, v);
 }
 
+/* 1 when the run stopped before an iteration completed: its energy and cost are those of the partial run (its
+ * totals up to the last op that completed), not of an iteration */
+static int partial_run(const dt_stats *s)
+{
+  return run_incomplete(s) && s->niterations == 0;
+}
+
 static void json_energy(yajl_gen g, const dt_report_input *in)
 {
   dt_energy e;
   dt_energy_compute(in->platform, in->trace, in->stats, &e);
+  int partial = partial_run(in->stats);
   if (e.present) {
     json_str(g, "energy");
     yajl_gen_map_open(g);
     json_key_double(g, "per_iteration_J", e.iteration_J);
-    if (e.tokens > 0) {
+    if (partial)
+      json_bool(g, "partial_run", 1);
+    if (e.tokens > 0 && !partial) {
       json_key_double(g, "per_token_J", e.token_J);
       json_key_double(g, "tokens_per_iteration", e.tokens);
     }
@@ -270,7 +286,9 @@ static void json_energy(yajl_gen g, const dt_report_input *in)
     json_str(g, "currency");
     json_str(g, c.currency);
     json_key_double(g, "per_iteration", c.iteration);
-    if (c.million_tokens > 0)
+    if (partial)
+      json_bool(g, "partial_run", 1);
+    if (c.million_tokens > 0 && !partial)
       json_key_double(g, "per_million_tokens", c.million_tokens);
     json_key_double(g, "gpu", c.gpu);
     json_key_double(g, "nic", c.nic);
@@ -291,9 +309,16 @@ static void text_energy(FILE *f, const dt_report_input *in)
   dt_energy e;
   char b1[64];
   dt_energy_compute(in->platform, in->trace, in->stats, &e);
+  int partial = partial_run(in->stats);
+  char what[96] = "per iteration";
+  if (partial) { /* no iteration completed: the totals of the run up to its last completed op */
+    char at[32];
+    snprintf(what, sizeof what, "for the partial run (to %s; no iteration completed)",
+             dt_format_time(in->stats->makespan_s, at, sizeof at));
+  }
   if (e.present) {
-    fprintf(f, "energy             %s per iteration, mean %.4g kW: GPU compute %.0f %%",
-            dt_format_energy(e.iteration_J, b1, sizeof b1), e.mean_power_W / 1e3,
+    fprintf(f, "energy             %s %s, mean %.4g kW: GPU compute %.0f %%",
+            dt_format_energy(e.iteration_J, b1, sizeof b1), what, e.mean_power_W / 1e3,
             share(e.gpu_compute_J, e.iteration_J));
     if (e.gpu_comm)
       fprintf(f, ", GPU comm %.0f %%", share(e.gpu_comm_J, e.iteration_J));
@@ -304,7 +329,7 @@ static void text_energy(FILE *f, const dt_report_input *in)
     if (e.switch_figures)
       fprintf(f, ", %ld switch%s %.0f %%", e.switches, e.switches == 1 ? "" : "es",
               share(e.switch_static_J + e.switch_load_J, e.iteration_J));
-    if (e.tokens > 0)
+    if (e.tokens > 0 && !partial)
       fprintf(f, "; %.4g J/token", e.token_J);
     if (!e.load_terms)
       fprintf(f, " (no load terms: --no-links)");
@@ -313,9 +338,9 @@ static void text_energy(FILE *f, const dt_report_input *in)
   dt_cost c;
   dt_energy_cost(in->platform, in->trace, in->stats, &e, &c);
   if (c.present) {
-    fprintf(f, "cost               %.4g %s per iteration (GPUs %.3g, NICs %.3g, switches %.3g, energy %.3g)",
-            c.iteration, c.currency, c.gpu, c.nic, c.sw, c.energy);
-    if (c.million_tokens > 0)
+    fprintf(f, "cost               %.4g %s %s (GPUs %.3g, NICs %.3g, switches %.3g, energy %.3g)",
+            c.iteration, c.currency, what, c.gpu, c.nic, c.sw, c.energy);
+    if (c.million_tokens > 0 && !partial)
       fprintf(f, "; %.4g %s per million tokens", c.million_tokens, c.currency);
     fprintf(f, "\n");
   }
@@ -371,6 +396,12 @@ static void bound_sentence(const dt_report_input *in, char *buf, size_t size)
 {
   const dt_stats *s = in->stats;
   const dt_critical *c = s->critical;
+  if ((!c || !(s->makespan_s > 0)) && run_incomplete(s)) {
+    char at[32];
+    snprintf(buf, size, "no op completed before the run stopped (%s at %s)", s->aborted ? "aborted" : "deadlock",
+             dt_format_time(s->stopped_s, at, sizeof at));
+    return;
+  }
   if (!c || !(s->makespan_s > 0)) {
     snprintf(buf, size, "nothing ran: the makespan is 0");
     return;
@@ -394,6 +425,10 @@ static void bound_sentence(const dt_report_input *in, char *buf, size_t size)
     else
       snprintf(buf, size, "exposed %s%s: %.1f %% of the iteration", dim, kind_phrase(b.kind), pct);
   }
+  size_t len = strlen(buf);
+  if (run_incomplete(s) && len < size) /* the critical path of what completed, not of a whole iteration */
+    snprintf(buf + len, size - len, " (of the ops that completed: the run stopped, %s)",
+             s->aborted ? "aborted" : "deadlock");
 }
 
 /* When host/launch time bounds the iteration, one line saying why (docs/report.md): a capture replayed with its host
@@ -817,6 +852,14 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
   if (in->trace->captured_step_s > 0)
     json_key_double(g, "captured_step_s", in->trace->captured_step_s);
   json_key_double(g, "makespan_s", s->makespan_s);
+  if (run_incomplete(s)) { /* the run stopped early: when, and what completed (docs/report.md) */
+    json_key_double(g, "stopped_s", s->stopped_s);
+    json_str(g, "ops");
+    yajl_gen_map_open(g);
+    json_key_uint(g, "total", (uint64_t)s->ops_total);
+    json_key_uint(g, "completed", (uint64_t)s->ops_done);
+    yajl_gen_map_close(g);
+  }
   json_str(g, "ranks");
   json_uint(g, (uint64_t)s->nranks);
   json_str(g, "iterations_s");
@@ -1189,7 +1232,15 @@ void dt_report_text(FILE *f, const dt_report_input *in)
   fprintf(f, "dtsim %s: %s on %s (%d node%s x %d %s)\n", DTSIM_VERSION, in->trace_label, p->name, p->nodes,
           p->nodes == 1 ? "" : "s", p->gpus_per_node, p->gpu_model);
   fprintf(f, "ranks %d, fidelity %s\n\n", (int)s->nranks, in->fidelity);
-  fprintf(f, "makespan           %s\n", dt_format_time(s->makespan_s, b1, sizeof b1));
+  if (s->aborted) /* the makespan is the last completed op: say when the run stopped and what completed */
+    fprintf(f, "makespan           %s (the end of the last op that completed; the run stopped at %s, aborted: %zu of "
+            "%zu ops completed)\n", dt_format_time(s->makespan_s, b1, sizeof b1),
+            dt_format_time(s->stopped_s, b2, sizeof b2), s->ops_done, s->ops_total);
+  else if (s->ndeadlock > 0)
+    fprintf(f, "makespan           %s (the end of the last op that completed; deadlock: %zu of %zu ops completed)\n",
+            dt_format_time(s->makespan_s, b1, sizeof b1), s->ops_done, s->ops_total);
+  else
+    fprintf(f, "makespan           %s\n", dt_format_time(s->makespan_s, b1, sizeof b1));
   if (s->niterations > 0) {
     double sim = mean_iteration(s);
     fprintf(f, "iterations         %zu, mean %s", s->niterations, dt_format_time(sim, b1, sizeof b1));

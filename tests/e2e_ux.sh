@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# End-to-end tests of what a fresh user ran into (runs that stop early, --samples with a failed seed, long-run
+# estimates, names and messages): each against values worked out by hand on tests/data/degrade/ft8.yaml (8
+# single-GPU nodes, 2 leaves, 4 spines, every NIC and cable B = 12.5 GB/s, alpha across the spines 4 us).
+# usage: tests/e2e_ux.sh path/to/dtsim   (run from the repository root)
+set -u
+DTSIM=${1:?usage: e2e_ux.sh DTSIM}
+source "$(dirname "$0")/e2e-lib.sh"
+P=tests/data/degrade/ft8.yaml
+S=125000000 # bytes per flow: S / B = 10 ms
+js() { jq -r "$2" "$1"; }
+run() { # run OUT args...: the JSON report, exit status in $tmp/rc, stderr in $tmp/err
+  local out=$1
+  shift
+  "$DTSIM" run --json "$@" >"$out" 2>"$tmp/err"
+  echo $? >"$tmp/rc"
+}
+
+# A spine-crossing permutation on s0 (rank i <-> i + 4, S bytes each way, alpha + S/B = 10.004 ms) beside a 5 ms
+# compute on s1 of every rank: at 7 ms the computes are done (8 of 24 ops) and the flows still cross the spines.
+{
+  echo "dtsim_trace 1"; echo "ranks 8"
+  for r in 0 1 2 3 4 5 6 7; do
+    p=$(( (r + 4) % 8 ))
+    echo "rank $r"
+    echo "s0 send peer=$p bytes=$S batch=1"
+    echo "s0 recv peer=$p bytes=$S batch=1"
+    echo "s1 compute dur=5ms"
+  done
+} >"$tmp/permc.dtt"
+# ft8 with power and prices: 8 GPUs at 500 W busy, 100 W idle, 3.6 USD per GPU-hour, nothing else priced
+sed 's/efficiency: 0.5}/efficiency: 0.5, power: {idle: 100W, busy: 500W}}/' $P >"$tmp/ft8c.yaml"
+echo "cost: {currency: USD, gpu_hour: 3.6, nic_hour: 0, switch_hour: 0, energy_kwh: 0}" >>"$tmp/ft8c.yaml"
+
+# 1. a run aborted while ops run: the stop time and what completed, beside the makespan (the last completed op)
+run "$tmp/ab.json" "$tmp/ft8c.yaml" "$tmp/permc.dtt" --fail leaf0-spine3@7ms
+check "aborted at 7 ms: exit 1" "[ \$(cat $tmp/rc) = 1 ]"
+check "aborted: stopped_s 7 ms, makespan_s 5 ms (the computes)" \
+  "close $(js "$tmp/ab.json" .stopped_s) 0.007 && close $(js "$tmp/ab.json" .makespan_s) 0.005"
+check "aborted: 8 of 24 ops completed" \
+  "[ $(js "$tmp/ab.json" .ops.completed) = 8 ] && [ $(js "$tmp/ab.json" .ops.total) = 24 ]"
+check "aborted: rank 0 computed 5 ms, no iteration completed" \
+  "close $(js "$tmp/ab.json" '.per_rank[0].compute_s') 0.005 && [ $(js "$tmp/ab.json" '.iterations_s | length') = 0 ]"
+"$DTSIM" run "$tmp/ft8c.yaml" "$tmp/permc.dtt" --fail leaf0-spine3@7ms >"$tmp/ab.txt" 2>/dev/null
+check "aborted, text: the makespan line gives the stop time and the ops completed" \
+  "grep -q '^makespan  *5 ms (the end of the last op that completed; the run stopped at 7 ms, aborted: 8 of 24 ops completed)' $tmp/ab.txt"
+run "$tmp/ab0.json" $P "$tmp/permc.dtt" --fail leaf0-spine3@2ms
+check "aborted during the computes (2 ms): makespan 0, stopped 2 ms, 0 of 24 completed, the bound says so" \
+  "[ $(js "$tmp/ab0.json" .makespan_s) = 0 ] && close $(js "$tmp/ab0.json" .stopped_s) 0.002 && [ $(js "$tmp/ab0.json" .ops.completed) = 0 ] && js $tmp/ab0.json .bound.sentence | grep -q 'no op completed before the run stopped (aborted at 2 ms)'"
+
+# 2. energy and cost of an aborted run are the partial run's, said so: GPU busy 8 x 5 ms x 500 W = 20 J, idle
+#    100 W x (8 x 5 ms - 40 ms) = 0; 8 GPUs x 3.6 USD/h x 5 ms = 4e-5 USD; no per-token figure
+check "aborted: energy 20 J of the partial run" \
+  "close $(js "$tmp/ab.json" .energy.per_iteration_J) 20 && [ $(js "$tmp/ab.json" .energy.partial_run) = true ]"
+check "aborted: cost 4e-5 USD of the partial run" \
+  "close $(js "$tmp/ab.json" .cost.per_iteration) 4e-5 && [ $(js "$tmp/ab.json" .cost.partial_run) = true ]"
+check "aborted, text: energy and cost lines say partial run, not per iteration" \
+  "grep -q '^energy .*for the partial run (to 5 ms; no iteration completed)' $tmp/ab.txt && grep -q '^cost .*USD for the partial run' $tmp/ab.txt && ! grep -q 'per iteration' $tmp/ab.txt"
+run "$tmp/full.json" "$tmp/ft8c.yaml" "$tmp/permc.dtt"
+check "a complete run: cost per iteration, no partial_run, no stopped_s" \
+  "[ \$(cat $tmp/rc) = 0 ] && [ $(js "$tmp/full.json" '.cost.partial_run // "none"') = none ] && [ $(js "$tmp/full.json" '.stopped_s // "none"') = none ]"
+
+# 1b. a deadlock after some ops: rank 0 computes 3 ms, rank 1 1 ms, then both send before they receive (no
+#     batch): exit 1 (never 0), 2 of 6 ops completed, makespan 3 ms, no iteration
+{
+  echo "dtsim_trace 1"; echo "ranks 2"
+  for r in 0 1; do
+    echo "rank $r"; echo "s0 compute dur=$((3 - 2 * r))ms"
+    echo "s0 send peer=$((1 - r)) bytes=1000"; echo "s0 recv peer=$((1 - r)) bytes=1000"
+  done
+} >"$tmp/dl.dtt"
+run "$tmp/dl.json" $P "$tmp/dl.dtt"
+check "deadlock: exit 1, 2 of 6 ops completed, makespan 3 ms, no iteration" \
+  "[ \$(cat $tmp/rc) = 1 ] && [ $(js "$tmp/dl.json" .ops.completed) = 2 ] && [ $(js "$tmp/dl.json" .ops.total) = 6 ] && close $(js "$tmp/dl.json" .makespan_s) 0.003 && [ $(js "$tmp/dl.json" '.iterations_s | length') = 0 ]"
+"$DTSIM" run $P "$tmp/dl.dtt" >"$tmp/dl.txt" 2>"$tmp/dl.err"
+echo $? >"$tmp/rc"
+check "deadlock, text: exit 1, the makespan line says deadlock and what completed" \
+  "[ \$(cat $tmp/rc) = 1 ] && grep -q '^makespan  *3 ms (the end of the last op that completed; deadlock: 2 of 6 ops completed)' $tmp/dl.txt"
+"$DTSIM" run $P tests/data/deadlock.dtt >/dev/null 2>&1
+check "deadlock at 0 s (tests/data/deadlock.dtt): exit 1, not 0" "[ \$? = 1 ]"
+"$DTSIM" run $P --job a tests/data/deadlock.dtt >/dev/null 2>&1
+check "deadlock in a job run: exit 1" "[ \$? = 1 ]"
+
+finish
