@@ -757,6 +757,12 @@ static int cmd_run(int argc, char **argv)
   } else {
     rc = EXIT_OK;
   }
+  if (samples && samples->ncompleted < samples->n) { /* reported over the others; a seed that stopped is exit 1 */
+    fprintf(stderr, "dtsim: samples: %zu of %zu seeds stopped early (%zu aborted, %zu deadlocked): the summary is "
+            "over the %zu that completed\n", samples->n - samples->ncompleted, samples->n, samples->naborted,
+            samples->ndeadlocked, samples->ncompleted);
+    rc = EXIT_PROBLEM;
+  }
   goto cleanup;
 fail:
   print_error(&err);

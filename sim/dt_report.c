@@ -568,8 +568,16 @@ static void json_samples(yajl_gen g, const dt_samples *sm)
   json_str(g, "iteration_samples_s");
   yajl_gen_array_open(g);
   for (size_t i = 0; i < sm->n; i++)
-    json_double(g, sm->points[i].iteration_s);
+    if (sm->points[i].stopped != DT_SAMPLE_OK)
+      yajl_gen_null(g); /* this seed's run stopped early */
+    else
+      json_double(g, sm->points[i].iteration_s);
   yajl_gen_array_close(g);
+  if (sm->ncompleted < sm->n) {
+    json_key_uint(g, "completed", sm->ncompleted);
+    json_key_uint(g, "aborted", sm->naborted);
+    json_key_uint(g, "deadlocked", sm->ndeadlocked);
+  }
   yajl_gen_map_close(g);
 }
 
@@ -1105,8 +1113,30 @@ static void text_stat(FILE *f, const char *label, const dt_sample_stat *st)
 /* --samples: mean and 5-95 % interval over the seeds (docs/whatif.md) */
 static void text_samples(FILE *f, const dt_samples *sm)
 {
-  fprintf(f, "\nsamples            %zu seeds %llu-%llu, jitter lognormal sigma %g: mean [5 %%, 95 %%]\n", sm->n,
+  fprintf(f, "\nsamples            %zu seeds %llu-%llu, jitter lognormal sigma %g: mean [5 %%, 95 %%]", sm->n,
           (unsigned long long)sm->seed0, (unsigned long long)(sm->seed0 + (sm->n ? sm->n - 1 : 0)), sm->sigma);
+  if (sm->ncompleted < sm->n) { /* the summaries are over the seeds that completed: say which did not */
+    fprintf(f, " over the %zu seed%s that completed (", sm->ncompleted, sm->ncompleted == 1 ? "" : "s");
+    const char *sep = "";
+    for (int st = DT_SAMPLE_ABORTED; st <= DT_SAMPLE_DEADLOCK; st++) {
+      size_t k = st == DT_SAMPLE_ABORTED ? sm->naborted : sm->ndeadlocked, shown = 0;
+      if (k == 0)
+        continue;
+      fprintf(f, "%s%zu %s: seed%s", sep, k, st == DT_SAMPLE_ABORTED ? "aborted" : "deadlocked", k == 1 ? "" : "s");
+      for (size_t i = 0; i < sm->n && shown < 8; i++)
+        if (sm->points[i].stopped == st)
+          fprintf(f, "%s %llu", shown++ ? "," : "", (unsigned long long)(sm->seed0 + i));
+      if (k > shown)
+        fprintf(f, ", ...");
+      sep = "; ";
+    }
+    fprintf(f, ")");
+    if (sm->ncompleted == 0) {
+      fprintf(f, ": no seed completed, nothing to summarise\n");
+      return;
+    }
+  }
+  fprintf(f, "\n");
   text_stat(f, "iteration", &sm->iteration_s);
   text_stat(f, "makespan", &sm->makespan_s);
   text_stat(f, "cp compute", &sm->compute_s);

@@ -17,6 +17,7 @@ void dt_sample_point_of(const dt_stats *s, dt_sample_point *out)
     sum += s->iterations_s[i];
   out->iteration_s = s->niterations ? sum / (double)s->niterations : 0;
   out->makespan_s = s->makespan_s;
+  out->stopped = s->aborted ? DT_SAMPLE_ABORTED : s->ndeadlock > 0 ? DT_SAMPLE_DEADLOCK : DT_SAMPLE_OK;
   const dt_critical *c = s->critical;
   if (!c)
     return;
@@ -52,17 +53,9 @@ static int run_seed(void *arg, void *out, dt_error *err)
   dt_stats *s = NULL;
   if (dt_replay_run(job->p, job->t, &ro, &s, err) != DT_OK)
     return DT_ERR;
-  int rc = DT_OK;
-  if (s->aborted) /* a link failure stopped this seed's run: not a deadlock (replay/dt_degrade.h) */
-    rc = dt_error_set(err, "", 0, 0, "seed %llu: aborted at %.9g s: %s", (unsigned long long)job->seed, s->aborted_s,
-                      s->aborted);
-  else if (s->ndeadlock > 0)
-    rc = dt_error_set(err, "", 0, 0, "seed %llu deadlocked (first blocked op: %s)", (unsigned long long)job->seed,
-                      s->deadlock[0]);
-  else
-    dt_sample_point_of(s, out);
+  dt_sample_point_of(s, out); /* an aborted or deadlocked seed is counted, not summarised */
   dt_stats_free(s);
-  return rc;
+  return DT_OK;
 }
 
 int dt_samples_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts *ro, size_t n, uint64_t seed0,
@@ -107,16 +100,19 @@ static dt_sample_stat summarise(const dt_samples *sm, size_t offset, double *scr
 {
   dt_sample_stat st = {0, 0, 0};
   double sum = 0;
+  size_t m = 0; /* the seeds that completed */
   for (size_t i = 0; i < sm->n; i++) {
-    scratch[i] = *(const double *)((const char *)&sm->points[i] + offset);
-    sum += scratch[i];
+    if (sm->points[i].stopped != DT_SAMPLE_OK)
+      continue;
+    scratch[m] = *(const double *)((const char *)&sm->points[i] + offset);
+    sum += scratch[m++];
   }
-  if (sm->n == 0)
+  if (m == 0)
     return st;
-  qsort(scratch, sm->n, sizeof *scratch, cmp_double);
-  st.mean = sum / (double)sm->n;
-  st.p5 = quantile(scratch, sm->n, 0.05);
-  st.p95 = quantile(scratch, sm->n, 0.95);
+  qsort(scratch, m, sizeof *scratch, cmp_double);
+  st.mean = sum / (double)m;
+  st.p5 = quantile(scratch, m, 0.05);
+  st.p95 = quantile(scratch, m, 0.95);
   return st;
 }
 
@@ -124,6 +120,13 @@ void dt_samples_finish(dt_samples *sm, const dt_stats *first)
 {
   dt_sample_point_of(first, &sm->points[0]);
   sm->sigma = first->jitter_sigma;
+  sm->ncompleted = sm->naborted = sm->ndeadlocked = 0;
+  for (size_t i = 0; i < sm->n; i++) {
+    int st = sm->points[i].stopped;
+    sm->ncompleted += st == DT_SAMPLE_OK;
+    sm->naborted += st == DT_SAMPLE_ABORTED;
+    sm->ndeadlocked += st == DT_SAMPLE_DEADLOCK;
+  }
   double *scratch = dt_xmalloc(sizeof *scratch * (sm->n ? sm->n : 1));
   sm->iteration_s = summarise(sm, offsetof(dt_sample_point, iteration_s), scratch);
   sm->makespan_s = summarise(sm, offsetof(dt_sample_point, makespan_s), scratch);
@@ -133,7 +136,7 @@ void dt_samples_finish(dt_samples *sm, const dt_stats *first)
   for (int d = 0; d < DT_DIM_COUNT; d++) {
     sm->comm_s[d] = summarise(sm, offsetof(dt_sample_point, comm_s) + sizeof(double) * (size_t)d, scratch);
     for (size_t i = 0; i < sm->n; i++)
-      sm->has_dim[d] |= sm->points[i].comm_s[d] > 0;
+      sm->has_dim[d] |= sm->points[i].stopped == DT_SAMPLE_OK && sm->points[i].comm_s[d] > 0;
   }
   free(scratch);
 }

@@ -81,4 +81,38 @@ check "deadlock at 0 s (tests/data/deadlock.dtt): exit 1, not 0" "[ \$? = 1 ]"
 "$DTSIM" run $P --job a tests/data/deadlock.dtt >/dev/null 2>&1
 check "deadlock in a job run: exit 1" "[ \$? = 1 ]"
 
+# 3. --samples with seeds that a link failure stops: a 5 ms compute (jittered) before the permutation, the cable of
+#    pair 3 <-> 7 failing at 5 ms; a seed aborts when both of its ranks 3 and 7 finish computing before 5 ms. Each
+#    seed run alone says which; --samples reports the others' mean, counts the aborted ones and exits 1.
+{
+  echo "dtsim_trace 1"; echo "ranks 8"
+  for r in 0 1 2 3 4 5 6 7; do
+    p=$(( (r + 4) % 8 ))
+    echo "rank $r"; echo "s0 compute dur=5ms"
+    echo "s0 send peer=$p bytes=$S batch=1"; echo "s0 recv peer=$p bytes=$S batch=1"
+  done
+} >"$tmp/cperm.dtt"
+aborted=0; sum=0; n=0; pos=""
+for k in 10 11 12 13 14 15; do
+  run "$tmp/seed$k.json" $P "$tmp/cperm.dtt" --jitter 0.1 --seed $k --fail leaf0-spine3@5ms
+  if [ "$(js "$tmp/seed$k.json" '.aborted.time_s // empty')" != "" ]; then
+    aborted=$((aborted + 1)); pos="$pos $((k - 10))"
+  else
+    sum=$(awk -v a=$sum -v b=$(js "$tmp/seed$k.json" '.iterations_s[0]') 'BEGIN{printf "%.17g", a + b}'); n=$((n + 1))
+  fi
+done
+check "samples: seeds 10-15 run alone, some abort and some complete (the test's premise)" "[ $aborted -ge 1 ] && [ $n -ge 1 ]"
+run "$tmp/smp.json" $P "$tmp/cperm.dtt" --jitter 0.1 --seed 10 --samples 6 --fail leaf0-spine3@5ms
+check "samples with aborted seeds: exit 1, a report" "[ \$(cat $tmp/rc) = 1 ] && [ $(js "$tmp/smp.json" .samples.n) = 6 ]"
+check "samples: completed and aborted counts as the seeds alone say" \
+  "[ $(js "$tmp/smp.json" .samples.completed) = $n ] && [ $(js "$tmp/smp.json" .samples.aborted) = $aborted ] && [ $(js "$tmp/smp.json" .samples.deadlocked) = 0 ]"
+check "samples: the mean iteration is that of the seeds that completed" \
+  "close $(js "$tmp/smp.json" .samples.iteration_s.mean) $(awk -v s=$sum -v n=$n 'BEGIN{printf "%.17g", s / n}') 1e-9"
+check "samples: the aborted seeds' places are null in iteration_samples_s" \
+  "[ \"$(js "$tmp/smp.json" '[.samples.iteration_samples_s | to_entries[] | select(.value == null) | .key] | map(" " + tostring) | add // ""')\" = \"$pos\" ]"
+check "samples: stderr says how many seeds stopped" "grep -q 'dtsim: samples: $aborted of 6 seeds stopped early ($aborted aborted, 0 deadlocked)' $tmp/err"
+"$DTSIM" run $P "$tmp/cperm.dtt" --jitter 0.1 --seed 10 --samples 6 --fail leaf0-spine3@5ms 2>/dev/null >"$tmp/smp.txt"
+check "samples, text: the summary line counts the aborted seeds" \
+  "grep -q '^samples .* over the $n seeds that completed ($aborted aborted: seeds' $tmp/smp.txt"
+
 finish
