@@ -28,10 +28,6 @@ const char dt_cmd_platform_usage[] =
     "  --links       also list every link: its name (as 'dtsim run --degrade/--fail/--flap' take it), its class\n"
     "                (as the report's links section and --degrade CLASS=F name it), bandwidth and latency\n";
 
-static const char *const kind_names[] = {
-    [DT_LINK_GPU] = "gpu port", [DT_LINK_NIC] = "nic",       [DT_LINK_CABLE] = "cable",
-    [DT_LINK_NVLINK] = "nvlink", [DT_LINK_CPU] = "cpu link", [DT_LINK_LOCAL] = "local", [DT_LINK_GLOBAL] = "global"};
-
 static int usage(const char *fmt, const char *arg)
 {
   fprintf(stderr, "dtsim platform: ");
@@ -62,9 +58,10 @@ static int parse_gpu(const char *s, int gpus, int *out)
   return 0;
 }
 
-/* Link classes: links of one kind with the same bandwidth and latency, in first-seen order. */
+/* Link classes: links of one class (dt_link_class, named as the run report's links section and --degrade CLASS
+ * name them) with the same bandwidth and latency, in first-seen order. */
 typedef struct link_class {
-  dt_link_kind kind;
+  dt_link_class cls;
   double bandwidth, latency;
   size_t count;
   size_t first; /* index of the first link, for an example name */
@@ -78,8 +75,9 @@ static void print_classes(const dt_topology *t)
     return;
   for (size_t i = 0; i < n; i++) {
     const dt_link *l = dt_topology_link(t, i);
+    dt_link_class cls = dt_topology_link_class(t, i);
     size_t k = 0;
-    while (k < nc && !(c[k].kind == l->kind && c[k].bandwidth == l->bandwidth && c[k].latency == l->latency))
+    while (k < nc && !(c[k].cls == cls && c[k].bandwidth == l->bandwidth && c[k].latency == l->latency))
       k++;
     if (k == nc) {
       if (nc == cap) {
@@ -89,14 +87,14 @@ static void print_classes(const dt_topology *t)
         c = g;
         cap *= 2;
       }
-      c[nc++] = (link_class){l->kind, l->bandwidth, l->latency, 0, i};
+      c[nc++] = (link_class){cls, l->bandwidth, l->latency, 0, i};
     }
     c[k].count++;
   }
   printf("link classes (split-duplex; bandwidth per direction, model factors applied):\n");
   for (size_t k = 0; k < nc; k++) {
     char bw[64], lat[64], name[128];
-    printf("  %-9s %7zu x %14s %10s   e.g. %s\n", kind_names[c[k].kind], c[k].count,
+    printf("  %-16s %7zu x %14s %10s   e.g. %s\n", dt_link_class_name(c[k].cls), c[k].count,
            fmt_bw(c[k].bandwidth, bw, sizeof bw), dt_format_time(c[k].latency, lat, sizeof lat),
            dt_topology_link_name(t, c[k].first, name, sizeof name));
   }

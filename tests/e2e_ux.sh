@@ -115,4 +115,15 @@ check "samples: stderr says how many seeds stopped" "grep -q 'dtsim: samples: $a
 check "samples, text: the summary line counts the aborted seeds" \
   "grep -q '^samples .* over the $n seeds that completed ($aborted aborted: seeds' $tmp/smp.txt"
 
+# 5. platform show names link classes as the report and --degrade do: on dgx-h100-4node.yaml 32 GPUs on NVSwitch
+#    ports, 4 x 8 NICs, one cable per NIC to its leaf, 8 leaves x 32 up-ports to the spines
+"$DTSIM" platform show platforms/dgx-h100-4node.yaml >"$tmp/show.txt" 2>&1
+check "platform show: classes nvswitch-port 32, gpu-nic 32, nic-leaf 32, leaf-spine 256" \
+  "grep -Eq '^  nvswitch-port +32 x' $tmp/show.txt && grep -Eq '^  gpu-nic +32 x' $tmp/show.txt && grep -Eq '^  nic-leaf +32 x' $tmp/show.txt && grep -Eq '^  leaf-spine +256 x' $tmp/show.txt && ! grep -q 'gpu port' $tmp/show.txt"
+classes_ok=1
+for c in $(sed -n '/^link classes/,$p' "$tmp/show.txt" | awk 'NR > 1 && /^  [a-z]/ {print $1}' | sort -u); do
+  "$DTSIM" run platforms/dgx-h100-4node.yaml --gen neox-19m --tp 8 --dp 4 --global-batch 32 --degrade "$c=0.5" --json >/dev/null 2>&1 || classes_ok=0
+done
+check "platform show: every class it prints is a --degrade class" "[ $classes_ok = 1 ]"
+
 finish
