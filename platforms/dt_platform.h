@@ -171,7 +171,7 @@ typedef struct dt_platform {
 int dt_platform_load(const char *path, dt_platform **out, dt_error *err);
 
 /* The keys of the platform schema as dotted paths ("nics.bandwidth", "nccl.protocols.LL.latency"; sections too,
- * as "nics"), for i below dt_platform_key_count(): for callers that name platform keys outside a platform file
+ * as "nics"; the figures of the power mappings, as "gpu.power.busy"), for i below dt_platform_key_count(): for callers that name platform keys outside a platform file
  * (a sweep's axes) and want the same "did you mean". Static strings. */
 size_t dt_platform_key_count(void);
 const char *dt_platform_key_path(size_t i);

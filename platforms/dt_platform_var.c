@@ -223,7 +223,10 @@ static int entries(vloader *L, yaml_node_t *seq, int late, dt_var_entry **out, s
   const char *what = late ? "variability.late" : "variability.speed";
   const char *vkey = late ? "delay" : "factor";
   char buf[256], why[512];
-  if (seq->type != YAML_SEQUENCE_NODE || seq->data.sequence.items.top == seq->data.sequence.items.start)
+  if (seq->type == YAML_SEQUENCE_NODE && seq->data.sequence.items.top == seq->data.sequence.items.start)
+    return vfail(L, seq, "'%s' is an empty list: give at least one {gpus: LIST or nodes: LIST, %s: %s} entry, or "
+                 "leave '%s' out", what, vkey, late ? "TIME" : "FACTOR", what);
+  if (seq->type != YAML_SEQUENCE_NODE)
     return vfail(L, seq, "expected a sequence of {gpus: LIST or nodes: LIST, %s: %s} entries for '%s', found %s",
                  vkey, late ? "TIME" : "FACTOR", what, found(seq, buf, sizeof buf));
   size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
@@ -252,7 +255,9 @@ static int entries(vloader *L, yaml_node_t *seq, int late, dt_var_entry **out, s
     *nout = i + 1;
     const char *t = text_of(v[2]);
     if (late) {
-      if (!t || dt_parse_time(t, &x->value, why, sizeof why) != 0)
+      if (t && strcmp(t, "0") == 0) /* a bare 0 is no delay */
+        x->value = 0;
+      else if (!t || dt_parse_time(t, &x->value, why, sizeof why) != 0)
         return vfail(L, v[2], "bad value for '%s.delay': %s", what, t ? why : "expected a time such as '2ms'");
       if (!(x->value <= DT_TIME_MAX))
         return vfail(L, v[2], "expected a delay from 0 to %g s for '%s.delay', found %s", DT_TIME_MAX, what,

@@ -273,16 +273,23 @@ static const char *path_of(int row, char *buf, size_t size)
   return buf;
 }
 
+/* The keys inside the {idle, busy} mappings of the T_POWER2 rows (comm: the GPU's only), which the schema's rows
+ * do not list one by one: a sweep can set one figure (`gpu.power.busy`) of a base that gives the mapping. */
+static const char *const power_subkeys[] = {"gpu.power.idle",  "gpu.power.busy",  "gpu.power.comm",
+                                            "nics.power.idle", "nics.power.busy", "network.switch_power.idle",
+                                            "network.switch_power.busy"};
+#define NPOWER_SUBKEYS (sizeof power_subkeys / sizeof power_subkeys[0])
+
 size_t dt_platform_key_count(void)
 {
-  return R_COUNT;
+  return R_COUNT + NPOWER_SUBKEYS;
 }
 
 const char *dt_platform_key_path(size_t i)
 {
   static char paths[R_COUNT][96];
   if (i >= R_COUNT)
-    return NULL;
+    return i - R_COUNT < NPOWER_SUBKEYS ? power_subkeys[i - R_COUNT] : NULL;
   if (!paths[i][0])
     path_of((int)i, paths[i], sizeof paths[i]);
   return paths[i];
@@ -845,10 +852,10 @@ static int validate_energy(loader *L)
   if (!p->cost.currency)
     p->cost.currency = dt_xstrdup("USD");
   size_t n = strlen(p->cost.currency);
-  for (size_t i = 0; i < n; i++)
-    if (!isgraph((unsigned char)p->cost.currency[i]) || n > 16)
-      return fail_at(L, L->val[R_COST_CUR], "expected a currency label of 1 to 16 characters without spaces for "
-                     "'cost.currency' (such as USD or EUR), found '%.40s'", p->cost.currency);
+  for (size_t i = 0; i <= n; i++)
+    if (n == 0 || n > 16 || (i < n && !isalpha((unsigned char)p->cost.currency[i]))) /* '5' is a number, not one */
+      return fail_at(L, L->val[R_COST_CUR], "expected a currency code of 1 to 16 letters for 'cost.currency' (such "
+                     "as USD or EUR), found '%.40s'", p->cost.currency);
   return DT_OK;
 }
 

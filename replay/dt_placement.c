@@ -26,7 +26,15 @@ static int parse_count(const char *tok, long *out)
 
 int dt_placement_load(const char *path, const dt_platform *p, int32_t nranks, int32_t **gpu_of_rank, dt_error *err)
 {
+  size_t nlisted;
+  return dt_placement_load_listed(path, p, nranks, gpu_of_rank, &nlisted, err);
+}
+
+int dt_placement_load_listed(const char *path, const dt_platform *p, int32_t nranks, int32_t **gpu_of_rank,
+                             size_t *nlisted, dt_error *err)
+{
   *gpu_of_rank = NULL;
+  *nlisted = 0;
   dt_error_clear(err);
   FILE *f = fopen(path, "r");
   if (!f)
@@ -90,6 +98,7 @@ int dt_placement_load(const char *path, const dt_platform *p, int32_t nranks, in
     }
     listed_at[rank] = lineno;
     map[rank] = (int32_t)(node * G + gpu);
+    (*nlisted)++;
   }
   if (ferror(f)) {
     dt_error_set(err, path, lineno, 0, "cannot read placement file: %s", strerror(errno));

@@ -64,6 +64,9 @@ void dt_replay_opts_init(dt_replay_opts *o);
  * array of nranks global GPU indices (caller frees). Ranks not listed keep the default placement. Errors
  * (file:line): bad line, rank/node/gpu out of range, a GPU used twice. */
 int dt_placement_load(const char *path, const dt_platform *p, int32_t nranks, int32_t **gpu_of_rank, dt_error *err);
+/* The same, and *nlisted = how many ranks the file places (the others keep the default; callers say so). */
+int dt_placement_load_listed(const char *path, const dt_platform *p, int32_t nranks, int32_t **gpu_of_rank,
+                             size_t *nlisted, dt_error *err);
 
 /* Simulates trace t (validated) on platform p. Returns DT_OK and *out (free with dt_stats_free) when the
  * simulation ran; a deadlock is not an error: (*out)->ndeadlock > 0 lists the blocked ops. Returns DT_ERR

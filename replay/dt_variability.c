@@ -37,7 +37,9 @@ int dt_var_opts_add(dt_var_opts *o, const char *arg, int late, char *why, size_t
   const char *val = eq + 1;
   if (late) {
     char twhy[256];
-    if (dt_parse_time(val, &e.value, twhy, sizeof twhy) != 0 || !(e.value <= DT_TIME_MAX)) {
+    if (strcmp(val, "0") == 0) /* a bare 0 is no delay, as --fail's @0 (the message says "from 0") */
+      e.value = 0;
+    else if (dt_parse_time(val, &e.value, twhy, sizeof twhy) != 0 || !(e.value <= DT_TIME_MAX)) {
       snprintf(why, why_size, "%s %s: expected a delay from 0 to %g s with a unit (e.g. 2ms), found '%s'", flag,
                list, DT_TIME_MAX, val);
       dt_var_list_free(&e.ranks);

@@ -230,6 +230,13 @@ static int parse_job(job *j, int n, char **argv)
         rc = EXIT_USAGE;
         break;
       }
+      if (!*optarg) {
+        fprintf(stderr, "dtsim run: job '%s': %s expects %s, found ''\nrun 'dtsim help run' for usage\n", j->name,
+                opt == 'p' ? "--placement" : "--nodes", opt == 'p' ? "a file name (lines 'rank node gpu')"
+                                                                   : "node numbers and ranges like 0-3,8");
+        rc = EXIT_USAGE;
+        break;
+      }
       *(opt == 'p' ? &j->placement : &j->nodes) = optarg;
     } else if (opt == 'g') {
       j->gen = 1;
@@ -289,8 +296,13 @@ static int load_job(const dt_platform *p, job *j, int *next_node, dt_error *err)
   int G = p->gpus_per_node;
   int ngpus = dt_platform_gpu_count(p);
   if (j->placement) {
-    if (dt_placement_load(j->placement, p, n, &j->gpu, err) != DT_OK)
+    size_t nlisted;
+    if (dt_placement_load_listed(j->placement, p, n, &j->gpu, &nlisted, err) != DT_OK)
       return dt_error_prefix(err, "job '%s': ", j->name);
+    if (nlisted < (size_t)n)
+      fprintf(stderr, "dtsim: note: job '%s': --placement %s places %zu of its %d ranks; the other %zu keep the "
+              "default placement (rank r on node r/%d, GPU r%%%d)\n", j->name, j->placement, nlisted, (int)n,
+              (size_t)n - nlisted, G, G);
   } else {
     int32_t *nodes = NULL;
     size_t nn = 0;
@@ -317,6 +329,11 @@ static int load_job(const dt_platform *p, job *j, int *next_node, dt_error *err)
     j->gpu = dt_xmalloc(sizeof *j->gpu * (size_t)n);
     for (int32_t r = 0; r < n; r++)
       j->gpu[r] = nodes[r / G] * G + r % G;
+    size_t used = ((size_t)n + (size_t)G - 1) / (size_t)G;
+    if (j->nodes && used < nn) /* more nodes than its ranks fill: the rest stay idle, which is allowed, not silent */
+      fprintf(stderr, "dtsim: note: job '%s': its %d rank%s fill %zu of the %zu nodes of --nodes %s (%d GPU%s per "
+              "node); the other %zu stay idle\n", j->name, (int)n, n == 1 ? "" : "s", used, nn, j->nodes, G,
+              G == 1 ? "" : "s", nn - used);
     free(nodes);
   }
   for (int32_t r = 0; r < n; r++)

@@ -527,6 +527,10 @@ static int cmd_run(int argc, char **argv)
       ro.explain = 1;
       break;
     case 'O':
+      if (!*optarg) {
+        usage_error("run", "%s", "--plot expects a directory name (created if missing), found ''");
+        goto done_usage;
+      }
       plot_dir = optarg;
       break;
     case 'Y':
@@ -571,6 +575,10 @@ static int cmd_run(int argc, char **argv)
       }
       break;
     case 'p':
+      if (!*optarg) {
+        usage_error("run", "%s", "--placement expects a file name (lines 'rank node gpu'), found ''");
+        goto done_usage;
+      }
       placement_path = optarg;
       break;
     case 'C': /* handed to SimGrid as --cfg=KEY:VALUE (e.g. contexts/factory:thread under a sanitizer) */
@@ -664,8 +672,13 @@ static int cmd_run(int argc, char **argv)
     goto fail;
   }
   if (placement_path) {
-    if (dt_placement_load(placement_path, p, t->nranks, &placement, &err) != DT_OK)
+    size_t nlisted;
+    if (dt_placement_load_listed(placement_path, p, t->nranks, &placement, &nlisted, &err) != DT_OK)
       goto fail;
+    if (nlisted < (size_t)t->nranks) /* allowed (docs/whatif.md), but never silently */
+      fprintf(stderr, "dtsim: note: --placement %s places %zu of the trace's %d ranks; the other %zu keep the "
+              "default placement (rank r on node r/%d, GPU r%%%d)\n", placement_path, nlisted, (int)t->nranks,
+              (size_t)t->nranks - nlisted, p->gpus_per_node, p->gpus_per_node);
     ro.placement = placement;
   }
   if (ro.timeline) {

@@ -172,12 +172,61 @@ static dt_dim group_dim(const dt_trace *t, size_t g)
   return g < t->ngroups ? t->groups[g].dim : dt_trace_p2p_dim(t);
 }
 
+/* with - without, 0 when it is within 1e-9 of without: the rounding of sums taken in another order (the run
+ * with faults that change links during the run simulates every exchange as flows, the baseline may take the
+ * closed forms, docs/replay.md), not an effect of the faults */
+static double added(double with, double without)
+{
+  double d = with - without;
+  return fabs(d) <= 1e-9 * fabs(without) ? 0 : d;
+}
+
+/* Why fault i of f changes nothing, or part of the run only, into buf; NULL when nothing makes it moot. end_s is
+ * the end of the run with the faults (its last op), < 0 when it was aborted. Faults on one link: a failed link
+ * carries no new flow, so a later failure, a degrade or a flap of it acts only until it fails. */
+static const char *fault_remark(const dt_faults *f, size_t i, double end_s, char *buf, size_t size)
+{
+  const dt_fault *x = &f->v[i];
+  char t1[64];
+  size_t who = f->n;
+  for (size_t j = 0; j < f->n && x->nlinks == 1; j++) { /* the first failure of x's link, other than x */
+    const dt_fault *y = &f->v[j];
+    if (j == i || y->kind != DT_FAULT_FAIL || y->nlinks != 1 || y->link != x->link)
+      continue;
+    if (x->kind == DT_FAULT_FAIL && (y->at_s > x->at_s || (y->at_s == x->at_s && j > i)))
+      continue; /* x fails it first */
+    if (who == f->n || y->at_s < f->v[who].at_s)
+      who = j;
+  }
+  if (who < f->n) {
+    const dt_fault *y = &f->v[who];
+    if (x->kind == DT_FAULT_FAIL)
+      snprintf(buf, size, "no effect: --fail %s fails the link %s%s", y->target, y->at_s == 0 ? "from the start" : "at ",
+               y->at_s == 0 ? "" : dt_format_time(y->at_s, t1, sizeof t1));
+    else if (y->at_s == 0)
+      snprintf(buf, size, "no effect: --fail %s@0 fails the link from the start (it carries no flow)", y->target);
+    else
+      snprintf(buf, size, "acts until --fail %s fails the link at %s (it then carries no new flow)", y->target,
+               dt_format_time(y->at_s, t1, sizeof t1));
+    return buf;
+  }
+  double at = x->kind == DT_FAULT_FAIL ? x->at_s : x->kind == DT_FAULT_FLAP ? x->start_s : 0;
+  if (end_s >= 0 && at > 0 && at >= end_s) {
+    snprintf(buf, size, "no effect: after the run ended (at %s)", dt_format_time(end_s, t1, sizeof t1));
+    return buf;
+  }
+  return NULL;
+}
+
+static double run_end(const dt_fault_cmp *cmp)
+{
+  return cmp->run.v[H_ABORTED] > 0 ? -1 : cmp->run.v[H_MAKESPAN];
+}
+
 static void text_row(FILE *f, const char *label, double count, double without, double with)
 {
   char b1[64], b2[64], b3[64];
-  double d = with - without;
-  if (fabs(d) <= 1e-9 * fabs(without)) /* rounding of sums taken in another order */
-    d = 0;
+  double d = added(with, without);
   fprintf(f, "  %-18s %-8.0f %-13s %-13s %s%-12s x%.4g\n", label, count, dt_format_time(without, b1, sizeof b1),
           dt_format_time(with, b2, sizeof b2), d < 0 ? "-" : "+", dt_format_time(d < 0 ? -d : d, b3, sizeof b3),
           ratio(with, without));
@@ -188,13 +237,17 @@ void dt_faultcmp_text(FILE *f, const dt_fault_cmp *cmp)
   const double *b = cmp->base.v, *r = cmp->run.v;
   char buf[512], b1[64], b2[64], b3[64];
   fprintf(f, "\nslow and failed links (against the same run without them)\n");
-  for (size_t i = 0; i < cmp->faults->n; i++)
-    fprintf(f, "  - %s\n", dt_fault_describe(&cmp->faults->v[i], NULL, buf, sizeof buf));
+  for (size_t i = 0; i < cmp->faults->n; i++) {
+    char why[256];
+    const char *remark = fault_remark(cmp->faults, i, run_end(cmp), why, sizeof why);
+    fprintf(f, "  - %s%s%s\n", dt_fault_describe(&cmp->faults->v[i], NULL, buf, sizeof buf), remark ? "; " : "",
+            remark ? remark : "");
+  }
   if (r[H_ABORTED] > 0) {
     fprintf(f, "  the run stopped (see 'aborted' below): no iteration to compare\n");
     return;
   }
-  double d = r[H_ITER] - b[H_ITER];
+  double d = added(r[H_ITER], b[H_ITER]);
   fprintf(f, "  iteration %s without, %s with: %s%s (%+.3g %%)\n", dt_format_time(b[H_ITER], b1, sizeof b1),
           dt_format_time(r[H_ITER], b2, sizeof b2), d < 0 ? "-" : "+", dt_format_time(d < 0 ? -d : d, b3, sizeof b3),
           b[H_ITER] > 0 ? 100.0 * d / b[H_ITER] : 0.0);
@@ -258,7 +311,7 @@ static void jrow(yajl_gen g, double count, double without, double with)
   jint(g, "count", count);
   jnum(g, "baseline_time_s", without);
   jnum(g, "time_s", with);
-  jnum(g, "added_s", with - without);
+  jnum(g, "added_s", added(with, without));
   jnum(g, "ratio", ratio(with, without));
 }
 
@@ -287,6 +340,12 @@ void dt_faultcmp_json(yajl_gen g, const dt_fault_cmp *cmp)
       jnum(g, "down_s", x->down_s);
       jnum(g, "start_s", x->start_s);
     }
+    char why[256];
+    const char *remark = fault_remark(cmp->faults, i, run_end(cmp), why, sizeof why);
+    if (remark) {
+      jstr(g, "remark");
+      jstr(g, remark);
+    }
     yajl_gen_map_close(g);
   }
   yajl_gen_array_close(g);
@@ -302,7 +361,7 @@ void dt_faultcmp_json(yajl_gen g, const dt_fault_cmp *cmp)
     yajl_gen_null(g);
   } else {
     jnum(g, "iteration_s", r[H_ITER]);
-    jnum(g, "iteration_delta_s", r[H_ITER] - b[H_ITER]);
+    jnum(g, "iteration_delta_s", added(r[H_ITER], b[H_ITER]));
   }
   jstr(g, "by_kind");
   yajl_gen_map_open(g);

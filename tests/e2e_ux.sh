@@ -126,4 +126,55 @@ for c in $(sed -n '/^link classes/,$p' "$tmp/show.txt" | awk 'NR > 1 && /^  [a-z
 done
 check "platform show: every class it prints is a --degrade class" "[ $classes_ok = 1 ]"
 
+# 6. messages and notes
+err() { # err NAME PATTERN args...: exit 2 and PATTERN on stderr
+  local name=$1 pat=$2
+  shift 2
+  "$DTSIM" "$@" >/dev/null 2>"$tmp/e"
+  local rc=$?
+  check "$name" "[ $rc = 2 ] && grep -q -- \"$pat\" $tmp/e"
+}
+cp $P "$tmp/vs.yaml"; printf 'variability:\n  speed: []\n' >>"$tmp/vs.yaml"
+err "variability.speed: [] says the list is empty, at its line" "vs.yaml:21:10: 'variability.speed' is an empty list: give at least one" \
+  run "$tmp/vs.yaml" tests/data/allreduce8.dtt
+sed 's/currency: USD/currency: 5/' "$tmp/ft8c.yaml" >"$tmp/cur.yaml"
+err "cost.currency: 5 is refused (a currency code)" "expected a currency code of 1 to 16 letters for 'cost.currency'.*found '5'" \
+  platform check "$tmp/cur.yaml"
+run "$tmp/late0.json" $P tests/data/allreduce8.dtt --late 3=0
+run "$tmp/late00.json" $P tests/data/allreduce8.dtt
+check "--late 3=0 is accepted and changes nothing" \
+  "[ \$(cat $tmp/rc) = 0 ] && [ $(js "$tmp/late0.json" .makespan_s) = $(js "$tmp/late00.json" .makespan_s) ]"
+cp $P "$tmp/vl.yaml"; printf 'variability:\n  late:\n    - {gpus: 1, delay: 0}\n' >>"$tmp/vl.yaml"
+run "$tmp/vl.json" "$tmp/vl.yaml" tests/data/allreduce8.dtt
+check "variability.late delay: 0 is accepted" "[ \$(cat $tmp/rc) = 0 ] && [ $(js "$tmp/vl.json" .makespan_s) = $(js "$tmp/late00.json" .makespan_s) ]"
+printf '0 0 0\n1 1 0\n' >"$tmp/pl.txt"
+"$DTSIM" run $P tests/data/allreduce8.dtt --placement "$tmp/pl.txt" >/dev/null 2>"$tmp/e"
+check "a placement of 2 of 8 ranks says the other 6 keep the default" \
+  "grep -q 'note: --placement .*pl.txt places 2 of the trace.s 8 ranks; the other 6 keep the default placement' $tmp/e"
+err "--placement '' is refused by name" "--placement expects a file name" run $P tests/data/allreduce8.dtt --placement ''
+err "--plot '' is refused by name" "--plot expects a directory name" run $P tests/data/allreduce8.dtt --plot ''
+err "a job's --placement '' is refused by name" "job 'a': --placement expects a file name" \
+  run $P --job a tests/data/jobs-allreduce2.dtt --placement ''
+"$DTSIM" run $P --job a tests/data/jobs-allreduce2.dtt --nodes 0-5 >/dev/null 2>"$tmp/e"
+check "--job --nodes with more nodes than ranks: a note names the idle nodes" \
+  "grep -q \"note: job 'a': its 2 ranks fill 2 of the 6 nodes of --nodes 0-5 (1 GPU per node); the other 4 stay idle\" $tmp/e"
+# a fault after the run ended (9.45 ms): no effect, delta exactly 0 (the shortcuts are off in the run with it,
+# on in the baseline: their sums differ in the last bits)
+run "$tmp/late_f.json" platforms/dgx-h100-4node.yaml --gen neox-19m --tp 8 --dp 4 --global-batch 32 --fail leaf0-spine3@100s
+check "a --fail after the run ended: iteration delta 0 and a remark" \
+  "[ $(js "$tmp/late_f.json" .faults.iteration_delta_s) = 0 ] && js $tmp/late_f.json '.faults.applied[0].remark' | grep -q 'no effect: after the run ended'"
+"$DTSIM" run $P tests/data/allreduce8.dtt --fail leaf0-spine3@1ms --fail leaf0-spine3@0.5ms --degrade leaf0-spine3=0.5 \
+  --flap leaf0-spine1=10ms,1ms --fail leaf0-spine1@0 >"$tmp/contra.txt" 2>/dev/null
+check "contradictory faults on one link get a remark each" \
+  "grep -q 'fail leaf0-spine3 at 1 ms: .*; no effect: --fail leaf0-spine3 fails the link at 500 us' $tmp/contra.txt && grep -q 'degrade leaf0-spine3 x0.5: .*; acts until --fail leaf0-spine3 fails the link at 500 us' $tmp/contra.txt && grep -q 'flap leaf0-spine1: .*; no effect: --fail leaf0-spine1@0 fails the link from the start' $tmp/contra.txt && ! grep -q 'fail leaf0-spine3 at 500 us: .*no effect' $tmp/contra.txt"
+# gpu.power.busy as a sweep axis: energy(700 W) - energy(500 W) = 200 W x the GPUs' busy time
+mkdir -p "$tmp/sw"
+"$DTSIM" sweep --set platform=platforms/dgx-h100.yaml --set workload.gen=neox-19m --set workload.dp=8 \
+  --set axes.gpu.power.busy=500W,700W --dir "$tmp/sw/d" -o "$tmp/sw/t.jsonl" -q >/dev/null 2>"$tmp/e"
+e5=$(jq -r 'select(.point == 0) | .result.energy.per_iteration_J' "$tmp/sw/t.jsonl")
+e7=$(jq -r 'select(.point == 1) | .result.energy.per_iteration_J' "$tmp/sw/t.jsonl")
+busy=$(jq -r 'select(.point == 0) | .result.energy.gpu_busy_s' "$tmp/sw/t.jsonl")
+check "sweep axis gpu.power.busy: the energy moves by 200 W x GPU busy time" \
+  "close \$(awk -v a=$e7 -v b=$e5 'BEGIN{printf \"%.17g\", a - b}') \$(awk -v t=$busy 'BEGIN{printf \"%.17g\", 200 * t}') 1e-9"
+
 finish
