@@ -87,6 +87,9 @@ double rp_closed_time(const rp_inst *x, double bytes, double lat, double rate);
  * the channels' orders of a group of n members: *nflows pairs src[k] -> dst[k] (members; caller frees both, NULL
  * when n < 2). The replay's trees (dt_coll_tree.c) run exactly these. */
 void rp_tree_flows(const rp_gshape *gs, int up, int32_t **src, int32_t **dst, size_t *nflows);
+/* The flows of one ring step over the channels' orders, every member to its successor (PXN relays not followed):
+ * n x C pairs src[k] -> dst[k], channel by channel (caller frees both). dt_coll_ring.c. */
+void rp_ring_flows(const rp_gshape *gs, int32_t **src, int32_t **dst, size_t *nflows);
 
 /* The NCCL model's costs of running algorithm a with protocol pr on p (docs/replay.md, Protocols), computed in
  * this one place for the replay and for auto's estimate: fixed = (L_P + L_A) x latency_factor (s, paid once),

@@ -199,15 +199,7 @@ void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, doubl
 {
   double start = rp_now() + (before > 0 ? before : 0);
   double wait = nsends > 0 ? rp_closed_time(x, sends[0].bytes, lat, rate) : 0;
-  if (x->c->linkload && x->c->fold && x->c->fold_cls[x->c->t->groups[x->g].ranks[0]] == x->g) {
-    /* a folded class: its representative alone runs the ring, every member's sends are recorded */
-    const rp_gshape *gs = x->gs;
-    for (int32_t ch = 0; ch < gs->nchannels; ch++)
-      for (int32_t q = 0; q < gs->n; q++)
-        dt_linkload_add(x->c->linkload, rp_gpu_of_member(x->c, x->g, gs->order[(size_t)ch * gs->n + q]),
-                        rp_gpu_of_member(x->c, x->g, gs->order[(size_t)ch * gs->n + (q + 1) % gs->n]),
-                        nsends > 0 ? sends[0].bytes : 0, start, start + wait, x->op->kind, x->g);
-  } else if (x->c->linkload) { /* per-link accounting: the transfers are the same, only not simulated */
+  if (x->c->linkload) { /* per-link accounting: the transfers are the same, only not simulated */
     int32_t from = rp_gpu_of_member(x->c, x->g, x->i);
     for (size_t s = 0; s < nsends; s++)
     {
@@ -352,16 +344,13 @@ static void build_rings(rp_ctx *c, int32_t g, rp_gshape *s)
 /* The ring's and the all-to-all's exchanges of an exclusive group, when uniform (dt_coll_closed.c). */
 static void closed_forms(rp_ctx *c, int32_t g, rp_gshape *s)
 {
-  int32_t n = s->n, C = s->nchannels;
-  size_t nf = (size_t)n * C;
-  int32_t *src = dt_xmalloc(sizeof *src * (nf + 1)), *dst = dt_xmalloc(sizeof *dst * (nf + 1));
+  int32_t n = s->n;
+  int32_t *src, *dst;
+  size_t nf;
+  rp_ring_flows(s, &src, &dst, &nf);
   int pxn = 0;
-  for (size_t k = 0; k < nf; k++) {
-    size_t ch = k / (size_t)n, q = k % (size_t)n;
-    src[k] = s->order[ch * n + q];
-    dst[k] = s->order[ch * n + (q + 1) % n];
+  for (size_t k = 0; k < nf; k++)
     pxn |= s->pxn_proxy[k] >= 0;
-  }
   s->ring_cf = !pxn && rp_closed_uniform(c, g, nf, src, dst, &s->ring_cf_lat, &s->ring_cf_rate);
   free(src);
   free(dst);

@@ -29,20 +29,11 @@
 /* ---- the patterns ---- */
 
 /* The flows of one step of a phase over the whole group, for a folded class's representative (it alone runs
- * the exchange, every member's flows are recorded): the ring's neighbours over every channel. */
+ * the exchange, every member's flows are recorded). */
 static void ring_flows(const rp_gshape *gs, const rp_phase *ph, int32_t **src, int32_t **dst, size_t *nflows)
 {
   (void)ph;
-  int32_t n = gs->n;
-  size_t nf = (size_t)n * gs->nchannels;
-  *src = dt_xmalloc(sizeof **src * (nf + 1));
-  *dst = dt_xmalloc(sizeof **dst * (nf + 1));
-  for (size_t k = 0; k < nf; k++) {
-    size_t ch = k / (size_t)n, q = k % (size_t)n;
-    (*src)[k] = gs->order[ch * n + q];
-    (*dst)[k] = gs->order[ch * n + (q + 1) % n];
-  }
-  *nflows = nf;
+  rp_ring_flows(gs, src, dst, nflows);
 }
 
 static void tree_flows(const rp_gshape *gs, const rp_phase *ph, int32_t **src, int32_t **dst, size_t *nflows)

@@ -4,6 +4,8 @@
  * ring plans (dt_coll_plan.c) run it 2(n-1) steps of S/n (all-reduce) or n-1 steps (reduce-scatter, all-gather). */
 #include "dt_coll.h"
 
+#include "../common/dt_util.h"
+
 size_t rp_ring_inter_steps(const rp_gshape *gs, int allreduce)
 {
   if (gs->nnodes <= 1)
@@ -46,4 +48,18 @@ void rp_list_ring(const rp_inst *x, const rp_phase *ph, rp_listing *L)
     L->cf_rate = s->ring_cf_rate;
     L->cf_bytes = bytes;
   }
+}
+
+void rp_ring_flows(const rp_gshape *gs, int32_t **src, int32_t **dst, size_t *nflows)
+{
+  int32_t n = gs->n;
+  size_t nf = (size_t)n * gs->nchannels;
+  *src = dt_xmalloc(sizeof **src * (nf + 1));
+  *dst = dt_xmalloc(sizeof **dst * (nf + 1));
+  for (size_t k = 0; k < nf; k++) {
+    size_t ch = k / (size_t)n, q = k % (size_t)n;
+    (*src)[k] = gs->order[ch * n + q];
+    (*dst)[k] = gs->order[ch * n + (q + 1) % n];
+  }
+  *nflows = nf;
 }
