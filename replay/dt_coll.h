@@ -185,6 +185,10 @@ typedef struct rp_listing {
   double cf_bytes; /* the bytes of each of the phase's flows in a step (all equal when closed) */
 } rp_listing;
 
+/* Whether a phase of the pattern is waited in closed form on this shape whatever the op (the group's shortcuts,
+ * dt_coll_closed.c; a ring at flow fidelity). */
+int rp_closed_ring(const rp_gshape *gs);
+int rp_closed_tree(const rp_gshape *gs);
 void rp_list_ring(const rp_inst *x, const rp_phase *ph, rp_listing *L);      /* dt_coll_ring.c */
 void rp_list_node_ring(const rp_inst *x, const rp_phase *ph, rp_listing *L); /* dt_coll_hier.c */
 void rp_list_rails(const rp_inst *x, const rp_phase *ph, rp_listing *L);
@@ -211,6 +215,9 @@ typedef struct rp_algo_row {
 } rp_algo_row;
 const rp_algo_row *rp_algo_row_of(dt_op_kind kind, dt_algo algo);
 
+/* Whether every phase of plan pl is waited in closed form on shape gs at flow fidelity, whatever the op (the
+ * folding of ranks needs every collective of a class so). */
+int rp_plan_closed(const rp_gshape *gs, const rp_plan *pl);
 /* Runs plan pl for member x->i: the fixed latency, then every phase at x->fid's merging (above). */
 void rp_plan_run(const rp_inst *x, const rp_plan *pl);
 /* The plan's time on the group's shape without SimGrid (s): costs k's fixed latency, then per phase its first

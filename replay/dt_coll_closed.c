@@ -235,7 +235,7 @@ typedef struct fold_memo {
   uint64_t bytes;
 } fold_memo;
 
-/* Whether the collective op on single-node group g will run as a ring or a tree waited in closed form. */
+/* Whether the collective op on single-node group g will run with a plan waited in closed form (a ring, a tree). */
 static int closed_algo(rp_ctx *c, fold_memo *memo, const dt_op *op, int32_t g, const rp_gshape *gs)
 {
   fold_memo *m = &memo[dt_mix64((uint64_t)g << 40 ^ (uint64_t)op->kind << 56 ^ op->bytes) & (FOLD_MEMO - 1)];
@@ -244,8 +244,14 @@ static int closed_algo(rp_ctx *c, fold_memo *memo, const dt_op *op, int32_t g, c
   dt_algo a;
   dt_proto pr;
   rp_select(c, op, gs, &a, &pr);
-  int ok = (a == DT_ALGO_RING && gs->ring_cf) ||
-           (a == DT_ALGO_TREE && rp_algo_kind(op->kind) == DT_OP_ALLREDUCE && gs->tree_cf[0] && gs->tree_cf[1]);
+  const rp_algo_row *row = rp_algo_row_of(op->kind, a);
+  int ok = 0;
+  if (row) {
+    rp_plan pl;
+    pl.nphases = 0;
+    row->plan(gs, rp_algo_kind(op->kind), (double)op->bytes, 0, &pl);
+    ok = rp_plan_closed(gs, &pl);
+  }
   *m = (fold_memo){g + 1, (int)op->kind, ok, op->bytes};
   return ok;
 }

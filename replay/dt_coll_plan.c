@@ -45,14 +45,15 @@ typedef struct pattern_ops {
   void (*list)(const rp_inst *x, const rp_phase *ph, rp_listing *L);
   void (*walk)(const rp_inst *x, const rp_phase *ph, const rp_listing *L); /* step fidelity, phases with walk */
   void (*flows)(const rp_gshape *gs, const rp_phase *ph, int32_t **src, int32_t **dst, size_t *nflows);
+  int (*closed)(const rp_gshape *gs); /* waited in closed form on this shape whatever the op, or NULL: never */
 } pattern_ops;
 
 static const pattern_ops patterns[RP_PAT_COUNT] = {
-    [RP_PAT_RING] = {rp_list_ring, NULL, ring_flows},
+    [RP_PAT_RING] = {rp_list_ring, NULL, ring_flows, rp_closed_ring},
     [RP_PAT_NODE_RING] = {rp_list_node_ring, NULL, NULL},
     [RP_PAT_NODE_NEXT] = {rp_list_node_next, NULL, NULL},
     [RP_PAT_RAILS] = {rp_list_rails, NULL, NULL},
-    [RP_PAT_TREE] = {rp_list_tree, rp_walk_tree, tree_flows},
+    [RP_PAT_TREE] = {rp_list_tree, rp_walk_tree, tree_flows, rp_closed_tree},
     [RP_PAT_NODE_TREE] = {rp_list_node_tree, rp_walk_node_tree, NULL},
     [RP_PAT_CHAIN] = {rp_list_chain, rp_walk_chain, NULL},
     [RP_PAT_DIRECT] = {rp_list_direct, NULL, NULL},
@@ -254,22 +255,25 @@ static const char NOTE_CHAIN[] = "a pipelined chain per channel from (broadcast)
 static const char NOTE_DIRECT[] = "one direct flow per member pair, aggregated per (member, node) pair when a group "
                                   "spanning nodes would need more than 4096 flows";
 
-/* `other` and barrier run as all-reduces (a barrier of zero bytes). */
-static const rp_algo_row rows[] = {
-    {DT_OP_ALLREDUCE, DT_ALGO_RING, anywhere, plan_ring, NOTE_RING},
-    {DT_OP_ALLREDUCE, DT_ALGO_TREE, anywhere, plan_tree, NOTE_TREE},
-    {DT_OP_ALLREDUCE, DT_ALGO_NVLS, why_not_nvls, plan_nvls, NOTE_NVLS},
-    {DT_OP_ALLREDUCE, DT_ALGO_NVLS_TREE, why_not_nvls_tree, plan_nvls_tree, NOTE_NVLS_TREE},
-    {DT_OP_ALLREDUCE, DT_ALGO_HIER, why_not_hier, plan_hier, NOTE_HIER},
-    {DT_OP_ALLREDUCE, DT_ALGO_COLLNET, why_not_collnet, plan_collnet, NOTE_COLLNET},
-    {DT_OP_REDUCESCATTER, DT_ALGO_RING, anywhere, plan_ring, NOTE_RING},
-    {DT_OP_ALLGATHER, DT_ALGO_RING, anywhere, plan_ring, NOTE_RING},
-    {DT_OP_BROADCAST, DT_ALGO_CHAIN, anywhere, plan_chain, NOTE_CHAIN},
-    {DT_OP_REDUCE, DT_ALGO_CHAIN, anywhere, plan_chain, NOTE_CHAIN},
-    {DT_OP_ALLTOALL, DT_ALGO_DIRECT, anywhere, plan_direct, NOTE_DIRECT},
-    {DT_OP_REDUCESCATTER, DT_ALGO_PAT, why_not_pat, plan_pat, NOTE_PAT},
-    {DT_OP_ALLGATHER, DT_ALGO_PAT, why_not_pat, plan_pat, NOTE_PAT},
+/* Indexed by (op kind as the algorithms run it, algorithm); a row without a plan is absent. `other` and barrier
+ * run as all-reduces (a barrier of zero bytes). */
+#define ROW(k, a, why, plan, note) [k][a] = {k, a, why, plan, note}
+static const rp_algo_row rows[DT_OP_COUNT][DT_ALGO_COUNT] = {
+    ROW(DT_OP_ALLREDUCE, DT_ALGO_RING, anywhere, plan_ring, NOTE_RING),
+    ROW(DT_OP_ALLREDUCE, DT_ALGO_TREE, anywhere, plan_tree, NOTE_TREE),
+    ROW(DT_OP_ALLREDUCE, DT_ALGO_NVLS, why_not_nvls, plan_nvls, NOTE_NVLS),
+    ROW(DT_OP_ALLREDUCE, DT_ALGO_NVLS_TREE, why_not_nvls_tree, plan_nvls_tree, NOTE_NVLS_TREE),
+    ROW(DT_OP_ALLREDUCE, DT_ALGO_HIER, why_not_hier, plan_hier, NOTE_HIER),
+    ROW(DT_OP_ALLREDUCE, DT_ALGO_COLLNET, why_not_collnet, plan_collnet, NOTE_COLLNET),
+    ROW(DT_OP_REDUCESCATTER, DT_ALGO_RING, anywhere, plan_ring, NOTE_RING),
+    ROW(DT_OP_REDUCESCATTER, DT_ALGO_PAT, why_not_pat, plan_pat, NOTE_PAT),
+    ROW(DT_OP_ALLGATHER, DT_ALGO_RING, anywhere, plan_ring, NOTE_RING),
+    ROW(DT_OP_ALLGATHER, DT_ALGO_PAT, why_not_pat, plan_pat, NOTE_PAT),
+    ROW(DT_OP_BROADCAST, DT_ALGO_CHAIN, anywhere, plan_chain, NOTE_CHAIN),
+    ROW(DT_OP_REDUCE, DT_ALGO_CHAIN, anywhere, plan_chain, NOTE_CHAIN),
+    ROW(DT_OP_ALLTOALL, DT_ALGO_DIRECT, anywhere, plan_direct, NOTE_DIRECT),
 };
+#undef ROW
 
 dt_op_kind rp_algo_kind(dt_op_kind kind)
 {
@@ -279,10 +283,9 @@ dt_op_kind rp_algo_kind(dt_op_kind kind)
 const rp_algo_row *rp_algo_row_of(dt_op_kind kind, dt_algo algo)
 {
   kind = rp_algo_kind(kind);
-  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
-    if (rows[r].kind == kind && rows[r].algo == algo)
-      return &rows[r];
-  return NULL;
+  if ((unsigned)kind >= DT_OP_COUNT || (unsigned)algo >= DT_ALGO_COUNT || !rows[kind][algo].plan)
+    return NULL;
+  return &rows[kind][algo];
 }
 
 int rp_algo_has(dt_op_kind kind, dt_algo algo)
@@ -343,6 +346,20 @@ static double flow_tail(const rp_phase *ph, double alpha, double h, double hop, 
   if (ph->inter >= 0)
     return (double)(hops - 1) * alpha + (double)(hops - ph->inter) * hop + (double)ph->inter * net_hop;
   return (double)(hops - 1) * alpha + (double)hops * h;
+}
+
+int rp_plan_closed(const rp_gshape *gs, const rp_plan *pl)
+{
+  int any = 0;
+  for (int k = 0; k < pl->nphases; k++) {
+    const rp_phase *ph = &pl->ph[k];
+    if (ph->steps <= 0)
+      continue;
+    if (!patterns[ph->pattern].closed || !patterns[ph->pattern].closed(gs))
+      return 0;
+    any = 1;
+  }
+  return any;
 }
 
 #define STACK_LIST 64

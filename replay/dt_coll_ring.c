@@ -17,6 +17,11 @@ size_t rp_ring_inter_steps(const rp_gshape *gs, int allreduce)
  * and the receives (from its predecessor and of the hop it relays). Flow fidelity charges each later step the
  * rings' largest hop latency on a textbook platform and their mean on the NCCL model (NCCL pipelines a ring: a
  * chunk's latency is the sum of the hops it crosses), step fidelity the largest per-step latency. */
+int rp_closed_ring(const rp_gshape *gs)
+{
+  return gs->ring_cf;
+}
+
 void rp_list_ring(const rp_inst *x, const rp_phase *ph, rp_listing *L)
 {
   const rp_gshape *s = x->gs;
@@ -42,7 +47,7 @@ void rp_list_ring(const rp_inst *x, const rp_phase *ph, rp_listing *L)
   L->h = s->nnodes > 1 ? (x->net_hop > x->hop ? x->net_hop : x->hop) : x->hop;
   /* exact shortcut (dt_coll_closed.c): nothing else shares the ring's links and every flow has the same share;
    * the fixed latency, the exchange and the other steps' latency are one wait */
-  if (x->fid == DT_FIDELITY_FLOW && s->ring_cf) {
+  if (x->fid == DT_FIDELITY_FLOW && rp_closed_ring(s)) {
     L->closed = L->merge = 1;
     L->cf_lat = s->ring_cf_lat;
     L->cf_rate = s->ring_cf_rate;

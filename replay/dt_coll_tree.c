@@ -84,6 +84,11 @@ static void tree_phase(rp_listing *L, const int32_t *orders, int C, int32_t m, c
  * latency and per-step latency. Exact shortcut (dt_coll_closed.c): nothing else shares the tree's links, and in
  * each phase every flow starts at once (the members enter it together: after the barrier, then after a phase
  * that ended at once) with one latency and one fair share. */
+int rp_closed_tree(const rp_gshape *gs)
+{
+  return gs->tree_cf[0] && gs->tree_cf[1];
+}
+
 void rp_list_tree(const rp_inst *x, const rp_phase *ph, rp_listing *L)
 {
   const rp_gshape *s = x->gs;
@@ -91,7 +96,7 @@ void rp_list_tree(const rp_inst *x, const rp_phase *ph, rp_listing *L)
   tree_phase(L, s->order, C, s->n, s->pos + x->i, (size_t)s->n, ph->bytes / (2.0 * C), ph->tag, up);
   L->alpha = s->nnodes > 1 && s->alpha_net > s->alpha_intra ? s->alpha_net : s->alpha_intra;
   L->h = s->nnodes > 1 && x->net_hop > x->hop ? x->net_hop : x->hop;
-  if (s->tree_cf[0] && s->tree_cf[1]) {
+  if (rp_closed_tree(s)) {
     L->closed = 1;
     L->cf_lat = s->tree_cf_lat[up];
     L->cf_rate = s->tree_cf_rate[up];

@@ -67,6 +67,9 @@ typedef struct fixture {
   const rp_gshape *gs;
 } fixture;
 
+/* 1: the fixture's group gets its exact shortcuts (closed forms) when it qualifies, as without --exact */
+static int shortcuts;
+
 static void fixture_init(fixture *f, const dt_platform *p, const int32_t *ranks, int32_t n, dt_op_kind kind,
                          dt_algo algo)
 {
@@ -100,7 +103,7 @@ static void fixture_init(fixture *f, const dt_platform *p, const int32_t *ranks,
   f->c.fidelity = DT_FIDELITY_FLOW;
   f->c.algo = algo;
   f->c.proto = -1;
-  f->c.exact = 1;
+  f->c.exact = !shortcuts;
   rp_coll_init(&f->c);
   f->gs = rp_gshape_of(&f->c, g);
 }
@@ -464,6 +467,31 @@ START_TEST(test_listings)
 }
 END_TEST
 
+/* A plan waited in closed form (what folding ranks needs): inside one 8-GPU NVSwitch node with 8 NICs and channels the
+ * ring and the tree are (every flow of a phase gets the same share), NVLS is not; with --exact nothing is. */
+START_TEST(test_plan_closed)
+{
+  dt_platform p = nodes_platform(1, 8, 8, 1); /* channel c's order starts on the GPU of NIC c */
+  p.channels = 8;
+  p.nvls = 1;
+  for (int exact = 0; exact < 2; exact++) {
+    shortcuts = !exact;
+    fixture f;
+    fixture_first(&f, &p, 8, DT_OP_ALLREDUCE, DT_ALGO_AUTO);
+    dt_algo algos[] = {DT_ALGO_RING, DT_ALGO_TREE, DT_ALGO_NVLS};
+    for (int a = 0; a < 3; a++) {
+      rp_plan pl = {0};
+      rp_algo_row_of(DT_OP_ALLREDUCE, algos[a])->plan(f.gs, DT_OP_ALLREDUCE, 1 << 20, 0, &pl);
+      ck_assert_msg(rp_plan_closed(f.gs, &pl) == (!exact && algos[a] != DT_ALGO_NVLS), "%s, exact %d: closed %d "
+                    "(ring_cf %d, tree_cf %d %d)", dt_algo_name(algos[a]), exact, rp_plan_closed(f.gs, &pl),
+                    f.gs->ring_cf, f.gs->tree_cf[0], f.gs->tree_cf[1]);
+    }
+    fixture_free(&f);
+  }
+  shortcuts = 0;
+}
+END_TEST
+
 /* ---- the table ---- */
 
 START_TEST(test_table)
@@ -512,6 +540,7 @@ int main(void)
       {"pat", test_pat, 2},
       {"textbook_ring_nodes", test_textbook_ring_nodes, 2},
       {"listings", test_listings, 0},
+      {"plan_closed", test_plan_closed, 0},
       {"table", test_table, 0},
   };
   return dt_test_run(dt_test_suite("plan", cases, sizeof cases / sizeof cases[0], 120));
