@@ -1,5 +1,8 @@
 /* Per-link accounting: transfers mapped onto their routes' links, per link direction bytes, labels, busy time
- * and peak concurrency, computed by sweeping the transfers' intervals once they are below a watermark. */
+ * and peak concurrency, computed by sweeping the transfers' intervals once they are below a watermark.
+ * Memory behaviour is most of its cost (a 1,024-GPU run records 5 M transfers over 13 M link crossings, a few
+ * instructions each): per crossing it touches one cache line of the direction, and the intervals go to one log
+ * written and read in order. */
 #include "dt_linkload.h"
 
 #include "../common/dt_util.h"
@@ -12,17 +15,41 @@
 /* The first fold happens when this many intervals wait; the limit doubles when a fold frees too little. */
 #define FIRST_FOLD_LIMIT 65536
 
+/* One link direction: what every transfer that crosses it updates, in one cache line (a transfer of h hops touches
+ * h of these, the interval log's tail, and nothing else while its directions stay in their runs). A direction's
+ * transfers come in runs of one group and kind (a ring's steps, a layer's all-reduces): the run's sums of its
+ * group's, dimension's and kind's bytes are kept here, loaded from the table and ll_labels when the run opens and
+ * written back when it closes, so that each sum is the same sequence of additions as adding to it every time. */
 typedef struct ll_dir {
-  double bytes, busy;
-  uint32_t peak;
+  double bytes;
   uint64_t transfers;
+  double busy;
+  double run_group, run_dim, run_kind; /* bytes of the open run's group slot, dimension and kind so far */
+  int32_t group;                       /* the open run's group (-1: pairs) */
+  uint32_t peak;
+  uint8_t kind, dim, open;             /* the open run's kind and dimension; open 0: no run */
+} ll_dir;
+_Static_assert(sizeof(ll_dir) <= 64, "a link direction's hot record is one cache line");
+
+/* A direction's bytes by dimension and op kind, touched when a run opens or closes. */
+typedef struct ll_labels {
   double by_dim[DT_DIM_COUNT];
   double by_kind[DT_OP_COUNT];
-  double (*iv)[2]; /* intervals not folded yet, [start, end) */
-  size_t n, cap;
-  uint64_t last_key; /* the (direction, group) slot this direction added to last, valid while gen is the table's */
-  size_t last_slot, last_gen;
-} ll_dir;
+} ll_labels;
+
+/* The log of intervals not folded yet: one record per transfer with a duration, in the order recorded, as uint32
+ * words: its start and end (two doubles), its hop count, then its route's directions. A transfer's interval is the
+ * same on every hop and its route is resolved when it is recorded (a route that changes later, a link failing
+ * during the run, does not move it). */
+#define REC_WORDS(nh) (5 + (size_t)(nh))
+
+/* A direction's state during one fold's pass over the log. */
+typedef struct ll_fold {
+  double acc;      /* its busy time plus the in-order terms so far (fold_all) */
+  double last_e;   /* the end of its previous interval in the log */
+  uint32_t n;      /* its intervals in the log; 0: not met yet in this fold */
+  uint8_t in_order, before; /* each started at or after the end of the one before; one started before w */
+} ll_fold;
 
 /* (direction, group) -> bytes, open addressing; key = (direction index + 1) * 2^32 + (group + 1), 0 = empty. */
 typedef struct ll_gslot {
@@ -30,32 +57,56 @@ typedef struct ll_gslot {
   double bytes;
 } ll_gslot;
 
-/* A route looked up before: its directions (2 link + dir), for the same GPU pair's next transfer. */
-#define ROUTE_CACHE 4096
+/* Routes looked up before, for the same GPU pair's next transfer, as directions (2 link + dir). Most routes are
+ * short (2 hops inside a node, 4 or 6 over a two-level fat-tree) and a GPU sends to few peers (its ring
+ * neighbours, its pipeline peers): a set of RWAYS routes of up to RSHORT hops per source GPU, least recently used
+ * last, on two cache lines (a ring's members are consecutive GPUs: consecutive sets). Longer routes go to a
+ * direct-mapped cache by GPU pair; routes of more than ROUTE_CACHED_HOPS hops are looked up every time (none of
+ * the shipped fabrics has one). */
+#define RSETS 16384
+#define RWAYS 4
+#define RSHORT 6
+typedef struct ll_rshort {
+  int32_t src1, dst;    /* source GPU + 1, 0: empty (calloc'ed: untouched sets cost no memory) */
+  uint32_t dir[RSHORT]; /* UINT32_MAX after the last hop */
+} ll_rshort;
+_Static_assert(sizeof(ll_rshort) * RWAYS == 128, "a set of short routes is two cache lines");
+
+#define ROUTE_CACHE 8192
+#define ROUTE_CACHED_HOPS 13
 typedef struct ll_route {
-  int32_t src, dst; /* src -1: empty */
-  int nh;
-  uint32_t dir[DT_ROUTE_MAX_HOPS];
+  int32_t src1, dst; /* source GPU + 1, 0: empty */
+  int32_t nh;
+  uint32_t dir[ROUTE_CACHED_HOPS];
 } ll_route;
+_Static_assert(sizeof(ll_route) == 64, "a route cache entry is one cache line");
 
 struct dt_linkload {
   const dt_topology *topo;
   const dt_trace *t;
   size_t ndirs;         /* 2 per link */
-  ll_dir *dirs;
+  ll_dir *dirs;         /* [ndirs], in dirs_mem */
+  void *dirs_mem;
+  ll_labels *labels;    /* [ndirs] */
   dt_dim p2p_dim;
   ll_gslot *gslots;
   size_t gcap, gn;
-  size_t ggen;          /* + 1 at every rehash of gslots: the directions' last slots are stale */
-  size_t pending, limit;
+  uint32_t *log;        /* intervals not folded yet (REC_WORDS), the leftovers of the last fold first */
+  size_t log_n, log_cap; /* words */
+  size_t pending, limit; /* pending: link crossings in the log (what the fold limit counts) */
+  ll_fold *fs;          /* [ndirs] */
+  uint32_t *touched;    /* fold_all: the directions met in the log, [ndirs] */
+  size_t *offset;       /* fold_all: [ndirs] where an out-of-order direction's intervals go in sorted */
+  double *sorted;       /* fold_all: those directions' starts, then their ends */
+  size_t sorted_cap;
   double folded;        /* watermark of the last fold */
   double (*watermark)(void *);
   void *wm_data;
   uint64_t transfers;
-  double *scratch;      /* sweep buffers */
-  size_t scratch_cap;
   size_t radix[8][256]; /* sort_times' digit counts */
-  ll_route *routes;     /* [ROUTE_CACHE], direct-mapped by GPU pair */
+  ll_rshort (*rsets)[RWAYS]; /* [RSETS] by source GPU, in routes_mem */
+  ll_route *routes;     /* [ROUTE_CACHE], direct-mapped by GPU pair, in routes_mem */
+  void *routes_mem;
   const int32_t *job_of_gpu; /* dt_linkload_set_jobs, NULL without */
   int32_t njobs;
   double *jbytes;       /* per direction, per job: bytes (ndirs x njobs), NULL without jobs */
@@ -67,15 +118,21 @@ dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t)
   ll->topo = topo;
   ll->t = t;
   ll->ndirs = 2 * dt_topology_link_count(topo);
-  ll->dirs = dt_xcalloc(ll->ndirs + 1, sizeof *ll->dirs);
+  ll->dirs_mem = dt_xcalloc(1, sizeof *ll->dirs * (ll->ndirs + 1) + 64); /* records on cache lines */
+  ll->dirs = (ll_dir *)(((uintptr_t)ll->dirs_mem + 63) & ~(uintptr_t)63);
+  ll->labels = dt_xcalloc(ll->ndirs + 1, sizeof *ll->labels);
   ll->p2p_dim = dt_trace_p2p_dim(t);
   ll->gcap = 1024;
   ll->gslots = dt_xcalloc(ll->gcap, sizeof *ll->gslots);
   ll->limit = FIRST_FOLD_LIMIT;
   ll->folded = -INFINITY;
-  ll->routes = dt_xmalloc(sizeof *ll->routes * ROUTE_CACHE);
-  for (size_t k = 0; k < ROUTE_CACHE; k++)
-    ll->routes[k] = (ll_route){-1, -1, 0, {0}};
+  ll->fs = dt_xcalloc(ll->ndirs + 1, sizeof *ll->fs);
+  ll->touched = dt_xmalloc(sizeof *ll->touched * (ll->ndirs + 1));
+  ll->offset = dt_xmalloc(sizeof *ll->offset * (ll->ndirs + 1));
+  /* on cache lines; pages of sets no GPU uses are never touched */
+  ll->routes_mem = dt_xcalloc(1, sizeof *ll->rsets * RSETS + sizeof *ll->routes * ROUTE_CACHE + 64);
+  ll->rsets = (ll_rshort(*)[RWAYS])(((uintptr_t)ll->routes_mem + 63) & ~(uintptr_t)63);
+  ll->routes = (ll_route *)(ll->rsets + RSETS);
   return ll;
 }
 
@@ -97,39 +154,66 @@ void dt_linkload_set_jobs(dt_linkload *ll, const int32_t *job_of_gpu, int32_t nj
     ll->jbytes = dt_xcalloc(ll->ndirs * (size_t)njobs + 1, sizeof *ll->jbytes);
 }
 
-static void gadd(dt_linkload *ll, ll_dir *d, uint64_t key, double bytes)
+/* The slot of key in the group table: its own, or the empty one where it would go. */
+static size_t gfind(const dt_linkload *ll, uint64_t key)
 {
-  /* a direction's transfers come in runs of one group (a ring's steps, a layer's all-reduces) */
-  if (d->last_key == key && d->last_gen == ll->ggen) {
-    ll->gslots[d->last_slot].bytes += bytes;
-    return;
-  }
+  size_t h = dt_mix64(key) & (ll->gcap - 1);
+  while (ll->gslots[h].key && ll->gslots[h].key != key)
+    h = (h + 1) & (ll->gcap - 1);
+  return h;
+}
+
+/* Sets key's bytes in the group table (inserting it, growing the table at half full). */
+static void gput(dt_linkload *ll, uint64_t key, double bytes)
+{
   if ((ll->gn + 1) * 2 > ll->gcap) {
-    ll->ggen++;
     size_t ocap = ll->gcap;
     ll_gslot *old = ll->gslots;
     ll->gcap *= 2;
     ll->gslots = dt_xcalloc(ll->gcap, sizeof *ll->gslots);
     for (size_t i = 0; i < ocap; i++)
-      if (old[i].key) {
-        size_t h = dt_mix64(old[i].key) & (ll->gcap - 1);
-        while (ll->gslots[h].key)
-          h = (h + 1) & (ll->gcap - 1);
-        ll->gslots[h] = old[i];
-      }
+      if (old[i].key)
+        ll->gslots[gfind(ll, old[i].key)] = old[i];
     free(old);
   }
-  size_t h = dt_mix64(key) & (ll->gcap - 1);
-  while (ll->gslots[h].key && ll->gslots[h].key != key)
-    h = (h + 1) & (ll->gcap - 1);
+  size_t h = gfind(ll, key);
   if (!ll->gslots[h].key) {
     ll->gslots[h].key = key;
     ll->gn++;
   }
-  ll->gslots[h].bytes += bytes;
-  d->last_key = key;
-  d->last_slot = h;
-  d->last_gen = ll->ggen;
+  ll->gslots[h].bytes = bytes;
+}
+
+static uint64_t gkey(size_t dir, int32_t group)
+{
+  return (uint64_t)(dir + 1) << 32 | (uint32_t)(group + 1);
+}
+
+/* Closes direction di's open run: its sums go back to the group table and the labels. */
+static void run_close(dt_linkload *ll, size_t di)
+{
+  ll_dir *d = &ll->dirs[di];
+  if (!d->open)
+    return;
+  gput(ll, gkey(di, d->group), d->run_group);
+  ll->labels[di].by_dim[d->dim] = d->run_dim;
+  ll->labels[di].by_kind[d->kind] = d->run_kind;
+  d->open = 0;
+}
+
+/* Opens a run of group and kind (dimension dim) on direction di, loading its sums. */
+static void run_open(dt_linkload *ll, size_t di, int32_t group, dt_op_kind kind, dt_dim dim)
+{
+  run_close(ll, di);
+  ll_dir *d = &ll->dirs[di];
+  size_t h = gfind(ll, gkey(di, group));
+  d->run_group = ll->gslots[h].key ? ll->gslots[h].bytes : 0;
+  d->run_dim = ll->labels[di].by_dim[dim];
+  d->run_kind = ll->labels[di].by_kind[kind];
+  d->group = group;
+  d->kind = (uint8_t)kind;
+  d->dim = (uint8_t)dim;
+  d->open = 1;
 }
 
 /* The key of a double whose unsigned order is the doubles' order (negative: every bit flipped; else the sign
@@ -188,49 +272,12 @@ static void sort_times(dt_linkload *ll, double *a, double *tmp, size_t n)
     memcpy(a, src, sizeof *a * n);
 }
 
-/* Sweeps one direction's intervals up to w: busy time and peak concurrency before w are final (no later
- * transfer starts before w); what is active at w stays, clipped to start at w. */
-static void fold_dir(dt_linkload *ll, ll_dir *d, double w)
+/* The sort path of a fold: direction d's n starts S and ends E (any order), swept up to w: busy time and peak
+ * concurrency before w are final (no later transfer starts before w). tmp: n doubles. */
+static void sweep_dir(dt_linkload *ll, ll_dir *d, double *S, double *E, double *tmp, size_t n, double w)
 {
-  size_t n = d->n;
-  if (n == 0)
-    return;
-  /* the usual case: intervals recorded in order, each after the one before ended (a GPU port's ring steps):
-   * their union is their sum and at most one is active at once */
-  size_t k = 1;
-  while (k < n && d->iv[k][0] >= d->iv[k - 1][1])
-    k++;
-  if (k == n) {
-    size_t m = 0;
-    for (k = 0; k < n; k++) {
-      double s0 = d->iv[k][0], e0 = d->iv[k][1];
-      if (s0 < w) {
-        d->busy += (e0 < w ? e0 : w) - s0;
-        if (d->peak < 1)
-          d->peak = 1;
-      }
-      if (e0 > w) {
-        d->iv[m][0] = s0 > w ? s0 : w;
-        d->iv[m][1] = e0;
-        m++;
-      }
-    }
-    ll->pending -= n - m;
-    d->n = m;
-    return;
-  }
-  if (ll->scratch_cap < 3 * n) {
-    ll->scratch_cap = 3 * n;
-    free(ll->scratch);
-    ll->scratch = dt_xmalloc(sizeof *ll->scratch * ll->scratch_cap);
-  }
-  double *S = ll->scratch, *E = ll->scratch + n;
-  for (size_t k = 0; k < n; k++) {
-    S[k] = d->iv[k][0];
-    E[k] = d->iv[k][1];
-  }
-  sort_times(ll, S, ll->scratch + 2 * n, n);
-  sort_times(ll, E, ll->scratch + 2 * n, n);
+  sort_times(ll, S, tmp, n);
+  sort_times(ll, E, tmp, n);
   size_t i = 0, j = 0;
   uint32_t cnt = 0;
   double cur = 0;
@@ -252,23 +299,103 @@ static void fold_dir(dt_linkload *ll, ll_dir *d, double w)
   }
   if (cnt > 0)
     d->busy += w - cur;
-  size_t m = 0;
-  for (size_t k = 0; k < n; k++)
-    if (d->iv[k][1] > w) {
-      d->iv[m][0] = d->iv[k][0] > w ? d->iv[k][0] : w;
-      d->iv[m][1] = d->iv[k][1];
-      m++;
-    }
-  ll->pending -= n - m;
-  d->n = m;
 }
 
+static void rec_get(const uint32_t *r, double *s, double *e)
+{
+  memcpy(s, r, sizeof *s);
+  memcpy(e, r + 2, sizeof *e);
+}
+
+/* Folds the log up to w. Every direction's busy time and peak before w become final (no later transfer starts
+ * before w) and what is active at w stays in the log, clipped to start at w. One pass over the log sums each
+ * direction's intervals as they come: the usual case is a direction whose intervals were recorded in order, each
+ * after the one before ended (a GPU port's ring steps), whose union is their sum and at most one is active at
+ * once; the directions where that does not hold are swept sorted (sweep_dir). A second pass keeps what is active. */
 static void fold_all(dt_linkload *ll, double w)
 {
   if (!(w > ll->folded))
     return;
-  for (size_t k = 0; k < ll->ndirs; k++)
-    fold_dir(ll, &ll->dirs[k], w);
+  size_t ntouched = 0;
+  for (size_t p = 0; p < ll->log_n;) {
+    const uint32_t *r = &ll->log[p];
+    double s, e;
+    rec_get(r, &s, &e);
+    uint32_t nh = r[4];
+    for (uint32_t h = 0; h < nh; h++) {
+      uint32_t di = r[5 + h];
+      ll_fold *f = &ll->fs[di];
+      if (f->n++ == 0) {
+        ll->touched[ntouched++] = di;
+        f->acc = ll->dirs[di].busy;
+        f->in_order = 1;
+        f->before = 0;
+      } else if (!(s >= f->last_e)) {
+        f->in_order = 0;
+      }
+      f->last_e = e;
+      if (s < w) {
+        f->acc += (e < w ? e : w) - s;
+        f->before = 1;
+      }
+    }
+    p += REC_WORDS(nh);
+  }
+  size_t total = 0, most = 0;
+  for (size_t k = 0; k < ntouched; k++) {
+    ll_fold *f = &ll->fs[ll->touched[k]];
+    ll_dir *d = &ll->dirs[ll->touched[k]];
+    if (f->in_order) {
+      d->busy = f->acc;
+      if (f->before && d->peak < 1)
+        d->peak = 1;
+      f->n = 0;
+    } else {
+      ll->offset[ll->touched[k]] = total;
+      total += f->n;
+      if (f->n > most)
+        most = f->n;
+    }
+  }
+  if (total > 0 && ll->sorted_cap < 2 * total + most) {
+    ll->sorted_cap = 2 * total + most;
+    free(ll->sorted);
+    ll->sorted = dt_xmalloc(sizeof *ll->sorted * ll->sorted_cap);
+  }
+  size_t q = 0, kept = 0;
+  for (size_t p = 0; p < ll->log_n;) { /* gathers the out-of-order directions' intervals, keeps the active ones */
+    uint32_t *r = &ll->log[p];
+    double s, e;
+    rec_get(r, &s, &e);
+    uint32_t nh = r[4];
+    if (total > 0)
+      for (uint32_t h = 0; h < nh; h++)
+        if (ll->fs[r[5 + h]].n) {
+          size_t o = ll->offset[r[5 + h]]++;
+          ll->sorted[o] = s;
+          ll->sorted[total + o] = e;
+        }
+    if (e > w) {
+      if (s < w)
+        s = w;
+      memmove(&ll->log[q], r, sizeof *r * REC_WORDS(nh));
+      memcpy(&ll->log[q], &s, sizeof s);
+      q += REC_WORDS(nh);
+      kept += nh;
+    }
+    p += REC_WORDS(nh);
+  }
+  for (size_t k = 0; k < ntouched && total > 0; k++) {
+    ll_fold *f = &ll->fs[ll->touched[k]];
+    if (!f->n)
+      continue;
+    size_t from = ll->offset[ll->touched[k]] - f->n;
+    sweep_dir(ll, &ll->dirs[ll->touched[k]], ll->sorted + from, ll->sorted + total + from, ll->sorted + 2 * total,
+              f->n, w);
+    f->n = 0;
+  }
+  ll->log_n = q;
+  ll->pending = kept;
   ll->folded = w;
 }
 
@@ -276,8 +403,56 @@ void dt_linkload_forget_routes(dt_linkload *ll)
 {
   if (!ll)
     return;
-  for (size_t k = 0; k < ROUTE_CACHE; k++)
-    ll->routes[k] = (ll_route){-1, -1, 0, {0}};
+  memset(ll->rsets, 0, sizeof *ll->rsets * RSETS);
+  memset(ll->routes, 0, sizeof *ll->routes * ROUTE_CACHE);
+}
+
+/* The route from GPU src to dst: its hop count (-1 when there is none), *dirs its directions (in the caches, or in
+ * buf: DT_ROUTE_MAX_HOPS), valid until the next lookup. */
+static int route_of(dt_linkload *ll, int32_t src, int32_t dst, uint32_t *buf, const uint32_t **dirs)
+{
+  ll_rshort *set = ll->rsets[(uint32_t)src & (RSETS - 1)];
+  for (int w = 0; w < RWAYS; w++)
+    if (set[w].src1 == src + 1 && set[w].dst == dst) {
+      if (w > 0) { /* most recently used first */
+        ll_rshort hit = set[w];
+        memmove(&set[1], &set[0], sizeof *set * (size_t)w);
+        set[0] = hit;
+      }
+      int nh = 0;
+      while (nh < RSHORT && set[0].dir[nh] != UINT32_MAX)
+        nh++;
+      *dirs = set[0].dir;
+      return nh;
+    }
+  ll_route *rt = &ll->routes[dt_mix64((uint64_t)src << 32 | (uint32_t)dst) & (ROUTE_CACHE - 1)];
+  if (rt->src1 == src + 1 && rt->dst == dst) {
+    *dirs = rt->dir;
+    return rt->nh;
+  }
+  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  int nh = dt_topology_route(ll->topo, src, dst, hops, NULL, NULL);
+  if (nh < 0)
+    return -1;
+  if (nh <= RSHORT) {
+    memmove(&set[1], &set[0], sizeof *set * (RWAYS - 1));
+    set[0].src1 = src + 1;
+    set[0].dst = dst;
+    for (int h = 0; h < RSHORT; h++)
+      set[0].dir[h] = h < nh ? 2 * hops[h].link + hops[h].dir : UINT32_MAX;
+    *dirs = set[0].dir;
+  } else {
+    uint32_t *to = nh <= ROUTE_CACHED_HOPS ? rt->dir : buf;
+    for (int h = 0; h < nh; h++)
+      to[h] = 2 * hops[h].link + hops[h].dir;
+    if (nh <= ROUTE_CACHED_HOPS) {
+      rt->src1 = src + 1;
+      rt->dst = dst;
+      rt->nh = nh;
+    }
+    *dirs = to;
+  }
+  return nh;
 }
 
 void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double bytes, double start_s, double end_s,
@@ -285,19 +460,11 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
 {
   if (!ll || !(bytes > 0) || src_gpu < 0 || dst_gpu < 0)
     return;
-  ll_route *rt = &ll->routes[dt_mix64((uint64_t)src_gpu << 32 | (uint32_t)dst_gpu) & (ROUTE_CACHE - 1)];
-  if (rt->src != src_gpu || rt->dst != dst_gpu) {
-    dt_hop hops[DT_ROUTE_MAX_HOPS];
-    int nh = dt_topology_route(ll->topo, src_gpu, dst_gpu, hops, NULL, NULL);
-    if (nh < 0)
-      return;
-    rt->src = src_gpu;
-    rt->dst = dst_gpu;
-    rt->nh = nh;
-    for (int h = 0; h < nh; h++)
-      rt->dir[h] = 2 * hops[h].link + hops[h].dir;
-  }
-  int nh = rt->nh;
+  uint32_t buf[DT_ROUTE_MAX_HOPS];
+  const uint32_t *route;
+  int nh = route_of(ll, src_gpu, dst_gpu, buf, &route);
+  if (nh < 0)
+    return;
   if (start_s < ll->folded)
     start_s = ll->folded;
   if (end_s < start_s)
@@ -306,27 +473,34 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
     kind = DT_OP_OTHER;
   dt_dim dim = group >= 0 && (size_t)group < ll->t->ngroups ? ll->t->groups[group].dim : ll->p2p_dim;
   ll->transfers++;
+  if (end_s > start_s) { /* the interval, once for every hop */
+    if (ll->log_n + REC_WORDS(nh) > ll->log_cap) {
+      ll->log_cap = ll->log_cap ? 2 * ll->log_cap : 1 << 16;
+      ll->log = dt_xrealloc(ll->log, sizeof *ll->log * ll->log_cap);
+    }
+    uint32_t *r = &ll->log[ll->log_n];
+    memcpy(r, &start_s, sizeof start_s);
+    memcpy(r + 2, &end_s, sizeof end_s);
+    r[4] = (uint32_t)nh;
+    memcpy(r + 5, route, sizeof *route * (size_t)nh);
+    ll->log_n += REC_WORDS(nh);
+    ll->pending += (size_t)nh;
+  }
   int32_t job = ll->jbytes ? ll->job_of_gpu[src_gpu] : -1;
   if (job >= ll->njobs)
     job = -1;
   for (int h = 0; h < nh; h++) {
-    size_t di = rt->dir[h];
+    size_t di = route[h];
     ll_dir *d = &ll->dirs[di];
     d->bytes += bytes;
     d->transfers++;
-    d->by_dim[dim] += bytes;
-    d->by_kind[kind] += bytes;
-    gadd(ll, d, (uint64_t)(di + 1) << 32 | (uint32_t)(group + 1), bytes);
+    if (!d->open || d->group != group || d->kind != kind)
+      run_open(ll, di, group, kind, dim);
+    d->run_group += bytes;
+    d->run_dim += bytes;
+    d->run_kind += bytes;
     if (job >= 0)
       ll->jbytes[di * (size_t)ll->njobs + (size_t)job] += bytes;
-    if (end_s > start_s) {
-      if (d->n == d->cap)
-        d->iv = dt_grow(d->iv, &d->cap, d->n, sizeof *d->iv);
-      d->iv[d->n][0] = start_s;
-      d->iv[d->n][1] = end_s;
-      d->n++;
-      ll->pending++;
-    }
   }
   if (ll->pending > ll->limit) {
     if (ll->watermark)
@@ -361,6 +535,8 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
 {
   dt_linkstats *s = dt_xcalloc(1, sizeof *s);
   fold_all(ll, INFINITY);
+  for (size_t k = 0; k < ll->ndirs; k++) /* the open runs */
+    run_close(ll, k);
   s->transfers = ll->transfers;
   size_t used = 0;
   size_t *index = dt_xmalloc(sizeof *index * (ll->ndirs + 1)); /* direction -> position in s->links */
@@ -391,8 +567,8 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
     L->busy_s = d->busy;
     L->peak_flows = d->peak;
     L->transfers = d->transfers;
-    memcpy(L->by_dim, d->by_dim, sizeof L->by_dim);
-    memcpy(L->by_kind, d->by_kind, sizeof L->by_kind);
+    memcpy(L->by_dim, ll->labels[k].by_dim, sizeof L->by_dim);
+    memcpy(L->by_kind, ll->labels[k].by_kind, sizeof L->by_kind);
     dt_class_load *C = &s->classes[L->cls];
     C->used++;
     C->bytes += L->bytes;
@@ -439,13 +615,16 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
     qsort(s->links[k].groups, s->links[k].ngroups, sizeof *s->links[k].groups, cmp_group);
   qsort(s->links, used, sizeof *s->links, cmp_link);
   free(index);
-  for (size_t k = 0; k < ll->ndirs; k++)
-    free(ll->dirs[k].iv);
-  free(ll->dirs);
+  free(ll->log);
+  free(ll->fs);
+  free(ll->touched);
+  free(ll->offset);
+  free(ll->sorted);
+  free(ll->dirs_mem);
+  free(ll->labels);
   free(ll->gslots);
   free(ll->jbytes);
-  free(ll->scratch);
-  free(ll->routes);
+  free(ll->routes_mem);
   free(ll);
   return s;
 }

@@ -3,6 +3,7 @@
  * brute-force sweep of the same intervals (pure C, no SimGrid). */
 #include "replay/dt_linkload.h"
 
+#include "common/dt_util.h"
 #include "dt_test.h"
 #include "replay/dt_stats.h"
 
@@ -236,6 +237,144 @@ START_TEST(test_fold_orders)
 }
 END_TEST
 
+/* Many directions at once: random transfers among the 16 GPUs of a 3-level fat-tree (routes of 2 to 8 hops, more
+ * peers per GPU than the route cache keeps), of three groups and pairs and three op kinds, overlapping in time,
+ * recorded in issue order under a watermark that folds the log many times (and a dropped route cache halfway). Per
+ * direction, against sums and a brute-force sweep over the same transfers routed by dt_topology_route: bytes, the
+ * per-dimension, per-kind and per-group bytes added in the same order (equal to the bit), busy time and peak. */
+typedef struct bf_dir {
+  double bytes, by_dim[DT_DIM_COUNT], by_kind[DT_OP_COUNT], by_group[4]; /* groups 0-2, pairs */
+  uint64_t transfers;
+  double (*iv)[2];
+  size_t n, cap;
+} bf_dir;
+
+START_TEST(test_many_directions)
+{
+  dt_platform p = dt_test_platform(8, 2);
+  p.nics_per_node = 2;
+  p.nic_bandwidth = 50e9;
+  p.nic_latency = 1e-6;
+  p.link_bandwidth = 100e9;
+  p.link_latency = 1e-7;
+  p.topology = DT_NET_FAT_TREE;
+  p.levels = 3;
+  p.radix = 4; /* 16 NICs: 8 leaves in 4 pods */
+  dt_topology *topo = NULL;
+  dt_error err;
+  ck_assert_int_eq(dt_topology_build(&p, &topo, &err), DT_OK);
+  dt_trace *t = dt_trace_new(16);
+  int32_t all[16];
+  for (int i = 0; i < 16; i++)
+    all[i] = i;
+  int g[3] = {dt_trace_add_group(t, "tp.0", all, 2, 0, 0, &err), dt_trace_add_group(t, "dp.0", all, 16, 0, 0, &err),
+              dt_trace_add_group(t, "world", all, 16, 0, 0, &err)};
+  dt_op_kind kinds[3] = {DT_OP_ALLREDUCE, DT_OP_ALLGATHER, DT_OP_SEND};
+  size_t ndirs = 2 * dt_topology_link_count(topo);
+  bf_dir *bf = calloc(ndirs, sizeof *bf);
+  dt_linkload *ll = dt_linkload_new(topo, t);
+  dt_linkload_set_watermark(ll, wm, NULL);
+  unsigned x = 4242;
+  double base = 0;
+  int longest = 0;
+  size_t n = 200000;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 1103515245u + 12345u;
+    int32_t src = (int32_t)(x >> 16 & 15), dst = (int32_t)(x >> 20 & 15);
+    x = x * 1103515245u + 12345u;
+    int which = (int)((x >> 16) % 4); /* 0-2: a group, 3: a pair */
+    int32_t group = which < 3 ? g[which] : -1;
+    dt_op_kind kind = which < 3 ? kinds[(x >> 20) % 2] : DT_OP_SEND;
+    if ((x >> 24 & 7) == 0) /* runs of one group on a direction, broken now and then */
+      kind = kinds[(x >> 27) % 3];
+    x = x * 1103515245u + 12345u;
+    double bytes = (double)(1 + (x >> 16 & 0xfff)) / ((x >> 28 & 1) ? 3.0 : 1.0); /* some not exact in binary */
+    base += (double)(x >> 20 & 3) * 1e-6;
+    next_start = base; /* no later transfer starts before it */
+    x = x * 1103515245u + 12345u;
+    double start = base + (double)(x >> 16 & 7) * 1e-6, end = start + (double)(x >> 20 & 15) * 1e-6; /* some empty */
+    if (i == n / 2)
+      dt_linkload_forget_routes(ll);
+    dt_linkload_add(ll, src, dst, bytes, start, end, kind, group);
+    dt_hop hops[DT_ROUTE_MAX_HOPS];
+    int nh = dt_topology_route(topo, src, dst, hops, NULL, NULL);
+    ck_assert_int_gt(nh, 0);
+    if (nh > longest)
+      longest = nh;
+    dt_dim dim = group >= 0 ? t->groups[group].dim : dt_trace_p2p_dim(t);
+    for (int h = 0; h < nh; h++) {
+      bf_dir *d = &bf[2 * hops[h].link + hops[h].dir];
+      d->bytes += bytes;
+      d->by_dim[dim] += bytes;
+      d->by_kind[kind] += bytes;
+      d->by_group[which] += bytes;
+      d->transfers++;
+      if (end > start) {
+        d->iv = dt_grow(d->iv, &d->cap, d->n, sizeof *d->iv);
+        d->iv[d->n][0] = start;
+        d->iv[d->n][1] = end;
+        d->n++;
+      }
+    }
+  }
+  ck_assert_int_ge(longest, 8); /* the long-route cache was used */
+  dt_linkstats *s = dt_linkload_finish(ll);
+  size_t used = 0, overlapped = 0;
+  for (size_t k = 0; k < ndirs; k++) {
+    bf_dir *d = &bf[k];
+    if (d->bytes == 0)
+      continue;
+    used++;
+    const dt_link_load *L = NULL;
+    for (size_t i = 0; i < s->nlinks && !L; i++)
+      if (s->links[i].link == k / 2 && s->links[i].dir == k % 2)
+        L = &s->links[i];
+    ck_assert_ptr_nonnull(L);
+    ck_assert_double_eq(L->bytes, d->bytes);
+    ck_assert_uint_eq(L->transfers, d->transfers);
+    for (int i = 0; i < DT_DIM_COUNT; i++)
+      ck_assert_double_eq(L->by_dim[i], d->by_dim[i]);
+    for (int i = 0; i < DT_OP_COUNT; i++)
+      ck_assert_double_eq(L->by_kind[i], d->by_kind[i]);
+    for (size_t i = 0; i < L->ngroups; i++) {
+      int which = L->groups[i].group < 0 ? 3 : L->groups[i].group == g[0] ? 0 : L->groups[i].group == g[1] ? 1 : 2;
+      ck_assert_double_eq(L->groups[i].bytes, d->by_group[which]);
+    }
+    double *S = malloc(sizeof *S * (d->n + 1)), *E = malloc(sizeof *E * (d->n + 1));
+    for (size_t i = 0; i < d->n; i++) {
+      S[i] = d->iv[i][0];
+      E[i] = d->iv[i][1];
+    }
+    qsort(S, d->n, sizeof *S, cmp_d);
+    qsort(E, d->n, sizeof *E, cmp_d);
+    size_t i = 0, j = 0, cnt = 0, peak = 0;
+    while (i < d->n) {
+      if (E[j] <= S[i]) {
+        cnt--;
+        j++;
+      } else {
+        if (++cnt > peak)
+          peak = cnt;
+        i++;
+      }
+    }
+    overlapped += peak > 1;
+    double busy = dt_interval_union(d->iv, d->n);
+    ck_assert_uint_eq(L->peak_flows, peak);
+    ck_assert_msg(fabs(L->busy_s - busy) <= 1e-9 * busy, "busy %.12g, brute force %.12g", L->busy_s, busy);
+    free(S);
+    free(E);
+    free(d->iv);
+  }
+  ck_assert_uint_eq(s->nlinks, used);
+  ck_assert_uint_gt(overlapped, 0);
+  dt_linkstats_free(s);
+  free(bf);
+  dt_trace_free(t);
+  dt_topology_free(topo);
+}
+END_TEST
+
 START_TEST(test_dim_names)
 {
   ck_assert_int_eq(dt_dim_from_group_name("tp.pp0.dp1"), DT_DIM_TP);
@@ -255,6 +394,7 @@ END_TEST
 int main(void)
 {
   const dt_test_case cases[] = {
-      {"hand", test_hand, 0}, {"fold", test_fold, 0}, {"fold_orders", test_fold_orders, 3}, {"dim_names", test_dim_names, 0}};
+      {"hand", test_hand, 0}, {"fold", test_fold, 0}, {"fold_orders", test_fold_orders, 3},
+      {"many_directions", test_many_directions, 0}, {"dim_names", test_dim_names, 0}};
   return dt_test_run(dt_test_suite("linkload", cases, sizeof cases / sizeof cases[0], 60));
 }
