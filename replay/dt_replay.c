@@ -1458,6 +1458,7 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     if (R.job_of_gpu)
       dt_linkload_set_jobs(R.c.linkload, R.job_of_gpu, R.njobs);
     R.c.tl = R.tl; /* the fabric's counters show the busiest links: only when links are counted */
+    dt_timeline_set_topology(R.c.tl, R.c.topo);
   }
 
   /* SimGrid: silenced logs, then the caller's settings */
@@ -1535,7 +1536,7 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     dt_timeline *tl = R.tl;
     R.tl = NULL;
     R.c.tl = NULL;
-    dt_timeline_link_counters(tl, R.c.topo, (*out)->links);
+    dt_timeline_link_counters(tl, (*out)->links);
     if (dt_timeline_close(tl, err) != DT_OK) {
       dt_stats_free(*out);
       *out = NULL;

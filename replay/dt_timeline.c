@@ -13,6 +13,8 @@
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(dtsim_timeline, dtsim, "timeline: the Chrome trace event file written");
 
+_Static_assert(DT_TIMELINE_COUNTER_LINKS <= 8, "a route's shown directions are one byte of flags");
+
 struct dt_timeline {
   FILE *f;
   char *path;
@@ -22,11 +24,17 @@ struct dt_timeline {
   yajl_gen g;
   int failed;
   struct tl_xfer {
-    int32_t src, dst;
+    uint32_t route;    /* in routes */
     double bytes, t0, t1;
   } *xf;               /* transfers for the fabric's counters */
   size_t nxf, xf_cap;
   uint64_t xf_dropped;
+  const dt_topology *topo; /* routes the transfers when they are recorded (dt_timeline_set_topology) */
+  /* the routes the transfers took, each once: route r's directions (2 link + dir) are dirs[off[r] .. off[r + 1]) */
+  uint32_t *dirs, *off;
+  size_t ndirs, dirs_cap, nroutes, off_cap;
+  uint32_t *rhash;     /* open addressing by content: route + 1, 0 empty */
+  size_t rhash_cap;
 };
 
 static void flush(dt_timeline *tl)
@@ -192,16 +200,70 @@ void dt_timeline_op(dt_timeline *tl, int32_t rank, int32_t stream, size_t index,
   flush(tl);
 }
 
+void dt_timeline_set_topology(dt_timeline *tl, const dt_topology *topo)
+{
+  if (tl)
+    tl->topo = topo;
+}
+
+static uint64_t route_hash(const uint32_t *d, int n)
+{
+  uint64_t h = (uint64_t)n;
+  for (int k = 0; k < n; k++)
+    h = dt_mix64(h ^ d[k]);
+  return h;
+}
+
+/* The index of the route d[0..n) among those kept, added if new. */
+static uint32_t route_id(dt_timeline *tl, const uint32_t *d, int n)
+{
+  if ((tl->nroutes + 1) * 2 > tl->rhash_cap) { /* grow and rehash */
+    free(tl->rhash);
+    tl->rhash_cap = tl->rhash_cap ? 2 * tl->rhash_cap : 1024;
+    tl->rhash = dt_xcalloc(tl->rhash_cap, sizeof *tl->rhash);
+    for (uint32_t r = 0; r < tl->nroutes; r++) {
+      size_t h = route_hash(&tl->dirs[tl->off[r]], (int)(tl->off[r + 1] - tl->off[r])) & (tl->rhash_cap - 1);
+      while (tl->rhash[h])
+        h = (h + 1) & (tl->rhash_cap - 1);
+      tl->rhash[h] = r + 1;
+    }
+  }
+  size_t h = route_hash(d, n) & (tl->rhash_cap - 1);
+  for (; tl->rhash[h]; h = (h + 1) & (tl->rhash_cap - 1)) {
+    uint32_t r = tl->rhash[h] - 1;
+    if (tl->off[r + 1] - tl->off[r] == (uint32_t)n && memcmp(&tl->dirs[tl->off[r]], d, sizeof *d * (size_t)n) == 0)
+      return r;
+  }
+  tl->dirs = dt_grow(tl->dirs, &tl->dirs_cap, tl->ndirs + (size_t)n, sizeof *tl->dirs);
+  memcpy(&tl->dirs[tl->ndirs], d, sizeof *d * (size_t)n);
+  tl->ndirs += (size_t)n;
+  tl->off = dt_grow(tl->off, &tl->off_cap, tl->nroutes + 2, sizeof *tl->off);
+  tl->off[tl->nroutes + 1] = (uint32_t)tl->ndirs;
+  tl->rhash[h] = (uint32_t)++tl->nroutes;
+  return (uint32_t)(tl->nroutes - 1);
+}
+
 void dt_timeline_transfer(dt_timeline *tl, int32_t src_gpu, int32_t dst_gpu, double bytes, double start, double end)
 {
-  if (!tl || !(end > start) || !(bytes > 0))
+  if (!tl || !tl->topo || !(end > start) || !(bytes > 0))
     return;
   if (tl->nxf == DT_TIMELINE_MAX_TRANSFERS) {
     tl->xf_dropped++;
     return;
   }
+  /* the route as it is now: a link that fails later moves the transfers after it, not this one */
+  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  uint32_t d[DT_ROUTE_MAX_HOPS];
+  int nh = dt_topology_route(tl->topo, src_gpu, dst_gpu, hops, NULL, NULL);
+  if (nh < 0)
+    return;
+  for (int h = 0; h < nh; h++)
+    d[h] = 2 * hops[h].link + hops[h].dir;
+  if (!tl->off)
+    tl->off = dt_xcalloc(tl->off_cap = 1024, sizeof *tl->off); /* off[0] = 0 */
+  uint32_t r = route_id(tl, d, nh);
   tl->xf = dt_grow(tl->xf, &tl->xf_cap, tl->nxf, sizeof *tl->xf);
-  tl->xf[tl->nxf++] = (struct tl_xfer){src_gpu, dst_gpu, bytes, start, end};
+  tl->xf[tl->nxf++] = (struct tl_xfer){r, bytes, start, end};
 }
 
 /* A change of one counter: at time t, flows and rate (bytes/s) change by df and dr. */
@@ -216,26 +278,31 @@ static int cmp_delta(const void *a, const void *b)
   return (x->t > y->t) - (x->t < y->t);
 }
 
-void dt_timeline_link_counters(dt_timeline *tl, const dt_topology *topo, const dt_linkstats *ls)
+void dt_timeline_link_counters(dt_timeline *tl, const dt_linkstats *ls)
 {
   if (!tl || !ls || ls->nlinks == 0)
     return;
   size_t nl = ls->nlinks < DT_TIMELINE_COUNTER_LINKS ? ls->nlinks : DT_TIMELINE_COUNTER_LINKS;
   tl_delta *d[DT_TIMELINE_COUNTER_LINKS] = {NULL};
   size_t nd[DT_TIMELINE_COUNTER_LINKS] = {0}, cap[DT_TIMELINE_COUNTER_LINKS] = {0};
-  dt_hop hops[DT_ROUTE_MAX_HOPS];
+  /* per route, the shown directions it crosses (bit k: ls->links[k]) */
+  uint8_t *shown = dt_xcalloc(tl->nroutes + 1, 1);
+  for (size_t r = 0; r < tl->nroutes; r++)
+    for (uint32_t h = tl->off[r]; h < tl->off[r + 1]; h++)
+      for (size_t k = 0; k < nl; k++)
+        if (tl->dirs[h] == 2 * ls->links[k].link + ls->links[k].dir)
+          shown[r] |= (uint8_t)(1u << k);
   for (size_t i = 0; i < tl->nxf; i++) {
     const struct tl_xfer *x = &tl->xf[i];
-    int nh = dt_topology_route(topo, x->src, x->dst, hops, NULL, NULL);
     double rate = x->bytes / (x->t1 - x->t0);
-    for (int h = 0; h < nh; h++)
-      for (size_t k = 0; k < nl; k++)
-        if (hops[h].link == ls->links[k].link && hops[h].dir == ls->links[k].dir) {
-          d[k] = dt_grow(d[k], &cap[k], nd[k] + 1, sizeof *d[k]);
-          d[k][nd[k]++] = (tl_delta){x->t0, rate, 1};
-          d[k][nd[k]++] = (tl_delta){x->t1, -rate, -1};
-        }
+    for (size_t k = 0; k < nl; k++)
+      if (shown[x->route] >> k & 1) {
+        d[k] = dt_grow(d[k], &cap[k], nd[k] + 1, sizeof *d[k]);
+        d[k][nd[k]++] = (tl_delta){x->t0, rate, 1};
+        d[k][nd[k]++] = (tl_delta){x->t1, -rate, -1};
+      }
   }
+  free(shown);
   int32_t pid = tl->t->nranks;
   char name[96];
   snprintf(name, sizeof name, "fabric (busiest links)%s", tl->xf_dropped ? ", first 2097152 transfers" : "");
@@ -297,6 +364,9 @@ int dt_timeline_close(dt_timeline *tl, dt_error *err)
   free(tl->want);
   free(tl->named);
   free(tl->xf);
+  free(tl->dirs);
+  free(tl->off);
+  free(tl->rhash);
   free(tl->path);
   free(tl);
   return rc;

@@ -28,20 +28,26 @@ int dt_timeline_wants(const dt_timeline *tl, int32_t rank);
 void dt_timeline_op(dt_timeline *tl, int32_t rank, int32_t stream, size_t index, const dt_op *op, int32_t g,
                     double issue, double end, const char *algo, const char *proto);
 
-/* Most transfers kept for the fabric's counter tracks (32 bytes each); later ones are not shown. */
+/* Most transfers kept for the fabric's counter tracks (32 bytes each, and each distinct route once); later ones are
+ * not shown. */
 #define DT_TIMELINE_MAX_TRANSFERS (1u << 21)
 /* Link directions the fabric process shows: the busiest. */
-#define DT_TIMELINE_COUNTER_LINKS 8
+#define DT_TIMELINE_COUNTER_LINKS 8 /* at most 8: a byte of flags per route */
+
+/* The topology whose routes the fabric's counters use (borrowed, must outlive tl): each transfer is routed when it
+ * is recorded, so that a link failing during the run (replay/dt_degrade.h) moves only the transfers after it.
+ * Without it no transfer is kept. */
+void dt_timeline_set_topology(dt_timeline *tl, const dt_topology *topo);
 
 /* One transfer of bytes from GPU src to GPU dst, active from start to end (simulated seconds), as the per-link
- * accounting records it (dt_linkload_add): kept for the fabric's counter tracks. */
+ * accounting records it (dt_linkload_add): kept, with its route as it is now, for the fabric's counter tracks. */
 void dt_timeline_transfer(dt_timeline *tl, int32_t src_gpu, int32_t dst_gpu, double bytes, double start, double end);
 
 /* Writes the fabric process (pid = the trace's rank count, "fabric (busiest links)"): per link direction among the
  * DT_TIMELINE_COUNTER_LINKS busiest of ls (busiest first), a counter track of the transfers active on it ("flows")
  * and their summed rate in GB/s (each transfer's bytes / its duration), changing at every start and end of a
- * transfer that crosses it (routes from topo). Call once, after the replay and before dt_timeline_close. */
-void dt_timeline_link_counters(dt_timeline *tl, const dt_topology *topo, const dt_linkstats *ls);
+ * transfer that crossed it (on the route it took). Call once, after the replay and before dt_timeline_close. */
+void dt_timeline_link_counters(dt_timeline *tl, const dt_linkstats *ls);
 
 /* Closes the JSON and the file; returns DT_OK, or DT_ERR with err set when a write failed. NULL is a no-op. */
 int dt_timeline_close(dt_timeline *tl, dt_error *err);
