@@ -1,38 +1,108 @@
-/* Allocation, growable arrays and the edit-distance lookup behind "did you mean" hints. */
+/* Allocation (and the out-of-memory exit), growable arrays and the edit-distance lookup behind "did you mean" hints. */
 #include "dt_util.h"
 
+#include "dt_outfile.h"
+
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-static void oom(size_t size)
+/* ---- what dtsim is doing, for the out-of-memory message ---- */
+
+static char phase[256];
+static size_t alloc_cap; /* DTSIM_TEST_ALLOC_LIMIT: a request above it fails (tests only); 0 = no cap */
+static const char *alloc_cap_phase; /* DTSIM_TEST_ALLOC_PHASE: the cap holds only while the phase starts so */
+static int alloc_cap_read;
+
+void dt_phase(const char *fmt, ...)
 {
-  fprintf(stderr, "dtsim: out of memory allocating %zu bytes\n", size);
-  abort();
+  if (!fmt) {
+    phase[0] = '\0';
+    return;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(phase, sizeof phase, fmt, ap);
+  va_end(ap);
+}
+
+const char *dt_phase_get(void)
+{
+  return phase;
+}
+
+void dt_oom(size_t size)
+{
+  static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = (double)size;
+  size_t u = 0;
+  while (v >= 1024 && u + 1 < sizeof unit / sizeof *unit) {
+    v /= 1024;
+    u++;
+  }
+  char msg[512];
+  int n = size == 0 ? snprintf(msg, sizeof msg, "dtsim: out of memory")
+          : u == 0 ? snprintf(msg, sizeof msg, "dtsim: out of memory (asked for %zu bytes)", size)
+                 : snprintf(msg, sizeof msg, "dtsim: out of memory (asked for %.1f %s)", v, unit[u]);
+  if (n < 0 || (size_t)n >= sizeof msg)
+    n = (int)sizeof msg - 1;
+  if (phase[0])
+    n += snprintf(msg + n, sizeof msg - (size_t)n, " while %s", phase);
+  if ((size_t)n >= sizeof msg - 1)
+    n = (int)sizeof msg - 2;
+  msg[n++] = '\n';
+  /* what was printed so far reaches its reader; nothing is allocated from here on */
+  fflush(stdout);
+  fflush(stderr);
+  ssize_t w = write(2, msg, (size_t)n);
+  (void)w;
+  dt_outfile_remove_unfinished();
+  /* _exit, not exit: from inside a SimGrid actor, exit() runs the engine's atexit and static destructors,
+   * which wait for the actors (one of them is the caller) */
+  _exit(2);
+}
+
+static int over_cap(size_t size)
+{
+  if (!alloc_cap_read) {
+    const char *e = getenv("DTSIM_TEST_ALLOC_LIMIT");
+    long long v;
+    if (e && dt_parse_whole(e, 1, 9223372036854775807LL, &v) == 0)
+      alloc_cap = (size_t)v;
+    alloc_cap_phase = getenv("DTSIM_TEST_ALLOC_PHASE");
+    alloc_cap_read = 1;
+  }
+  return alloc_cap && size > alloc_cap &&
+         (!alloc_cap_phase || strncmp(phase, alloc_cap_phase, strlen(alloc_cap_phase)) == 0);
 }
 
 void *dt_xmalloc(size_t size)
 {
-  void *p = malloc(size ? size : 1);
+  void *p = over_cap(size) ? NULL : malloc(size ? size : 1);
   if (!p)
-    oom(size);
+    dt_oom(size);
   return p;
 }
 
 void *dt_xcalloc(size_t count, size_t size)
 {
-  void *p = calloc(count ? count : 1, size ? size : 1);
+  size_t total;
+  if (__builtin_mul_overflow(count, size, &total))
+    dt_oom(SIZE_MAX);
+  void *p = over_cap(total) ? NULL : calloc(count ? count : 1, size ? size : 1);
   if (!p)
-    oom(count * size);
+    dt_oom(total);
   return p;
 }
 
 void *dt_xrealloc(void *ptr, size_t size)
 {
-  void *p = realloc(ptr, size ? size : 1);
+  void *p = over_cap(size) ? NULL : realloc(ptr, size ? size : 1);
   if (!p)
-    oom(size);
+    dt_oom(size);
   return p;
 }
 
@@ -75,8 +145,11 @@ void *dt_grow(void *array, size_t *cap, size_t need, size_t elem)
     return array;
   size_t old = *cap;
   size_t n = old < 8 ? 8 : old;
-  while (n <= need)
+  while (n <= need) {
+    if (n > SIZE_MAX / 2 / elem)
+      dt_oom(SIZE_MAX);
     n *= 2;
+  }
   array = dt_xrealloc(array, n * elem);
   memset((char *)array + old * elem, 0, (n - old) * elem);
   *cap = n;

@@ -3,11 +3,37 @@
 #ifndef DT_UTIL_H
 #define DT_UTIL_H
 
+#include "dt_error.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
-/* Allocation wrappers: abort the process with a message on out-of-memory (there is no sensible recovery
- * inside a simulation). dt_xstrdup(NULL) returns NULL. dt_xstrndup copies exactly n bytes of s (s must hold n
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What dtsim is doing, named by the out-of-memory message: "dtsim: out of memory (asked for 96.0 GiB) while
+ * building the trace of capture.json". Set at phase boundaries (reading a file, building the platform,
+ * replaying, writing the report) with a printf-style fragment that follows "while"; fmt NULL clears it. The
+ * text is copied (at most 255 bytes). dt_phase_get returns it ("" when none). */
+void dt_phase(const char *fmt, ...) DT_PRINTF(1, 2);
+const char *dt_phase_get(void);
+
+/* Ends the process after an allocation of size bytes failed: prints "dtsim: out of memory (asked for SIZE)
+ * while PHASE" on stderr, flushes stdout and stderr, removes the temporary files of unfinished outputs
+ * (dt_outfile.h), and exits with status 2 (bad input: the input asked for more than the machine has; DESIGN.md
+ * "never a signal"). It uses _exit, so no atexit handler or static destructor runs: called from inside a
+ * SimGrid actor, those would wait for the engine the actor runs in. For tests (tests/e2e_limits.sh), the
+ * environment variable DTSIM_TEST_ALLOC_LIMIT=BYTES makes every dt_x* request above BYTES fail this way, and
+ * DTSIM_TEST_ALLOC_PHASE=PREFIX limits that to phases whose text starts with PREFIX ("replaying": inside the
+ * actors). */
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+void dt_oom(size_t size);
+
+/* Allocation wrappers: on out-of-memory they end the process through dt_oom (exit status 2 and a message naming
+ * the request and dt_phase; there is no sensible recovery inside a simulation). dt_xstrdup(NULL) returns NULL. dt_xstrndup copies exactly n bytes of s (s must hold n
  * readable bytes; it does not stop at a NUL, unlike strndup) and adds a NUL after them. The caller frees with
  * free(). */
 void *dt_xmalloc(size_t size);
@@ -41,5 +67,9 @@ static inline uint64_t dt_mix64(uint64_t x)
   x *= 0xC4CEB9FE1A85EC53ull;
   return x ^ (x >> 33);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1035,6 +1035,7 @@ int dt_platform_load(const char *path, dt_platform **out, dt_error *err)
 {
   *out = NULL;
   dt_error_clear(err);
+  dt_phase("reading the platform %s", path);
   FILE *f = fopen(path, "rb");
   if (!f)
     return dt_error_set(err, NULL, 0, 0, "cannot open '%s': %s", path, strerror(errno));

@@ -98,6 +98,7 @@ int dt_topology_build(const dt_platform *p, dt_topology **out, dt_error *err)
     return dt_error_set(err, p->source ? p->source : "", 0, 0, "platform has %lld GPUs (%d nodes x %d): more than "
                         "the %d dtsim builds", (long long)p->nodes * p->gpus_per_node, p->nodes, p->gpus_per_node,
                         DT_TOPOLOGY_MAX_GPUS);
+  dt_phase("building the topology of platform %s", p->source ? p->source : p->name ? p->name : "");
 
   dt_topology *t = dt_xcalloc(1, sizeof *t);
   t->p = p;

@@ -1479,6 +1479,7 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     goto cleanup;
   }
   free(argv_copy);
+  dt_phase("building the SimGrid platform of %s", p->source ? p->source : p->name ? p->name : "the platform");
   if (dt_sg_platform_build(R.c.topo, err) != DT_OK)
     goto cleanup;
   /* coalescing: off with --exact (and what implies it), and where the order of the records or log lines is seen
@@ -1528,6 +1529,7 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     sg_actor_set_data(wd, &R);
     sg_actor_start(wd, watchdog_actor, 0, NULL);
   }
+  dt_phase("replaying the trace");
   simgrid_run();
 
   *out = collect_stats(&R);

@@ -5,6 +5,7 @@
 /* The C headers have no extern "C" guards of their own: include them as C before our header. */
 extern "C" {
 #include "../common/dt_error.h"
+#include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
 #include "../platforms/dt_topology.h"
 }
@@ -20,6 +21,7 @@ extern "C" {
 #include <simgrid/s4u/NetZone.hpp>
 
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 #include <xbt/log.h>
@@ -115,6 +117,9 @@ int build(const dt_topology* t, dt_error* err)
 
 extern "C" int dt_sg_platform_build(const dt_topology* t, dt_error* err)
 {
+  /* SimGrid's own allocations (operator new, here and during the run) end as dtsim's do: exit 2 naming the
+   * phase (dt_oom), not std::bad_alloc and an abort */
+  std::set_new_handler([] { dt_oom(0); });
   try {
     return build(t, err);
   } catch (const std::exception& e) {

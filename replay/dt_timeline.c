@@ -2,6 +2,7 @@
 #include "dt_timeline.h"
 
 #include "../common/dt_json.h"
+#include "../common/dt_outfile.h"
 #include "../common/dt_util.h"
 
 #include <errno.h>
@@ -16,6 +17,7 @@ XBT_LOG_NEW_DEFAULT_SUBCATEGORY(dtsim_timeline, dtsim, "timeline: the Chrome tra
 _Static_assert(DT_TIMELINE_COUNTER_LINKS <= 8, "a route's shown directions are one byte of flags");
 
 struct dt_timeline {
+  dt_outfile *out; /* written to a temporary name, renamed when closed */
   FILE *f;
   char *path;
   const dt_trace *t;
@@ -69,13 +71,14 @@ static void inum(yajl_gen g, long long v)
 dt_timeline *dt_timeline_open(const char *path, const dt_trace *t, const int32_t *ranks, size_t nranks_sel,
                               dt_error *err)
 {
-  FILE *f = fopen(path, "w");
-  if (!f) {
+  dt_outfile *out = dt_outfile_open(path, err);
+  if (!out) {
     dt_error_set(err, path, 0, 0, "cannot create the timeline file: %s", strerror(errno));
     return NULL;
   }
   dt_timeline *tl = dt_xcalloc(1, sizeof *tl);
-  tl->f = f;
+  tl->out = out;
+  tl->f = dt_outfile_stream(out);
   tl->path = dt_xstrdup(path);
   tl->t = t;
   size_t n = t->nranks > 0 ? (size_t)t->nranks : 1;
@@ -354,11 +357,11 @@ int dt_timeline_close(dt_timeline *tl, dt_error *err)
   int rc = DT_OK;
   if (fputc('\n', tl->f) == EOF)
     tl->failed = 1;
-  if (fclose(tl->f) != 0)
-    tl->failed = 1;
-  if (tl->failed)
-    rc = dt_error_set(err, tl->path, 0, 0, "cannot write the timeline file: %s", strerror(errno));
-  else
+  if (tl->failed) {
+    int e = errno;
+    dt_outfile_discard(tl->out);
+    rc = dt_error_set(err, tl->path, 0, 0, "cannot write the timeline file: %s", strerror(e));
+  } else if ((rc = dt_outfile_commit(tl->out, err)) == DT_OK)
     XBT_VERB("wrote the timeline %s", tl->path);
   yajl_gen_free(tl->g);
   free(tl->want);

@@ -5,6 +5,7 @@
  * (dt_bench_run_forked). docs/bench.md "Calibrating from your own measurements" has the worked example. */
 #include "cmd_calibrate.h"
 
+#include "../common/dt_outfile.h"
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
@@ -514,7 +515,7 @@ static int write_platform(const char *out, const char *src, const char *name, co
   char nm[160];
   snprintf(nm, sizeof nm, "%s-calibrated", name);
   doc_set(&doc, "name", nm);
-  FILE *f = fopen(out, "w");
+  FILE *f = dt_outfile_fopen(out, err); /* written whole or not at all */
   if (!f) {
     yaml_document_delete(&doc);
     return dt_error_set(err, out, 0, 0, "cannot write: %s", strerror(errno));
@@ -542,8 +543,12 @@ static int write_platform(const char *out, const char *src, const char *name, co
   yaml_emitter_set_width(&em, 120);
   ok = yaml_emitter_open(&em) && yaml_emitter_dump(&em, &doc) && yaml_emitter_close(&em) && yaml_emitter_flush(&em);
   yaml_emitter_delete(&em);
-  if (fclose(f) != 0 || !ok)
+  if (!ok) {
+    dt_outfile_fdiscard(f);
     return dt_error_set(err, out, 0, 0, "cannot write the calibrated platform");
+  }
+  if (dt_outfile_fclose(f, err) != DT_OK)
+    return dt_error_set(err, out, 0, 0, "cannot write the calibrated platform: %s", strerror(errno));
   return DT_OK;
 }
 

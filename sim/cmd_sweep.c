@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "cmd_sweep.h"
 
+#include "../common/dt_outfile.h"
 #include "../common/dt_util.h"
 #include "dt_sweep.h"
 
@@ -416,16 +417,7 @@ static void finish(const dt_sweep_plan *P, slot *s, int st, tally *t, int quiet_
     char *reason = reason_from_log(text, code);
     char *body = dt_xmalloc(strlen(reason) + (text ? strlen(text) : 0) + 2);
     sprintf(body, "%s\n%s", reason, text ? text : "");
-    char tmp[4500];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", fail, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (f) {
-      fputs(body, f);
-      if (fclose(f) == 0)
-        rename(tmp, fail);
-      else
-        remove(tmp);
-    }
+    dt_outfile_write(fail, body, strlen(body), NULL); /* a cache entry: without it the point runs again */
     if (code == 1)
       rename(s->out_tmp, json);
     else
@@ -538,18 +530,9 @@ static int copy_file(const char *from, const char *to)
   char *data = dt_sweep_read_file(from, &len);
   if (!data)
     return -1;
-  char tmp[4500];
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", to, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  int ok = f && fwrite(data, 1, len, f) == len;
-  if (f && fclose(f) != 0)
-    ok = 0;
+  int rc = dt_outfile_write(to, data, len, NULL);
   free(data);
-  if (!ok || rename(tmp, to) != 0) {
-    remove(tmp);
-    return -1;
-  }
-  return 0;
+  return rc == DT_OK ? 0 : -1;
 }
 
 static int write_outputs(const opts *o, const dt_sweep_plan *P, const dt_sweep_result *r)
@@ -561,7 +544,7 @@ static int write_outputs(const opts *o, const dt_sweep_plan *P, const dt_sweep_r
   for (size_t i = 0; i < o->nouts && rc == DT_OK; i++) {
     const char *out = o->outs[i];
     int jsonl = strlen(out) > 6 && strcmp(out + strlen(out) - 6, ".jsonl") == 0;
-    FILE *f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+    FILE *f = dt_outfile_fopen(out, &err); /* stdout for "-"; a file appears whole or not at all */
     to_stdout |= f == stdout;
     if (!f) {
       fprintf(stderr, "dtsim: error: cannot write '%s': %s\n", out, strerror(errno));
@@ -569,7 +552,9 @@ static int write_outputs(const opts *o, const dt_sweep_plan *P, const dt_sweep_r
       return EXIT_USAGE;
     }
     rc = jsonl ? dt_sweep_write_jsonl(f, P, r, t, &err) : dt_sweep_write_csv(f, P, r, t, &err);
-    if (f != stdout && fclose(f) != 0 && rc == DT_OK)
+    if (rc != DT_OK)
+      dt_outfile_fdiscard(f);
+    else if (dt_outfile_fclose(f, &err) != DT_OK)
       rc = dt_error_set(&err, NULL, 0, 0, "cannot write '%s': %s", out, strerror(errno));
   }
   if (rc == DT_OK && o->plot)

@@ -738,6 +738,7 @@ static int cmd_run(int argc, char **argv)
                         .fidelity = ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", .top_links = top_links,
                         .faults = faults.n > 0 ? &fcmp : NULL,
                         .samples = samples};
+  dt_phase("writing the report");
   if (json) {
     char note[4096];
     for (size_t i = 0; i < dt_report_note_count(&in); i++)
@@ -1083,6 +1084,7 @@ int dt_cli_main(int argc, char **argv)
   for (size_t i = 0; i < NCOMMANDS; i++) {
     if (strcmp(name, commands[i].name) != 0)
       continue;
+    dt_phase("starting 'dtsim %s'", name); /* until a stage names itself (out-of-memory message) */
     int rc = commands[i].fn(argc - 1, argv + 1);
     if (fflush(stdout) != 0 || ferror(stdout)) {
       fprintf(stderr, "dtsim: error: cannot write to standard output\n");

@@ -3,6 +3,7 @@
  * can be run again by hand (`cd DIR && gnuplot per_rank.gp`). */
 #include "dt_plot.h"
 
+#include "../common/dt_outfile.h"
 #include "../common/dt_util.h"
 #include "../replay/dt_linkload.h"
 
@@ -37,7 +38,7 @@ static FILE *open_in(const char *dir, const char *name, const char *ext, dt_erro
     return NULL;
   }
   snprintf(path, len, "%s/%s.%s", dir, name, ext);
-  FILE *f = fopen(path, "w");
+  FILE *f = dt_outfile_fopen(path, err); /* written whole or not at all */
   if (!f)
     dt_error_set(err, path, 0, 0, "--plot: cannot write: %s", strerror(errno));
   free(path);
@@ -46,8 +47,7 @@ static FILE *open_in(const char *dir, const char *name, const char *ext, dt_erro
 
 static int close_checked(FILE *f, const char *dir, const char *name, dt_error *err)
 {
-  int bad = ferror(f);
-  bad |= fclose(f) != 0;
+  int bad = dt_outfile_fclose(f, err) != DT_OK;
   return bad ? dt_error_set(err, dir, 0, 0, "--plot: cannot write '%s'", name) : DT_OK;
 }
 
@@ -74,7 +74,7 @@ static int plot_critical(const char *dir, const dt_report_input *in, dt_error *e
   FILE *d = open_in(dir, "critical_path", "dat", err), *g = d ? open_in(dir, "critical_path", "gp", err) : NULL;
   if (!g) {
     if (d)
-      fclose(d);
+      dt_outfile_fdiscard(d);
     return DT_ERR;
   }
   double T = s->makespan_s;
@@ -106,7 +106,7 @@ static int plot_per_rank(const char *dir, const dt_report_input *in, dt_error *e
   FILE *d = open_in(dir, "per_rank", "dat", err), *g = d ? open_in(dir, "per_rank", "gp", err) : NULL;
   if (!g) {
     if (d)
-      fclose(d);
+      dt_outfile_fdiscard(d);
     return DT_ERR;
   }
   fputs("# rank\tcompute_s\texposed_comm_s\trest_s (per_rank[] in the JSON; rest = makespan - compute - exposed)\n", d);
@@ -137,7 +137,7 @@ static int plot_links(const char *dir, const dt_report_input *in, dt_error *err)
   FILE *d = open_in(dir, "link_classes", "dat", err), *g = d ? open_in(dir, "link_classes", "gp", err) : NULL;
   if (!g) {
     if (d)
-      fclose(d);
+      dt_outfile_fdiscard(d);
     return DT_ERR;
   }
   fputs("# class\tlinks\tused\tbytes\tbusy_mean\tbusy_max (links.classes[] in the JSON)\n", d);
@@ -353,7 +353,7 @@ static int plot_histogram(const char *dir, const dt_report_input *in, dt_error *
   FILE *d = open_in(dir, "histogram", "dat", err), *g = d ? open_in(dir, "histogram", "gp", err) : NULL;
   if (!g) {
     if (d)
-      fclose(d);
+      dt_outfile_fdiscard(d);
     return DT_ERR;
   }
   int kinds[DT_OP_COUNT], nk = 0, lo = DT_HIST_BUCKETS, hi = -1;

@@ -4,6 +4,7 @@
 #include "dt_sweep.h"
 
 #include "../common/dt_json.h"
+#include "../common/dt_outfile.h"
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
 #include "../traces/dt_gen.h"
@@ -132,23 +133,9 @@ static void free_strs(char **arr, size_t n)
 /* Writes len bytes to path through a temporary file and rename, so readers never see half a file. */
 static int write_atomic(const char *path, const void *data, size_t len, dt_error *err)
 {
-  size_t n = strlen(path) + 32;
-  char *tmp = dt_xmalloc(n);
-  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  int ok = f && fwrite(data, 1, len, f) == len;
-  if (f && fclose(f) != 0)
-    ok = 0;
-  if (ok && rename(tmp, path) != 0)
-    ok = 0;
-  if (!ok) {
-    int e = errno;
-    remove(tmp);
-    free(tmp);
-    return dt_error_set(err, NULL, 0, 0, "cannot write '%s': %s", path, strerror(e));
-  }
-  free(tmp);
-  return DT_OK;
+  if (dt_outfile_write(path, data, len, err) == DT_OK)
+    return DT_OK;
+  return dt_error_set(err, NULL, 0, 0, "cannot write '%s': %s", path, strerror(errno));
 }
 
 static int make_dir(const char *path, dt_error *err)

@@ -3,6 +3,7 @@
 #include "dt_sweep.h"
 
 #include "../common/dt_json.h"
+#include "../common/dt_outfile.h"
 #include "../common/dt_util.h"
 
 #include <errno.h>
@@ -595,12 +596,12 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
   snprintf(dat, n, "%s.dat", out);
   snprintf(gp, n, "%s.gp", out);
   int rc = DT_OK;
-  FILE *d = fopen(dat, "w");
-  FILE *g = d ? fopen(gp, "w") : NULL;
+  /* both written whole or not at all (dt_outfile.h) */
+  FILE *d = dt_outfile_fopen(dat, err);
+  FILE *g = d ? dt_outfile_fopen(gp, err) : NULL;
   if (!d || !g) {
     rc = dt_error_set(err, NULL, 0, 0, "cannot write '%s': %s", d ? gp : dat, strerror(errno));
-    if (d)
-      fclose(d);
+    dt_outfile_fdiscard(d);
     goto done;
   }
   /* data: one block per value of the second axis (gnuplot's `index`), rows "x-index mean" */
@@ -657,9 +658,8 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
     }
     fputc('\n', g);
   }
-  int bad = ferror(d) | ferror(g);
-  bad |= fclose(d) != 0;
-  bad |= fclose(g) != 0;
+  int bad = dt_outfile_fclose(d, err) != DT_OK;
+  bad |= dt_outfile_fclose(g, err) != DT_OK;
   if (bad) {
     rc = dt_error_set(err, NULL, 0, 0, "cannot write '%s'", gp);
     goto done;

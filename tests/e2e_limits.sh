@@ -201,6 +201,68 @@ check "import --max-output 1M of the sample writes it, and no temporary file is 
 "$DTSIM" gen neox-19m --max-output 1K -o "$tmp/out/g.dtt" >/dev/null 2>"$tmp/mg.err"; rc=$?
 check "gen --max-output 1K: exit 2 naming the limit" '[ $rc -eq 2 ] && grep -q "more than --max-output 1024 bytes" "$tmp/mg.err" && [ ! -e "$tmp/out/g.dtt" ]'
 
+# --- out of memory: exit 2 naming the request and what was being built, never a signal (was abort(), 134)
+# a trace declaring 2^20 ranks: about 170 MB to check, refused by an address-space limit of 150 MB
+printf 'dtsim_trace 1\nranks 1048576\ngroup world 0-1048575\nrank 0\ns0 allreduce group=world bytes=1024\n' >"$tmp/wide.dtt"
+if [ "${DTSIM_TEST_SCALE:-1}" = 1 ]; then
+  (ulimit -v 150000; exec "$DTSIM" import "$tmp/wide.dtt" -o "$tmp/wide2.dtt") >/dev/null 2>"$tmp/oom.err"; rc=$?
+  check "ulimit -v 150000 on 2^20 ranks: exit 2, 'out of memory (asked for ...) while checking the trace of wide.dtt'" \
+    '[ $rc -eq 2 ] && grep -q "^dtsim: out of memory (asked for [0-9.]* [KMG]iB) while checking the trace of .*wide.dtt$" "$tmp/oom.err" && [ ! -e "$tmp/wide2.dtt" ]'
+else
+  echo "note: the ulimit -v case runs in the Release build only (the sanitizers reserve terabytes of address space); the DTSIM_TEST_ALLOC_LIMIT cases below take the same exit"
+fi
+# the same exit through the test cap on one request (DTSIM_TEST_ALLOC_LIMIT, common/dt_util.h): reading the platform, and inside a
+# SimGrid actor (the first allocation of the replay): exit 2, the report not half printed, no timeline left
+DTSIM_TEST_ALLOC_LIMIT=100000 "$DTSIM" run tests/data/node8.yaml "$tmp/wide.dtt" >/dev/null 2>"$tmp/oomp.err"; rc=$?
+check "an allocation failing while reading the platform: exit 2 naming it" \
+  '[ $rc -eq 2 ] && grep -q "out of memory (asked for .*) while reading the platform tests/data/node8.yaml" "$tmp/oomp.err"'
+mkdir -p "$tmp/oomdir"
+DTSIM_TEST_ALLOC_LIMIT=1 DTSIM_TEST_ALLOC_PHASE=replaying timeout 60 "$DTSIM" run --timeline "$tmp/oomdir/tl.json" \
+  tests/data/node8.yaml tests/data/allreduce8.dtt >"$tmp/oomr.out" 2>"$tmp/oomr.err"; rc=$?
+check "an allocation failing inside a SimGrid actor: exit 2 (no hang, no signal), no timeline and no temporary left" \
+  '[ $rc -eq 2 ] && grep -q "out of memory (asked for .*) while replaying the trace" "$tmp/oomr.err" && [ -z "$(ls -A "$tmp/oomdir")" ]'
+
+# --- output files appear whole or not at all (temporary name + rename, common/dt_outfile.c)
+mkdir -p "$tmp/wr"
+awk 'BEGIN { print "dtsim_trace 1"; print "ranks 2"; print "group world 0-1";
+  for (r = 0; r < 2; r++) { print "rank " r; for (i = 0; i < 50000; i++) { print "s0 compute dur=1us"; print "s0 allreduce group=world bytes=1024" } } }' >"$tmp/long.dtt"
+# a write that fails (file size limit, SIGXFSZ ignored: EFBIG): exit 2 with the cause, nothing under either name
+(ulimit -f 1000; trap '' XFSZ; exec "$DTSIM" import "$tmp/long.dtt" -o "$tmp/wr/a.dtt") >/dev/null 2>"$tmp/wr.err"; rc=$?
+check "a failing write (ulimit -f): exit 2 'File too large', no file and no temporary" \
+  '[ $rc -eq 2 ] && grep -q "a.dtt: cannot write: File too large" "$tmp/wr.err" && [ -z "$(ls -A "$tmp/wr")" ]'
+# the same limit killing the process (SIGXFSZ, default action): the signal handler removes the temporary
+(ulimit -f 1000; exec "$DTSIM" import "$tmp/long.dtt" -o "$tmp/wr/b.dtt") >/dev/null 2>&1; rc=$?
+check "a write killed by SIGXFSZ (exit $rc): no file and no temporary" '[ $rc -eq 153 ] && [ -z "$(ls -A "$tmp/wr")" ]'
+# SIGTERM while the output is being written: wait for its temporary to appear, then kill
+seen=0
+for attempt in 1 2 3 4 5; do
+  "$DTSIM" import "$tmp/long.dtt" -o "$tmp/wr/c.dtt" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 1 3000); do
+    if compgen -G "$tmp/wr/c.dtt.tmp.*" >/dev/null; then seen=1; kill -TERM $pid; break; fi
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.01
+  done
+  wait $pid
+  [ $seen -eq 1 ] && break
+  rm -f "$tmp/wr/c.dtt"
+done
+check "SIGTERM in the middle of a write: no file and no temporary" '[ $seen -eq 1 ] && [ -z "$(ls -A "$tmp/wr")" ]'
+# a device or a pipe is written in place: renaming over it would replace it with a file (as root: -o /dev/null)
+mkfifo "$tmp/wr/fifo"
+cat "$tmp/wr/fifo" >"$tmp/fifo.out" &
+"$DTSIM" import tests/data/allreduce8.dtt -o "$tmp/wr/fifo" >/dev/null 2>&1; rc=$?
+wait
+check "-o a FIFO writes through it and leaves it a FIFO" \
+  '[ $rc -eq 0 ] && [ -p "$tmp/wr/fifo" ] && head -1 "$tmp/fifo.out" | grep -q "^dtsim_trace 1" && [ "$(ls -A "$tmp/wr")" = fifo ]'
+rm -f "$tmp/wr/fifo"
+# a symbolic link: the file it names is replaced, the link stays
+echo old >"$tmp/wr/target.dtt"
+ln -s target.dtt "$tmp/wr/link.dtt"
+"$DTSIM" import tests/data/allreduce8.dtt -o "$tmp/wr/link.dtt" >/dev/null 2>&1; rc=$?
+check "-o a symbolic link replaces the file it names" \
+  '[ $rc -eq 0 ] && [ -L "$tmp/wr/link.dtt" ] && head -1 "$tmp/wr/target.dtt" | grep -q "^dtsim_trace 1"'
+
 # --- YAML nesting: 40,000 levels in 80 KB took 17.6 s in libyaml's loader; refused past 64 levels, linearly
 nest() { printf 'dtsim_platform: 1\nname: '; awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "["; for (i = 0; i < n; i++) printf "]"; print "" }'; }
 nest 40000 >"$tmp/nest.yaml"

@@ -440,10 +440,16 @@ int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts 
     return dt_error_set(err, "", 0, 0, "unknown trace format '%s': expected auto%s", opts->format, names);
   }
   dt_trace *t = NULL;
+  /* named by an out-of-memory exit: "... while building the trace of capture.json" */
+  if (npaths > 1)
+    dt_phase("building the trace of %s (and %zu more file%s)", paths[0], npaths - 1, npaths > 2 ? "s" : "");
+  else
+    dt_phase("building the trace of %s", paths[0]);
   if (imp->import(paths, npaths, opts, &t, err) != DT_OK)
     return DT_ERR;
   t->format = imp->name;
   note_unused_options(t, imp->name, opts);
+  dt_phase("checking the trace of %s%s", paths[0], npaths > 1 ? " and the other files" : "");
   if (dt_trace_validate(t, err) != DT_OK) {
     dt_trace_free(t);
     return DT_ERR;

@@ -3,6 +3,7 @@
  * parses and checks what one line can tell; cross-rank matching is dt_trace_validate's. */
 #include "dt_trace_io.h"
 
+#include "../common/dt_outfile.h"
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
 
@@ -1214,46 +1215,27 @@ int dt_trace_write_native_file(const dt_trace *t, FILE *f, dt_error *err)
   return DT_OK;
 }
 
-static int write_tmp(const dt_trace *t, const char *tmp, const char *path, int32_t only_rank, dt_dep **order,
-                     size_t *cap, dt_error *err);
-
 uint64_t dt_trace_native_size_bound(const dt_trace *t)
 {
   return (uint64_t)dt_trace_op_count(t) * 8;
 }
 
-/* Writes to PATH.tmp.PID and renames it to path once complete, so that an interrupted or failed write never
- * leaves half a file under the final name. */
+/* Writes through a temporary file renamed to path once complete (dt_outfile.h), so that an interrupted or failed
+ * write never leaves half a file under the final name. */
 static int write_path(const dt_trace *t, const char *path, int32_t only_rank, dt_dep **order, size_t *cap,
                       dt_error *err)
 {
-  char *tmp = dt_xmalloc(strlen(path) + 32);
-  sprintf(tmp, "%s.tmp.%ld", path, (long)getpid());
-  int rc = write_tmp(t, tmp, path, only_rank, order, cap, err);
-  if (rc == DT_OK && rename(tmp, path) != 0)
-    rc = dt_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
-  if (rc != DT_OK)
-    unlink(tmp);
-  free(tmp);
-  return rc;
-}
-
-static int write_tmp(const dt_trace *t, const char *tmp, const char *path, int32_t only_rank, dt_dep **order,
-                     size_t *cap, dt_error *err)
-{
-  FILE *f = fopen(tmp, "w");
-  if (!f)
-    return dt_error_set(err, path, 0, 0, "cannot write: %s", strerror(errno));
+  dt_outfile *o = dt_outfile_open(path, err);
+  if (!o)
+    return DT_ERR;
+  FILE *f = dt_outfile_stream(o);
   write_header(t, f);
   if (only_rank >= 0)
     write_rank(t, only_rank, order, cap, f);
   else
     for (int32_t r = 0; r < t->nranks; r++)
       write_rank(t, r, order, cap, f);
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad)
-    return dt_error_set(err, path, 0, 0, "write error: %s", strerror(errno));
-  return DT_OK;
+  return dt_outfile_commit(o, err);
 }
 
 int dt_trace_write_native(const dt_trace *t, const char *path, dt_error *err)

@@ -1,0 +1,292 @@
+/* Output files written to a temporary name and renamed once complete (dt_outfile.h), and the registry of
+ * unfinished temporaries that the signal handlers and the out-of-memory exit remove. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "dt_outfile.h"
+
+#include "dt_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+struct dt_outfile {
+  FILE *f;
+  char *path; /* final name */
+  char *tmp;  /* NULL for stdout and for a file written in place */
+  int direct; /* written in place (not a regular file: a device or a pipe), closed by commit */
+  int slot;   /* index in the registry, -1 for stdout */
+  pid_t pid;  /* the process that created tmp */
+};
+
+/* The outputs being written, read by the signal handlers: a slot is filled (with a whole record) and emptied
+ * with the handled signals blocked. The pid guards against a forked child (dt_fork.c) removing its parent's
+ * files when it exits. */
+#define MAX_OPEN 64
+static dt_outfile *volatile slots[MAX_OPEN];
+static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};
+#define NHANDLED (sizeof handled / sizeof *handled)
+static int handlers_installed;
+
+void dt_outfile_remove_unfinished(void)
+{
+  pid_t me = getpid();
+  for (int i = 0; i < MAX_OPEN; i++) {
+    dt_outfile *o = slots[i];
+    if (o && o->tmp && o->pid == me)
+      unlink(o->tmp);
+  }
+}
+
+static void on_signal(int sig)
+{
+  dt_outfile_remove_unfinished();
+  /* the handler was installed with SA_RESETHAND: the default action (end the process) follows */
+  raise(sig);
+}
+
+static void install_handlers(void)
+{
+  handlers_installed = 1;
+  for (size_t i = 0; i < NHANDLED; i++) {
+    struct sigaction old;
+    if (sigaction(handled[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+      continue; /* the caller handles or ignores it */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(handled[i], &sa, NULL);
+  }
+}
+
+static void block(sigset_t *old)
+{
+  sigset_t set;
+  sigemptyset(&set);
+  for (size_t i = 0; i < NHANDLED; i++)
+    sigaddset(&set, handled[i]);
+  sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static int enlist(dt_outfile *o)
+{
+  sigset_t old;
+  block(&old);
+  int slot = -1;
+  for (int i = 0; i < MAX_OPEN && slot < 0; i++)
+    if (!slots[i]) {
+      slots[i] = o;
+      slot = i;
+    }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return slot;
+}
+
+static void delist(int slot)
+{
+  if (slot < 0)
+    return;
+  sigset_t old;
+  block(&old);
+  slots[slot] = NULL;
+  sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void release(dt_outfile *o)
+{
+  delist(o->slot);
+  free(o->tmp);
+  free(o->path);
+  free(o);
+}
+
+dt_outfile *dt_outfile_open(const char *path, dt_error *err)
+{
+  if (!handlers_installed)
+    install_handlers();
+  dt_phase("writing %s", path);
+  dt_outfile *o = dt_xcalloc(1, sizeof *o);
+  o->path = dt_xstrdup(path);
+  o->slot = -1;
+  if (strcmp(path, "-") == 0) {
+    o->f = stdout;
+    return o;
+  }
+  struct stat st;
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    /* a symbolic link: the file it names is replaced, not the link */
+    char *real = realpath(path, NULL);
+    if (real) {
+      free(o->path);
+      o->path = dt_xstrdup(real);
+      free(real);
+      path = o->path;
+    }
+  }
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    /* a device, a pipe or a socket (-o /dev/null, a FIFO): written in place, since renaming over it would
+     * replace the device with a file; a directory fails here with EISDIR */
+    o->f = fopen(path, "w");
+    if (!o->f) {
+      int e = errno;
+      dt_error_set(err, path, 0, 0, "cannot write: %s", strerror(e));
+      release(o);
+      errno = e;
+      return NULL;
+    }
+    o->direct = 1;
+    if ((o->slot = enlist(o)) < 0) {
+      fclose(o->f);
+      dt_error_set(err, path, 0, 0, "cannot write: %s", strerror(EMFILE));
+      release(o);
+      errno = EMFILE;
+      return NULL;
+    }
+    return o;
+  }
+  size_t n = strlen(path) + 48;
+  o->tmp = dt_xmalloc(n);
+  o->pid = getpid();
+  int fd = -1, e = 0;
+  for (unsigned k = 0; k < 1000; k++) {
+    snprintf(o->tmp, n, "%s.tmp.%ld.%u", path, (long)o->pid, k);
+    /* enlisted before the file exists, so that no signal between the two leaves it behind */
+    if ((o->slot = enlist(o)) < 0) {
+      e = EMFILE;
+      break;
+    }
+    fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd >= 0)
+      break;
+    e = errno;
+    delist(o->slot);
+    o->slot = -1;
+    if (e != EEXIST)
+      break;
+  }
+  if (fd >= 0 && !(o->f = fdopen(fd, "w"))) {
+    e = errno;
+    close(fd);
+    unlink(o->tmp);
+  }
+  if (!o->f) {
+    dt_error_set(err, path, 0, 0, "cannot write: %s", strerror(e));
+    release(o);
+    errno = e;
+    return NULL;
+  }
+  return o;
+}
+
+FILE *dt_outfile_stream(const dt_outfile *o)
+{
+  return o->f;
+}
+
+int dt_outfile_commit(dt_outfile *o, dt_error *err)
+{
+  if (!o)
+    return DT_ERR;
+  errno = 0;
+  int bad = fflush(o->f) != 0 || ferror(o->f);
+  int e = errno;
+  if (o->direct) {
+    if (fclose(o->f) != 0 && !bad) {
+      bad = 1;
+      e = errno;
+    }
+    int rc = bad ? dt_error_set(err, o->path, 0, 0, "cannot write: %s", strerror(e ? e : EIO)) : DT_OK;
+    release(o);
+    return rc;
+  }
+  if (!o->tmp) { /* stdout: flushed, not closed */
+    int rc = bad ? dt_error_set(err, "", 0, 0, "cannot write to standard output: %s", strerror(e ? e : EIO)) : DT_OK;
+    release(o);
+    return rc;
+  }
+  if (fclose(o->f) != 0 && !bad) {
+    bad = 1;
+    e = errno;
+  }
+  if (!bad && rename(o->tmp, o->path) != 0) {
+    bad = 1;
+    e = errno;
+  }
+  int rc = DT_OK;
+  if (bad) {
+    unlink(o->tmp);
+    rc = dt_error_set(err, o->path, 0, 0, "cannot write: %s", strerror(e ? e : EIO));
+  }
+  release(o);
+  if (bad)
+    errno = e ? e : EIO; /* for the caller's own wording */
+  return rc;
+}
+
+void dt_outfile_discard(dt_outfile *o)
+{
+  if (!o)
+    return;
+  if (o->tmp) {
+    fclose(o->f);
+    unlink(o->tmp);
+  } else if (o->direct)
+    fclose(o->f);
+  release(o);
+}
+
+int dt_outfile_write(const char *path, const void *data, size_t len, dt_error *err)
+{
+  dt_outfile *o = dt_outfile_open(path, err);
+  if (!o)
+    return DT_ERR;
+  if (len && fwrite(data, 1, len, o->f) != len) {
+    int e = errno;
+    dt_outfile_discard(o);
+    dt_error_set(err, path, 0, 0, "cannot write: %s", strerror(e ? e : EIO));
+    errno = e ? e : EIO;
+    return DT_ERR;
+  }
+  return dt_outfile_commit(o, err);
+}
+
+FILE *dt_outfile_fopen(const char *path, dt_error *err)
+{
+  if (strcmp(path, "-") == 0)
+    return stdout;
+  dt_outfile *o = dt_outfile_open(path, err);
+  return o ? o->f : NULL;
+}
+
+static dt_outfile *find(FILE *f)
+{
+  for (int i = 0; i < MAX_OPEN; i++)
+    if (slots[i] && slots[i]->f == f && slots[i]->pid == getpid())
+      return slots[i];
+  return NULL;
+}
+
+int dt_outfile_fclose(FILE *f, dt_error *err)
+{
+  if (f == stdout)
+    return fflush(f) != 0 || ferror(f) ? dt_error_set(err, "", 0, 0, "cannot write to standard output") : DT_OK;
+  dt_outfile *o = f ? find(f) : NULL;
+  if (!o) {
+    if (f)
+      fclose(f);
+    return dt_error_set(err, "", 0, 0, "internal error: dt_outfile_fclose of a stream it did not open");
+  }
+  return dt_outfile_commit(o, err);
+}
+
+void dt_outfile_fdiscard(FILE *f)
+{
+  if (f && f != stdout)
+    dt_outfile_discard(find(f));
+}
