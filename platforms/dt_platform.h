@@ -175,6 +175,9 @@ int dt_platform_load(const char *path, dt_platform **out, dt_error *err);
  * (a sweep's axes) and want the same "did you mean". Static strings. */
 size_t dt_platform_key_count(void);
 const char *dt_platform_key_path(size_t i);
+/* Whether key i takes a number or a boolean, which platform files write unquoted ('nodes: 4', never
+ * 'nodes: "4"'): a sweep applies the same rule to its axis values. 0 past the end. */
+int dt_platform_key_numeric(size_t i);
 
 /* Same as dt_platform_load on an in-memory YAML text of len bytes; source_name is used in errors. */
 int dt_platform_parse(const char *text, size_t len, const char *source_name, dt_platform **out, dt_error *err);

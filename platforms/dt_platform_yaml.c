@@ -285,6 +285,14 @@ size_t dt_platform_key_count(void)
   return R_COUNT + NPOWER_SUBKEYS;
 }
 
+int dt_platform_key_numeric(size_t i)
+{
+  if (i >= R_COUNT)
+    return 0;
+  value_type t = schema[i].type;
+  return t == T_VERSION || t == T_COUNT || t == T_REAL || t == T_TAX || t == T_BOOL; /* as convert() refuses */
+}
+
 const char *dt_platform_key_path(size_t i)
 {
   static char paths[R_COUNT][96];

@@ -6,6 +6,7 @@
 #include "../common/dt_json.h"
 #include "../common/dt_outfile.h"
 #include "../common/dt_util.h"
+#include "../common/dt_yaml.h"
 #include "../platforms/dt_platform.h"
 #include "../traces/dt_gen.h"
 
@@ -72,11 +73,11 @@ char *dt_sweep_read_file(const char *path, size_t *len)
   size_t n;
   while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
     sb_add(&b, chunk, n);
-  int bad = ferror(f);
+  int bad = ferror(f), e = errno; /* a directory opens, then fails to read: EISDIR */
   fclose(f);
   if (bad) {
     free(b.s);
-    errno = EIO;
+    errno = e ? e : EIO;
     return NULL;
   }
   if (!b.s)
@@ -443,6 +444,40 @@ static const char *scalar(const yaml_node_t *n)
   return (const char *)n->data.scalar.value;
 }
 
+/* Whether the value of spec key (dotted: "axes.nodes", "workload.tp", "sample.points") is a number or a
+ * boolean, which the platform and workload files it ends up in write unquoted. */
+static int takes_number(const char *key)
+{
+  if (strcmp(key, "dtsim_sweep") == 0 || strcmp(key, "sample.points") == 0 || strcmp(key, "sample.seed") == 0)
+    return 1;
+  const char *name = strncmp(key, "axes.", 5) == 0 ? key + 5 : strncmp(key, "workload.", 9) == 0 ? key + 9 : NULL;
+  if (!name)
+    return 0;
+  if (dt_gen_is_key(name))
+    return dt_gen_key_numeric(name);
+  for (size_t i = 0; i < dt_platform_key_count(); i++)
+    if (strcmp(dt_platform_key_path(i), name) == 0)
+      return dt_platform_key_numeric(i);
+  return 0;
+}
+
+/* One policy with the platform and workload files (README "Conventions"): no YAML tags, and numbers and
+ * booleans unquoted (`nodes: ["4"]` was passed on as the text 4). */
+static int check_plain(yspec *Y, const yaml_node_t *n, const char *key)
+{
+  char tagbuf[160];
+  const char *not_plain = dt_yaml_not_plain(n, tagbuf, sizeof tagbuf);
+  if (!not_plain)
+    return DT_OK;
+  if (not_plain == tagbuf)
+    return spec_fail(Y->err, node_where(Y, n), "expected a plain value for '%s', found %s '%s' (sweep files use "
+                     "no YAML tags)", key, not_plain, scalar(n));
+  if (takes_number(key))
+    return spec_fail(Y->err, node_where(Y, n), "expected an unquoted number or boolean for '%s', found %s '%s' "
+                     "(numbers and booleans are written unquoted, as 'nodes: [4, 8]')", key, not_plain, scalar(n));
+  return DT_OK;
+}
+
 /* Walks a mapping: prefix is the dotted path so far ("" at the top). workload/run/sample open one level,
  * axes any number (nested mappings join with dots). */
 static int walk_map(yspec *Y, yaml_node_t *map, const char *prefix, int depth)
@@ -488,6 +523,8 @@ static int walk_map(yspec *Y, yaml_node_t *map, const char *prefix, int depth)
     size_t nvals = 0;
     int list = 0;
     if (v->type == YAML_SCALAR_NODE) {
+      if (check_plain(Y, v, key) != DT_OK)
+        return DT_ERR;
       push_str(&vals, &nvals, scalar(v));
     } else if (v->type == YAML_SEQUENCE_NODE) {
       list = 1;
@@ -496,6 +533,10 @@ static int walk_map(yspec *Y, yaml_node_t *map, const char *prefix, int depth)
         if (e->type != YAML_SCALAR_NODE) {
           free_strs(vals, nvals);
           return spec_fail(Y->err, node_where(Y, e), "expected a plain value in the list for '%s'", key);
+        }
+        if (check_plain(Y, e, key) != DT_OK) {
+          free_strs(vals, nvals);
+          return DT_ERR;
         }
         push_str(&vals, &nvals, scalar(e));
       }
@@ -513,6 +554,10 @@ static int walk_map(yspec *Y, yaml_node_t *map, const char *prefix, int depth)
 
 static int load_yaml(const char *path, dt_sweep_spec *s, dt_error *err)
 {
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return dt_error_set(err, path, 0, 0, "is a directory: expected a sweep spec file (YAML starting with "
+                                         "'dtsim_sweep: 1', docs/sweep.md)");
   size_t len;
   char *text = dt_sweep_read_file(path, &len);
   if (!text)

@@ -263,6 +263,27 @@ ln -s target.dtt "$tmp/wr/link.dtt"
 check "-o a symbolic link replaces the file it names" \
   '[ $rc -eq 0 ] && [ -L "$tmp/wr/link.dtt" ] && head -1 "$tmp/wr/target.dtt" | grep -q "^dtsim_trace 1"'
 
+# --- sweep specs: the platform and workload files' rule for numbers (was: nodes: ["4"] passed on as text)
+cp tests/data/sweep/base.yaml "$tmp/base.yaml"
+sweepspec() { printf 'dtsim_sweep: 1\nplatform: base.yaml\nworkload: {gen: neox-19m, dp: %s, global_batch: 32}\naxes:\n  %s\n' "$1" "$2" >"$tmp/sw.yaml"; }
+sweepspec 8 'nodes: [4, "2"]'
+"$DTSIM" sweep plan "$tmp/sw.yaml" >/dev/null 2>"$tmp/sw.err"; rc=$?
+check "sweep axis value \"2\" for nodes: exit 2 at its line:col, expected and found" \
+  '[ $rc -eq 2 ] && grep -q "sw.yaml:5:14: expected an unquoted number or boolean for .axes.nodes., found a quoted string .2." "$tmp/sw.err"'
+sweepspec '"8"' 'nodes: [4]'
+"$DTSIM" sweep plan "$tmp/sw.yaml" >/dev/null 2>"$tmp/sw.err"; rc=$?
+check "sweep workload dp: \"8\": exit 2 at its line:col" '[ $rc -eq 2 ] && grep -q "sw.yaml:3:31: .* for .workload.dp., found a quoted string" "$tmp/sw.err"'
+sweepspec 8 'tp: [!n 1]'
+"$DTSIM" sweep plan "$tmp/sw.yaml" >/dev/null 2>"$tmp/sw.err"; rc=$?
+check "sweep axis value with a tag: exit 2 at its line:col" '[ $rc -eq 2 ] && grep -q "sw.yaml:5:8: expected a plain value for .axes.tp., found a value with the tag .!n." "$tmp/sw.err"'
+sweepspec 8 'network.topology: ["fat-tree"]'
+"$DTSIM" sweep plan "$tmp/sw.yaml" >"$tmp/sw.out" 2>"$tmp/sw.err"; rc=$?
+check "a quoted word for a text key is fine (exit 0, one point)" '[ $rc -eq 0 ] && grep -q "network.topology=fat-tree" "$tmp/sw.out"'
+mkdir -p "$tmp/swdir"
+"$DTSIM" sweep "$tmp/swdir" >/dev/null 2>"$tmp/swd.err"; rc=$?
+check "sweep of a directory: exit 2 saying it is a directory and what was expected (was 'Input/output error')" \
+  '[ $rc -eq 2 ] && grep -q "swdir: is a directory: expected a sweep spec file" "$tmp/swd.err"'
+
 # --- YAML nesting: 40,000 levels in 80 KB took 17.6 s in libyaml's loader; refused past 64 levels, linearly
 nest() { printf 'dtsim_platform: 1\nname: '; awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "["; for (i = 0; i < n; i++) printf "]"; print "" }'; }
 nest 40000 >"$tmp/nest.yaml"

@@ -105,6 +105,9 @@ int dt_gen_preset(const char *name, dt_gen_config *c, dt_error *err);
 int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *err);
 /* Whether key is a dt_gen_set key. */
 int dt_gen_is_key(const char *key);
+/* Whether key takes a whole number or a boolean, which workload files write unquoted ('tp: 8', never
+ * 'tp: "8"'): a sweep applies the same rule. 0 for an unknown key. */
+int dt_gen_key_numeric(const char *key);
 /* The dt_gen_set keys, for i below dt_gen_key_count() (a static string; NULL past the end). */
 size_t dt_gen_key_count(void);
 const char *dt_gen_key_name(size_t i);

@@ -267,6 +267,12 @@ int dt_gen_is_key(const char *key)
   return find_key(key) != NULL;
 }
 
+int dt_gen_key_numeric(const char *key)
+{
+  const key_spec *ks = find_key(key);
+  return ks && (ks->type == K_COUNT || ks->type == K_COUNT64 || ks->type == K_BOOL); /* as walk_section refuses */
+}
+
 size_t dt_gen_key_count(void)
 {
   return NKEYS;
