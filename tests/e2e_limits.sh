@@ -284,6 +284,25 @@ mkdir -p "$tmp/swdir"
 check "sweep of a directory: exit 2 saying it is a directory and what was expected (was 'Input/output error')" \
   '[ $rc -eq 2 ] && grep -q "swdir: is a directory: expected a sweep spec file" "$tmp/swd.err"'
 
+# --- notes: at most 20 of one kind, then one "… and K more like" (one warning per step was 3000 notes)
+awk 'BEGIN { printf "{\"schemaVersion\":1,\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":[";
+  printf "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":0,\"dur\":5,\"args\":{\"stream\":7}}";
+  for (i = 0; i < 3000; i++) printf ",{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":0,\"tid\":2,\"ts\":%d,\"dur\":5}", i, 100 + 10 * i;
+  print "]}" }' >"$tmp/steps.json"
+"$DTSIM" run --json tests/data/node8.yaml "$tmp/steps.json" >"$tmp/steps.out" 2>/dev/null; rc=$?
+check "3000 steps without GPU work: 20 notes of that kind and one '… and 2980 more like' (JSON)" \
+  '[ $rc -eq 0 ] && [ "$(jq "[.notes[] | select(test(\"launched no GPU work\"))] | length" "$tmp/steps.out")" -eq 21 ] &&
+   jq -r ".notes[]" "$tmp/steps.out" | grep -q "^… and 2980 more like \"kineto warning: .ProfilerStep#19. launched no GPU work"'
+"$DTSIM" run tests/data/node8.yaml "$tmp/steps.json" 2>/dev/null | grep -c "launched no GPU work" >"$tmp/steps.n"
+check "the same in the text report (21 lines)" '[ "$(cat "$tmp/steps.n")" -eq 21 ]'
+# a native trace with 5000 meta note= lines of one kind
+awk 'BEGIN { print "dtsim_trace 1"; print "ranks 1"; for (i = 0; i < 5000; i++) printf "meta note=\"step %d was odd\"\n", i;
+  print "rank 0"; print "s0 compute dur=1us" }' >"$tmp/metanotes.dtt"
+"$DTSIM" run --json tests/data/node8.yaml "$tmp/metanotes.dtt" >"$tmp/mn.out" 2>/dev/null; rc=$?
+check "5000 meta notes of one kind: 20 and '… and 4980 more like \"step 19 was odd\"'" \
+  '[ $rc -eq 0 ] && [ "$(jq "[.notes[] | select(test(\"was odd\"))] | length" "$tmp/mn.out")" -eq 21 ] &&
+   jq -r ".notes[]" "$tmp/mn.out" | grep -qx "… and 4980 more like \"step 19 was odd\""'
+
 # --- YAML nesting: 40,000 levels in 80 KB took 17.6 s in libyaml's loader; refused past 64 levels, linearly
 nest() { printf 'dtsim_platform: 1\nname: '; awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "["; for (i = 0; i < n; i++) printf "]"; print "" }'; }
 nest 40000 >"$tmp/nest.yaml"

@@ -5,6 +5,7 @@
 #include "../common/dt_util.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,25 @@ dt_trace *dt_trace_new(int32_t nranks)
   return t;
 }
 
+typedef struct note_kind {
+  uint64_t key;  /* note_key of the kind, 0 for an empty slot */
+  uint64_t n;    /* notes of the kind given so far */
+  size_t last;   /* index of the last one kept (in notes or meta) */
+  size_t more;   /* index of the closing "… and K more" note, SIZE_MAX before there is one */
+} note_kind;
+
+struct dt_note_kinds {
+  note_kind *slot; /* open addressing on key */
+  size_t cap, n;
+};
+
+static void note_kinds_free(struct dt_note_kinds *k)
+{
+  if (k)
+    free(k->slot);
+  free(k);
+}
+
 void dt_trace_free(dt_trace *t)
 {
   if (!t)
@@ -123,6 +143,7 @@ void dt_trace_free(dt_trace *t)
   for (size_t i = 0; i < t->nnotes; i++)
     free(t->notes[i]);
   free(t->notes);
+  note_kinds_free(t->note_kinds);
   free(t);
 }
 
@@ -284,8 +305,112 @@ dt_op *dt_trace_append(dt_trace *t, int32_t rank, int32_t stream_id)
   return op;
 }
 
+/* ---- notes, at most DT_NOTES_PER_KIND of a kind ---- */
+
+/* The kind of a note: FNV-1a of its text with every run of digits read as one '#' and every 'quoted name' as
+ * '' (the parts that change between the notes of one call site). Never 0. */
+static uint64_t note_key(const char *s, int meta)
+{
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)meta;
+  for (const char *p = s; *p; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c >= '0' && c <= '9') {
+      while (p[1] >= '0' && p[1] <= '9')
+        p++;
+      c = '#';
+    } else if (c == '\'' && (p == s || !isalnum((unsigned char)p[-1]))) {
+      const char *q = strchr(p + 1, '\'');
+      if (q)
+        p = q; /* the closing quote is hashed below */
+    }
+    h = (h ^ c) * 1099511628211ull;
+  }
+  return h ? h : 1;
+}
+
+static note_kind *note_kind_of(dt_trace *t, uint64_t key)
+{
+  struct dt_note_kinds *k = t->note_kinds;
+  if (!k)
+    k = t->note_kinds = dt_xcalloc(1, sizeof *k);
+  if (2 * (k->n + 1) > k->cap) {
+    size_t cap = k->cap ? 2 * k->cap : 64;
+    note_kind *slot = dt_xcalloc(cap, sizeof *slot);
+    for (size_t i = 0; i < k->cap; i++) {
+      if (!k->slot[i].key)
+        continue;
+      size_t j = dt_mix64(k->slot[i].key) & (cap - 1);
+      while (slot[j].key)
+        j = (j + 1) & (cap - 1);
+      slot[j] = k->slot[i];
+    }
+    free(k->slot);
+    k->slot = slot;
+    k->cap = cap;
+  }
+  size_t j = dt_mix64(key) & (k->cap - 1);
+  while (k->slot[j].key && k->slot[j].key != key)
+    j = (j + 1) & (k->cap - 1);
+  if (!k->slot[j].key) {
+    k->slot[j] = (note_kind){key, 0, 0, SIZE_MAX};
+    k->n++;
+  }
+  return &k->slot[j];
+}
+
+/* The text of the closing note of a kind: "… and K more like "LAST"" (LAST cut at 120 bytes, on a UTF-8
+ * character boundary). Owned by the caller. */
+static char *more_text(uint64_t k, const char *last)
+{
+  size_t n = strlen(last);
+  int cut = n > 120;
+  if (cut) {
+    n = 120;
+    while (n > 0 && ((unsigned char)last[n] & 0xC0) == 0x80)
+      n--;
+  }
+  char *s = dt_xmalloc(n + 96);
+  snprintf(s, n + 96, "\u2026 and %" PRIu64 " more like \"%.*s%s\"", k, (int)n, last, cut ? "\u2026" : "");
+  return s;
+}
+
+/* Counts one note of kind key; returns 1 when it is to be kept, else updates the kind's closing note (which
+ * it appends, at the first one past the cap) and returns 0. notes/n: the array the kind lives in. */
+static int note_admit(dt_trace *t, const char *text, int meta)
+{
+  note_kind *k = note_kind_of(t, note_key(text, meta));
+  if (++k->n <= DT_NOTES_PER_KIND) {
+    k->last = meta ? t->nmeta : t->nnotes;
+    return 1;
+  }
+  const char *last = meta ? t->meta_values[k->last] : t->notes[k->last];
+  char *more = more_text(k->n - DT_NOTES_PER_KIND, last);
+  if (k->more == SIZE_MAX) {
+    k->more = meta ? t->nmeta : t->nnotes;
+    if (meta) {
+      size_t cap = t->meta_cap;
+      t->meta_keys = dt_grow(t->meta_keys, &cap, t->nmeta, sizeof *t->meta_keys);
+      t->meta_values = dt_grow(t->meta_values, &t->meta_cap, t->nmeta, sizeof *t->meta_values);
+      t->meta_keys[t->nmeta] = dt_xstrdup("note");
+      t->meta_values[t->nmeta++] = more;
+    } else {
+      t->notes = dt_grow(t->notes, &t->notes_cap, t->nnotes, sizeof *t->notes);
+      t->notes[t->nnotes++] = more;
+    }
+  } else if (meta) {
+    free(t->meta_values[k->more]);
+    t->meta_values[k->more] = more;
+  } else {
+    free(t->notes[k->more]);
+    t->notes[k->more] = more;
+  }
+  return 0;
+}
+
 void dt_trace_add_meta(dt_trace *t, const char *key, const char *value)
 {
+  if (strcmp(key, "note") == 0 && !note_admit(t, value, 1))
+    return;
   size_t cap = t->meta_cap;
   t->meta_keys = dt_grow(t->meta_keys, &cap, t->nmeta, sizeof *t->meta_keys);
   t->meta_values = dt_grow(t->meta_values, &t->meta_cap, t->nmeta, sizeof *t->meta_values);
@@ -301,6 +426,8 @@ void dt_trace_add_note(dt_trace *t, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  if (!note_admit(t, buf, 0))
+    return;
   t->notes = dt_grow(t->notes, &t->notes_cap, t->nnotes, sizeof *t->notes);
   t->notes[t->nnotes++] = dt_xstrdup(buf);
 }

@@ -159,6 +159,7 @@ typedef struct dt_trace {
   char **meta_keys, **meta_values; /* `meta key=value` lines, in order */
   size_t nnotes, notes_cap;
   char **notes;       /* assumptions and warnings for the report's `notes` */
+  struct dt_note_kinds *note_kinds; /* per kind of note, how many were given (dt_trace_add_note), private */
   double captured_step_s; /* captured step time (meta `captured_step_time`), 0 when unknown */
   uint64_t measured_n[DT_OP_COUNT]; /* per op kind: calls whose time the capture measured (NCCL Inspector,
                                        DeepSpeed); reported beside the simulated times, never used as cost */
@@ -213,7 +214,13 @@ dt_op *dt_trace_append(dt_trace *t, int32_t rank, int32_t stream_id);
 
 /* Appends a `meta key=value` pair (copied). */
 void dt_trace_add_meta(dt_trace *t, const char *key, const char *value);
-/* Appends a note (printf-style) for the report. */
+/* Most notes of one kind a trace keeps: the rest are counted in one closing note. */
+#define DT_NOTES_PER_KIND 20
+
+/* Appends a note (printf-style) for the report. Notes of one kind (the same text once every run of digits and
+ * every 'quoted name' is blanked: one warning per step, per group, per stream) are kept up to
+ * DT_NOTES_PER_KIND; past that one note "… and K more like "LAST KEPT"" stands for the rest, its K counted
+ * as they come. `meta note=` lines (dt_trace_add_meta) are capped the same way. */
 void dt_trace_add_note(dt_trace *t, const char *fmt, ...) DT_PRINTF(2, 3);
 /* Non-zero when note is already one of t's notes, or a `meta note=` pair read from a file (notes written with a
  * trace come back as meta pairs): a note said twice is said once, and a trace written, read and written again
