@@ -230,7 +230,7 @@ static int plot_heatmap(const char *dir, const dt_report_input *in, const dt_fab
   FILE *d = open_in(dir, "fabric_heatmap", "dat", err), *g = d ? open_in(dir, "fabric_heatmap", "gp", err) : NULL;
   if (!g) {
     if (d)
-      fclose(d);
+      dt_outfile_fdiscard(d);
     free(cell);
     return DT_ERR;
   }
@@ -303,7 +303,7 @@ static int plot_tiers(const char *dir, const dt_report_input *in, dt_error *err)
   FILE *d = open_in(dir, "tiers", "dat", err), *g = d ? open_in(dir, "tiers", "gp", err) : NULL;
   if (!g) {
     if (d)
-      fclose(d);
+      dt_outfile_fdiscard(d);
     return DT_ERR;
   }
   fputs("# class\tlinks\tused\tbusy_all\tbusy_max\tutil_min\tutil_p25\tutil_median\tutil_p75\tutil_max\tutil_mean "
