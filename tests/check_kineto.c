@@ -886,6 +886,84 @@ START_TEST(many_steps_marks_linear)
 }
 END_TEST
 
+/* Mark dependencies cost the steps' ops, not marks x streams (they were a dense marks x streams array, each row
+ * scanned over every stream: 256 streams made every step 256 times dearer). Counted, not timed: the work of
+ * mark_deps (the (mark, stream) pairs it examines, dt_kineto_mark_work) for STREAMS streams that each run one
+ * kernel before the steps, then MARK_STEPS steps of one kernel each on the first stream: one pair per step
+ * (a return to scanning every stream is STREAMS per step). Then STREAMS streams' kernels all inside every one
+ * of MARK_STEPS overlapping steps: every mark lands after the same op, and the first one already waits for
+ * every other stream's last kernel, so the marks' deps number STREAMS - 1 in all (were MARK_STEPS times that). */
+#define STREAMS 200
+#define MARK_STEPS 3000
+static char *steps_capture(int overlap, size_t *len)
+{
+  size_t cap = (size_t)(STREAMS + MARK_STEPS) * 240 + 200;
+  char *json = malloc(cap);
+  ck_assert_ptr_nonnull(json);
+  size_t n = (size_t)snprintf(json, cap,
+                              "{\"schemaVersion\":1,\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":[");
+  for (int i = 0; i < STREAMS; i++) /* one kernel per stream: before the steps, or inside all of them */
+    n += (size_t)snprintf(json + n, cap - n,
+                          "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":%d,\"dur\":1,"
+                          "\"args\":{\"stream\":%d}}",
+                          i ? "," : "", overlap ? 100 + i : i, 7 + i);
+  for (int i = 0; i < MARK_STEPS; i++) {
+    int ts = overlap ? 50 - i % 50 : 1000 + 10 * i, dur = overlap ? 1000000 : 10;
+    n += (size_t)snprintf(json + n, cap - n,
+                          ",{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,"
+                          "\"ts\":%d,\"dur\":%d}",
+                          i, ts, dur);
+    if (!overlap)
+      n += (size_t)snprintf(json + n, cap - n,
+                            ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":%d,\"dur\":5,"
+                            "\"args\":{\"stream\":7}}",
+                            ts + 1);
+  }
+  n += (size_t)snprintf(json + n, cap - n, "]}");
+  ck_assert_uint_lt(n, cap);
+  *len = n;
+  return json;
+}
+
+static void count_marks(const dt_trace *t, size_t *marks, size_t *deps)
+{
+  *marks = *deps = 0;
+  for (size_t s = 0; s < t->ranks[0].nstreams; s++)
+    for (size_t i = 0; i < t->ranks[0].streams[s].nops; i++)
+      if (t->ranks[0].streams[s].ops[i].kind == DT_OP_MARK) {
+        (*marks)++;
+        *deps += t->ranks[0].streams[s].ops[i].ndeps;
+      }
+}
+
+START_TEST(mark_deps_not_marks_x_streams)
+{
+  dt_import_opts o;
+  opts_default(&o);
+  for (int overlap = 0; overlap < 2; overlap++) {
+    size_t len;
+    char *json = steps_capture(overlap, &len);
+    const char *path = write_tmp(json, len, ".json");
+    free(json);
+    uint64_t w0 = dt_kineto_mark_work();
+    dt_trace *t = import_ok(path, &o);
+    uint64_t work = dt_kineto_mark_work() - w0;
+    size_t marks, deps;
+    count_marks(t, &marks, &deps);
+    ck_assert_uint_eq(marks, MARK_STEPS);
+    if (!overlap) {
+      ck_assert_msg(work <= 2 * MARK_STEPS, "mark_deps examined %llu (mark, stream) pairs for %d one-kernel steps",
+                    (unsigned long long)work, MARK_STEPS);
+      ck_assert_uint_eq(deps, 0); /* the other streams ran before the steps */
+    } else {
+      ck_assert_uint_eq(deps, STREAMS - 1);
+    }
+    dt_trace_free(t);
+    remove_tmp(path);
+  }
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {
@@ -909,6 +987,7 @@ int main(void)
       {"merge_by_seq_and_alltoallv", merge_by_seq_and_alltoallv, 1},
       {"merge_ranks_from_file_names", merge_ranks_from_file_names, 1},
       {"truncated_json_reports_offset", truncated_json_reports_offset, 1},
+      {"mark_deps_not_marks_x_streams", mark_deps_not_marks_x_streams, 1},
   };
   Suite *su = dt_test_suite("kineto", cases, sizeof cases / sizeof cases[0], 120);
   TCase *tc = tcase_create("many_steps_marks_linear");

@@ -1872,7 +1872,18 @@ typedef struct markidx {
   int32_t *last;    /* per stream: scratch of mark_deps */
   uint32_t *stamp;  /* per stream: scratch of mark_deps */
   uint32_t now;
+  int32_t *touched; /* per stream: scratch of mark_deps, the streams a short step launched on */
+  int32_t *known;   /* nstreams x nstreams: known[s * nstreams + o], the highest op of stream o that an earlier
+                       mark of stream s already waits for (-1: none), so that a later mark of s does not */
 } markidx;
+
+/* (mark, stream) pairs that mark_deps examined in this process, for the test of its cost (check_kineto.c). */
+static uint64_t mark_work;
+
+uint64_t dt_kineto_mark_work(void)
+{
+  return mark_work;
+}
 
 static int hentry_cmp(const void *a, const void *b)
 {
@@ -1927,6 +1938,11 @@ static markidx *markidx_new(const build *b)
   m->maxt = dt_xmalloc(2 * (n ? n : 1) * sizeof *m->maxt);
   m->last = dt_xmalloc((b->nstreams ? b->nstreams : 1) * sizeof *m->last);
   m->stamp = dt_xcalloc(b->nstreams ? b->nstreams : 1, sizeof *m->stamp);
+  m->touched = dt_xmalloc((b->nstreams ? b->nstreams : 1) * sizeof *m->touched);
+  size_t S = b->nstreams ? b->nstreams : 1; /* at most MAX_STREAMS: S x S is at most 256 KiB */
+  m->known = dt_xmalloc(S * S * sizeof *m->known);
+  for (size_t i = 0; i < S * S; i++)
+    m->known[i] = -1;
   size_t k = 0;
   for (size_t s = 0; s < b->nstreams; s++) {
     m->off[s] = k;
@@ -1962,6 +1978,8 @@ static void markidx_free(markidx *m)
   free(m->maxt);
   free(m->last);
   free(m->stamp);
+  free(m->touched);
+  free(m->known);
   free(m);
 }
 
@@ -2021,20 +2039,33 @@ static void place_marks(build *b)
   }
 }
 
-/* Collects the deps of the mark placed after op `after` of stream `s` for step `step`, in stream order: the last
- * in-step op of every other stream that the mark does not already follow. A step launching fewer ops than there
- * are streams is read from its ops, else each stream is asked: O(min(step's ops, streams x log ops)). */
-static uint32_t mark_deps(build *b, size_t s, int32_t after, int32_t step, dt_dep *out)
+static int cmp_i32(const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Appends to *out (growing it, *n entries of *cap) the deps of the mark placed after op `after` of stream `s` for
+ * step `step`, in stream order: the last in-step op of every other stream that the mark does not already
+ * follow, through the op's clock or an earlier mark of s (marks of a stream come in stream order: a later one
+ * follows the earlier ones, and what they wait for). A step launching fewer ops than there are streams is read
+ * from its ops and only the streams it launched on are examined, else each stream is asked:
+ * O(min(step's ops, streams x log ops)) per mark, and the deps of all marks number at most streams x ops (each
+ * (s, o) pair's dep moves strictly forward on o), not marks x streams. Returns the count appended. */
+static uint32_t mark_deps(build *b, size_t s, int32_t after, int32_t step, dt_dep **out, size_t *n, size_t *cap)
 {
   const span_ev *st = &b->k->steps[step];
   int64_t lo = st->ts, hi = st->ts + st->dur;
   const int32_t *clock = b->streams[s].ops[after].clock;
   markidx *m = b->mx;
+  size_t S = b->nstreams;
+  int32_t *known = m->known + s * S;
   size_t a = lower_ts(m->all, m->nall, lo), c = lower_ts(m->all, m->nall, hi);
-  uint32_t n = 0;
-  if (c - a < b->nstreams) {
+  int few = c - a < S;
+  size_t nt = 0;
+  if (few) {
     if (++m->now == 0) { /* the stamps wrapped: start them again */
-      memset(m->stamp, 0, b->nstreams * sizeof *m->stamp);
+      memset(m->stamp, 0, S * sizeof *m->stamp);
       m->now = 1;
     }
     for (size_t i = a; i < c; i++) {
@@ -2042,20 +2073,29 @@ static uint32_t mark_deps(build *b, size_t s, int32_t after, int32_t step, dt_de
       if (m->stamp[o] != m->now) {
         m->stamp[o] = m->now;
         m->last[o] = -1;
+        m->touched[nt++] = (int32_t)o;
       }
       if (m->all[i].idx > m->last[o])
         m->last[o] = m->all[i].idx;
     }
+    qsort(m->touched, nt, sizeof *m->touched, cmp_i32); /* in stream order, as a scan of every stream */
   }
-  for (size_t o = 0; o < b->nstreams; o++) {
+  size_t nexam = few ? nt : S;
+  mark_work += nexam;
+  uint32_t added = 0;
+  for (size_t e = 0; e < nexam; e++) {
+    size_t o = few ? (size_t)m->touched[e] : e;
     if (o == s)
       continue;
-    int32_t last = c - a < b->nstreams ? (m->stamp[o] == m->now ? m->last[o] : -1) : last_in(m, o, lo, hi);
-    if (last < 0 || clock[o] >= last)
+    int32_t last = few ? m->last[o] : last_in(m, o, lo, hi);
+    if (last < 0 || clock[o] >= last || known[o] >= last)
       continue;
-    out[n++] = (dt_dep){(int32_t)o, b->streams[o].ops[last].pos};
+    known[o] = last;
+    *out = dt_grow(*out, cap, *n, sizeof **out);
+    (*out)[(*n)++] = (dt_dep){(int32_t)o, b->streams[o].ops[last].pos};
+    added++;
   }
-  return n;
+  return added;
 }
 
 /* The op's `after=` edges: its captured cross-stream dependencies, and (host timeline) its launch. */
@@ -2274,12 +2314,16 @@ static int emit(build *b, dt_error *err)
   size_t nm = 0;
   for (size_t s = 0; s < b->nstreams; s++)
     nm += b->streams[s].nmarks;
-  size_t S1 = b->nstreams ? b->nstreams : 1;
-  dt_dep *mdeps = dt_xmalloc((nm ? nm : 1) * S1 * sizeof *mdeps);
+  dt_dep *mdeps = NULL; /* every mark's deps, one after the other: mark m's from moff[m] */
+  size_t nmdeps = 0, mdeps_cap = 0;
   uint32_t *mnd = dt_xmalloc((nm ? nm : 1) * sizeof *mnd);
+  size_t *moff = dt_xmalloc((nm ? nm : 1) * sizeof *moff);
   for (size_t s = 0, m = 0; s < b->nstreams; s++)
-    for (size_t mi = 0; mi < b->streams[s].nmarks; mi++, m++)
-      mnd[m] = mark_deps(b, s, b->streams[s].mark_after[mi], b->streams[s].mark_step[mi], mdeps + m * S1);
+    for (size_t mi = 0; mi < b->streams[s].nmarks; mi++, m++) { /* in op order (sorted with the gaps) */
+      moff[m] = nmdeps;
+      mnd[m] = mark_deps(b, s, b->streams[s].mark_after[mi], b->streams[s].mark_step[mi], &mdeps, &nmdeps,
+                         &mdeps_cap);
+    }
   {
     int32_t r = b->rank;
     size_t m = 0;
@@ -2361,7 +2405,7 @@ static int emit(build *b, dt_error *err)
           mk->name = dt_xstrdup(k->names.s[k->steps[ts->mark_step[mi]].name]);
           if (nd) {
             mk->deps = dt_xmalloc(nd * sizeof *mk->deps);
-            memcpy(mk->deps, mdeps + m * S1, nd * sizeof *mk->deps);
+            memcpy(mk->deps, mdeps + moff[m], nd * sizeof *mk->deps);
             mk->ndeps = nd;
           }
         }
@@ -2370,6 +2414,7 @@ static int emit(build *b, dt_error *err)
   }
   free(mdeps);
   free(mnd);
+  free(moff);
 
   if (b->merge) /* every rank has a capture of its own */
     return DT_OK;

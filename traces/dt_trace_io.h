@@ -100,6 +100,9 @@ int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts 
  * and expands a single-rank capture to all ranks by symmetry (assumptions added as notes). Does not
  * validate. */
 int dt_kineto_import(const char *path, const dt_import_opts *opts, dt_trace **out, dt_error *err);
+/* For the test of the importer's cost (tests/check_kineto.c): the (mark, stream) pairs examined so far in this
+ * process while placing the marks' dependencies, which grows with the steps' ops, not marks x streams. */
+uint64_t dt_kineto_mark_work(void);
 /* Several ranks' captures of one run, one file per rank (rank from distributedInfo.rank, else a rank-N file
  * name): merged into one trace of the world's ranks, each rank running its own captured ops; groups shared by
  * rank list; collectives matched across ranks by their `Seq` number where every member's capture has it
