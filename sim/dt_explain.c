@@ -354,18 +354,25 @@ void dt_explain_p2p_text(FILE *f, const dt_report_input *in, const dt_explain_p2
     fprintf(f, "%+.1f %% over the contention-free %s: its flow shared links with concurrent traffic", 100 * dev,
             in->platform->nccl ? "estimate" : "prediction");
     const dt_link_load *l = p2p_busiest(s, r);
-    if (l)
+    if (l && l->peak_flows > 1)
       fprintf(f, " (contention on %s, %s: busy %.0f %% of the run, up to %u flows at once)", l->name,
               dt_link_class_name(l->cls), s->makespan_s > 0 ? 100 * l->busy_s / s->makespan_s : 0, l->peak_flows);
+    else if (l)
+      fprintf(f, " (on other pairs' routes: the first pair's links never carried two flows at once)");
   } else
     fprintf(f, "%+.1f %% under the estimate", 100 * dev);
   if (r->max_s > r->min_s * 1.05) {
     fprintf(f, "; pairs range from %s to %s", t_str(r->min_s, a, sizeof a), t_str(r->max_s, b, sizeof b));
     const dt_link_load *l = p2p_busiest(s, r);
-    if (l && dev <= 0.01 && r->max_s > est * 1.01)
-      fprintf(f, " (the slowest shared links with other traffic: the busiest link of the first pair's route is %s, "
-                 "busy %.0f %% of the run, up to %u flows at once)", l->name,
-              s->makespan_s > 0 ? 100 * l->busy_s / s->makespan_s : 0, l->peak_flows);
+    if (l && dev <= 0.01 && r->max_s > est * 1.01) {
+      if (l->peak_flows > 1)
+        fprintf(f, " (the slowest shared links with other traffic: the busiest link of the first pair's route is %s, "
+                   "busy %.0f %% of the run, up to %u flows at once)", l->name,
+                s->makespan_s > 0 ? 100 * l->busy_s / s->makespan_s : 0, l->peak_flows);
+      else
+        fprintf(f, " (the slowest shared links with other traffic on other pairs' routes: the first pair's links "
+                   "never carried two flows at once)");
+    }
   }
   double lat = r->alpha_s + r->cost_s;
   if (est > 0 && lat / est > 0.5)
