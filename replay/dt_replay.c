@@ -573,7 +573,9 @@ static int over(const ivlist *l)
 }
 
 /* Keeps rank's lists short: folds what ends before the earliest issue of any op of the rank still running
- * or to come. */
+ * or to come. A stream blocked on an `after=` edge issues its next op once woken, so not before now: without
+ * that, a DP stream waiting for the backward kept every interval of the iteration unfolded (iv_add and memory
+ * grew with the micro-batches). */
 static void rank_compact(replay_run *R, int32_t rank)
 {
   rank_acc *a = &R->acc[rank];
@@ -582,10 +584,14 @@ static void rank_compact(replay_run *R, int32_t rank)
     dover |= over(&a->dboth[R->dims[d]]);
   if (!dover && !over(&a->comp) && !over(&a->comm) && !over(&a->both) && !over(&a->wait))
     return;
-  double w = INFINITY;
-  for (size_t fs = R->rank_stream0[rank]; fs < R->rank_stream0[rank + 1]; fs++)
-    if (R->stream_lo[fs] < w)
-      w = R->stream_lo[fs];
+  double w = INFINITY, now = simgrid_get_clock();
+  for (size_t fs = R->rank_stream0[rank]; fs < R->rank_stream0[rank + 1]; fs++) {
+    double lo = R->stream_lo[fs];
+    if (R->state[fs] < R->nstreams && lo < now) /* blocked in wait_deps (a woken one is running again) */
+      lo = now;
+    if (lo < w)
+      w = lo;
+  }
   iv_fold(&a->comp, w);
   iv_fold(&a->comm, w);
   iv_fold(&a->both, w);
