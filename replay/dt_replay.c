@@ -844,6 +844,20 @@ static void find_dep_targets(replay_run *R)
   }
 }
 
+/* Whether op i of stream st (flat fs) of rank, alone in its batch, starts a run of two GPU-local ops or more on a
+ * quiet rank (a run of one would be the same sleep, with more checks). */
+static int run_ahead(const replay_run *R, int32_t rank, size_t fs, const dt_stream *st, size_t i)
+{
+  const uint8_t *tgt = dep_targets(R, rank, fs);
+  if (i + 1 >= st->nops || (tgt && tgt[i]))
+    return 0;
+  const dt_op *next = &st->ops[i + 1];
+  if (next->batch >= 0 && i + 2 < st->nops && st->ops[i + 2].batch == next->batch)
+    return 0;
+  return op_local(R, rank, &st->ops[i]) && op_local(R, rank, next) && deps_done(R, rank, next) &&
+         rank_quiet(R, rank, fs);
+}
+
 /* Runs ops i, i+1, ... of stream st (flat fs) of rank ahead of SimGrid's clock while they are GPU-local (op_local,
  * alone in their batch, their `after=` edges complete, none of them an `after=` target but the last), records each
  * with the times SimGrid would give it, then sleeps once until the last one ends. Exact: the rank is quiet
@@ -903,7 +917,7 @@ static void stream_actor(int argc, char **argv)
         j++;
     for (size_t k = i; k < j; k++)
       wait_deps(R, rank, a->flat, &st->ops[k]);
-    if (j == i + 1 && R->coalesce && op_local(R, rank, &st->ops[i]) && rank_quiet(R, rank, a->flat)) {
+    if (j == i + 1 && R->coalesce && run_ahead(R, rank, a->flat, st, i)) {
       i = run_local(R, a, st, i);
       continue;
     }
