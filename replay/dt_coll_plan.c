@@ -50,14 +50,14 @@ typedef struct pattern_ops {
 
 static const pattern_ops patterns[RP_PAT_COUNT] = {
     [RP_PAT_RING] = {rp_list_ring, NULL, ring_flows, rp_closed_ring},
-    [RP_PAT_NODE_RING] = {rp_list_node_ring, NULL, NULL},
-    [RP_PAT_NODE_NEXT] = {rp_list_node_next, NULL, NULL},
-    [RP_PAT_RAILS] = {rp_list_rails, NULL, NULL},
+    [RP_PAT_NODE_RING] = {rp_list_node_ring, NULL, NULL, NULL},
+    [RP_PAT_NODE_NEXT] = {rp_list_node_next, NULL, NULL, NULL},
+    [RP_PAT_RAILS] = {rp_list_rails, NULL, NULL, NULL},
     [RP_PAT_TREE] = {rp_list_tree, rp_walk_tree, tree_flows, rp_closed_tree},
-    [RP_PAT_NODE_TREE] = {rp_list_node_tree, rp_walk_node_tree, NULL},
-    [RP_PAT_CHAIN] = {rp_list_chain, rp_walk_chain, NULL},
-    [RP_PAT_DIRECT] = {rp_list_direct, NULL, NULL},
-    [RP_PAT_PAT] = {rp_list_pat, NULL, NULL},
+    [RP_PAT_NODE_TREE] = {rp_list_node_tree, rp_walk_node_tree, NULL, NULL},
+    [RP_PAT_CHAIN] = {rp_list_chain, rp_walk_chain, NULL, NULL},
+    [RP_PAT_DIRECT] = {rp_list_direct, NULL, NULL, NULL},
+    [RP_PAT_PAT] = {rp_list_pat, NULL, NULL, NULL},
 };
 
 /* The most sends or receives a member lists in one step of the phase. */
