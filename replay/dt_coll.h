@@ -1,7 +1,7 @@
 /* Internal to replay/: what the collective algorithm modules (dt_coll_*.c) share. An instance runs as
  * point-to-point flows between member hosts on mailboxes named per (live instance, destination member, tag);
- * the group's shape (members per node, ring orders per channel) is computed once per group and cached.
- * docs/replay.md gives every algorithm's closed form. */
+ * the group's shape (members per node, ring orders per channel) is computed once per group and cached. Every
+ * algorithm is a row of the plan table (dt_coll_plan.c, below); docs/replay.md gives every closed form. */
 #ifndef DT_COLL_H
 #define DT_COLL_H
 
@@ -235,8 +235,6 @@ int rp_alltoall_aggregated(const rp_gshape *gs);
 
 /* The op kind whose algorithms run op kind `kind` (barrier and `other` run as all-reduces). */
 dt_op_kind rp_algo_kind(dt_op_kind kind);
-/* Whether the (op, algorithm) table has a row for kind and algo. */
-int rp_algo_has(dt_op_kind kind, dt_algo algo);
 
 /* Chooses algorithm and protocol for an instance (dt_coll_select.c): the forced ones if any (an algorithm that
  * cannot run on this platform or op falls back to the default), else the least estimated time. */

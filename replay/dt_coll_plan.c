@@ -288,11 +288,6 @@ const rp_algo_row *rp_algo_row_of(dt_op_kind kind, dt_algo algo)
   return &rows[kind][algo];
 }
 
-int rp_algo_has(dt_op_kind kind, dt_algo algo)
-{
-  return rp_algo_row_of(kind, algo) != NULL;
-}
-
 /* ---- the executor ---- */
 
 /* A folded class's representative: it alone runs the class's instances (rp_fold_plan). */

@@ -164,7 +164,8 @@ void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, d
 static const char *why_not(const rp_ctx *c, dt_op_kind kind, const rp_gshape *gs, dt_algo a)
 {
   const rp_algo_row *row = rp_algo_row_of(kind, a);
-  const char *why = row ? row->why_not(c->p, gs) : "dtsim has no such algorithm for this op (docs/replay.md, Algorithms)";
+  const char *why = row ? row->why_not(c->p, gs)
+                        : "dtsim has no such algorithm for this op (docs/replay.md, Algorithms)";
   return why ? why : "it cannot run here";
 }
 
