@@ -37,10 +37,11 @@ typedef struct ll_labels {
   double by_kind[DT_OP_COUNT];
 } ll_labels;
 
-/* The log of intervals not folded yet: one record per transfer with a duration, in the order recorded, as uint32
- * words: its start and end (two doubles), its hop count, then its route's directions. A transfer's interval is the
- * same on every hop and its route is resolved when it is recorded (a route that changes later, a link failing
- * during the run, does not move it). */
+/* The log of intervals not folded yet, in the order recorded, as uint32 words: per record a start and an end (two
+ * doubles), a count, then that many directions, each of which was busy over [start, end). A transfer's interval is
+ * the same on every hop of its route, and transfers recorded one after the other with the same interval (a folded
+ * ring's members) share a record. Routes are resolved when a transfer is recorded (a route that changes later, a
+ * link failing during the run, does not move it). */
 #define REC_WORDS(nh) (5 + (size_t)(nh))
 
 /* A direction's state during one fold's pass over the log. */
@@ -93,6 +94,7 @@ struct dt_linkload {
   size_t gcap, gn;
   uint32_t *log;        /* intervals not folded yet (REC_WORDS), the leftovers of the last fold first */
   size_t log_n, log_cap; /* words */
+  size_t last_rec;      /* where the last record starts, SIZE_MAX: none to extend */
   size_t pending, limit; /* pending: link crossings in the log (what the fold limit counts) */
   ll_fold *fs;          /* [ndirs] */
   uint32_t *touched;    /* fold_all: the directions met in the log, [ndirs] */
@@ -126,6 +128,7 @@ dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t)
   ll->gslots = dt_xcalloc(ll->gcap, sizeof *ll->gslots);
   ll->limit = FIRST_FOLD_LIMIT;
   ll->folded = -INFINITY;
+  ll->last_rec = SIZE_MAX;
   ll->fs = dt_xcalloc(ll->ndirs + 1, sizeof *ll->fs);
   ll->touched = dt_xmalloc(sizeof *ll->touched * (ll->ndirs + 1));
   ll->offset = dt_xmalloc(sizeof *ll->offset * (ll->ndirs + 1));
@@ -395,6 +398,7 @@ static void fold_all(dt_linkload *ll, double w)
     f->n = 0;
   }
   ll->log_n = q;
+  ll->last_rec = SIZE_MAX;
   ll->pending = kept;
   ll->folded = w;
 }
@@ -478,12 +482,23 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
       ll->log_cap = ll->log_cap ? 2 * ll->log_cap : 1 << 16;
       ll->log = dt_xrealloc(ll->log, sizeof *ll->log * ll->log_cap);
     }
-    uint32_t *r = &ll->log[ll->log_n];
-    memcpy(r, &start_s, sizeof start_s);
-    memcpy(r + 2, &end_s, sizeof end_s);
-    r[4] = (uint32_t)nh;
-    memcpy(r + 5, route, sizeof *route * (size_t)nh);
-    ll->log_n += REC_WORDS(nh);
+    uint32_t *r = ll->last_rec != SIZE_MAX ? &ll->log[ll->last_rec] : NULL;
+    double rs, re;
+    if (r)
+      rec_get(r, &rs, &re);
+    if (r && rs == start_s && re == end_s) { /* the same interval as the transfer before (a ring's members) */
+      memcpy(&ll->log[ll->log_n], route, sizeof *route * (size_t)nh);
+      r[4] += (uint32_t)nh;
+      ll->log_n += (size_t)nh;
+    } else {
+      ll->last_rec = ll->log_n;
+      r = &ll->log[ll->log_n];
+      memcpy(r, &start_s, sizeof start_s);
+      memcpy(r + 2, &end_s, sizeof end_s);
+      r[4] = (uint32_t)nh;
+      memcpy(r + 5, route, sizeof *route * (size_t)nh);
+      ll->log_n += REC_WORDS(nh);
+    }
     ll->pending += (size_t)nh;
   }
   int32_t job = ll->jbytes ? ll->job_of_gpu[src_gpu] : -1;
