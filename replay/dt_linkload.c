@@ -37,12 +37,18 @@ typedef struct ll_labels {
   double by_kind[DT_OP_COUNT];
 } ll_labels;
 
-/* The log of intervals not folded yet, in the order recorded, as uint32 words: per record a start and an end (two
- * doubles), a count, then that many directions, each of which was busy over [start, end). A transfer's interval is
- * the same on every hop of its route, and transfers recorded one after the other with the same interval (a folded
- * ring's members) share a record. Routes are resolved when a transfer is recorded (a route that changes later, a
- * link failing during the run, does not move it). */
-#define REC_WORDS(nh) (5 + (size_t)(nh))
+/* The log of transfers not applied yet, in the order recorded, as uint32 words: per record a start and an end (two
+ * doubles), the bytes (a double), the group (int32), the op kind with REC_ flags, a count, then that many directions
+ * the record's transfers crossed, each busy over [start, end). Transfers recorded one after the other with the
+ * same interval, bytes, group and kind (a folded ring's members) share a record. The bytes go to the directions'
+ * records when the log is folded (in the log's order: the same sums as adding them at once), so that recording a
+ * transfer writes the log's tail only; the per-direction records are then touched in one tight pass. A record
+ * stays, applied, while its interval may still overlap a later one. Routes are resolved when a transfer is
+ * recorded (a route that changes later, a link failing during the run, does not move it). */
+#define REC_HEAD 9
+#define REC_WORDS(n) (REC_HEAD + (size_t)(n))
+#define REC_APPLIED 0x100u /* its bytes are in the directions' records */
+#define REC_TIMED 0x200u   /* it lasts (start < end): its interval counts for busy time and concurrency */
 
 /* A direction's state during one fold's pass over the log. */
 typedef struct ll_fold {
@@ -95,7 +101,8 @@ struct dt_linkload {
   uint32_t *log;        /* intervals not folded yet (REC_WORDS), the leftovers of the last fold first */
   size_t log_n, log_cap; /* words */
   size_t last_rec;      /* where the last record starts, SIZE_MAX: none to extend */
-  size_t pending, limit; /* pending: link crossings in the log (what the fold limit counts) */
+  size_t pending, limit; /* pending: link crossings of the log's lasting records (what the fold limit counts) */
+  size_t zhops;         /* link crossings of the log's records without a duration */
   ll_fold *fs;          /* [ndirs] */
   uint32_t *touched;    /* fold_all: the directions met in the log, [ndirs] */
   size_t *offset;       /* fold_all: [ndirs] where an out-of-order direction's intervals go in sorted */
@@ -310,36 +317,60 @@ static void rec_get(const uint32_t *r, double *s, double *e)
   memcpy(e, r + 2, sizeof *e);
 }
 
-/* Folds the log up to w. Every direction's busy time and peak before w become final (no later transfer starts
- * before w) and what is active at w stays in the log, clipped to start at w. One pass over the log sums each
- * direction's intervals as they come: the usual case is a direction whose intervals were recorded in order, each
- * after the one before ended (a GPU port's ring steps), whose union is their sum and at most one is active at
- * once; the directions where that does not hold are swept sorted (sweep_dir). A second pass keeps what is active. */
-static void fold_all(dt_linkload *ll, double w)
+/* A record's transfers' bytes to the directions they crossed. */
+static void rec_apply(dt_linkload *ll, const uint32_t *r)
 {
-  if (!(w > ll->folded))
-    return;
+  double bytes;
+  memcpy(&bytes, r + 4, sizeof bytes);
+  int32_t group = (int32_t)r[6];
+  dt_op_kind kind = (dt_op_kind)(r[7] & 0xffu);
+  dt_dim dim = group >= 0 && (size_t)group < ll->t->ngroups ? ll->t->groups[group].dim : ll->p2p_dim;
+  for (uint32_t h = 0; h < r[8]; h++) {
+    uint32_t di = r[REC_HEAD + h];
+    ll_dir *d = &ll->dirs[di];
+    d->bytes += bytes;
+    d->transfers++;
+    if (!d->open || d->group != group || d->kind != kind)
+      run_open(ll, di, group, kind, dim);
+    d->run_group += bytes;
+    d->run_dim += bytes;
+    d->run_kind += bytes;
+  }
+}
+
+/* Applies the log's bytes and folds its intervals up to w (intervals 0: applies only, keeps every interval). Every
+ * direction's busy time and peak before w become final (no later transfer starts before w) and what is active at
+ * w stays in the log, clipped to start at w. One pass over the log sums each direction's intervals as they come:
+ * the usual case is a direction whose intervals were recorded in order, each after the one before ended (a GPU
+ * port's ring steps), whose union is their sum and at most one is active at once; the directions where that does
+ * not hold are swept sorted (sweep_dir). A second pass keeps what is active. */
+static void fold_log(dt_linkload *ll, double w, int intervals)
+{
   size_t ntouched = 0;
   for (size_t p = 0; p < ll->log_n;) {
     const uint32_t *r = &ll->log[p];
-    double s, e;
-    rec_get(r, &s, &e);
-    uint32_t nh = r[4];
-    for (uint32_t h = 0; h < nh; h++) {
-      uint32_t di = r[5 + h];
-      ll_fold *f = &ll->fs[di];
-      if (f->n++ == 0) {
-        ll->touched[ntouched++] = di;
-        f->acc = ll->dirs[di].busy;
-        f->in_order = 1;
-        f->before = 0;
-      } else if (!(s >= f->last_e)) {
-        f->in_order = 0;
-      }
-      f->last_e = e;
-      if (s < w) {
-        f->acc += (e < w ? e : w) - s;
-        f->before = 1;
+    if (!(r[7] & REC_APPLIED))
+      rec_apply(ll, r);
+    uint32_t nh = r[8];
+    if (intervals && (r[7] & REC_TIMED)) {
+      double s, e;
+      rec_get(r, &s, &e);
+      for (uint32_t h = 0; h < nh; h++) {
+        uint32_t di = r[REC_HEAD + h];
+        ll_fold *f = &ll->fs[di];
+        if (f->n++ == 0) {
+          ll->touched[ntouched++] = di;
+          f->acc = ll->dirs[di].busy;
+          f->in_order = 1;
+          f->before = 0;
+        } else if (!(s >= f->last_e)) {
+          f->in_order = 0;
+        }
+        f->last_e = e;
+        if (s < w) {
+          f->acc += (e < w ? e : w) - s;
+          f->before = 1;
+        }
       }
     }
     p += REC_WORDS(nh);
@@ -370,19 +401,20 @@ static void fold_all(dt_linkload *ll, double w)
     uint32_t *r = &ll->log[p];
     double s, e;
     rec_get(r, &s, &e);
-    uint32_t nh = r[4];
-    if (total > 0)
+    uint32_t nh = r[8];
+    if (total > 0 && (r[7] & REC_TIMED))
       for (uint32_t h = 0; h < nh; h++)
-        if (ll->fs[r[5 + h]].n) {
-          size_t o = ll->offset[r[5 + h]]++;
+        if (ll->fs[r[REC_HEAD + h]].n) {
+          size_t o = ll->offset[r[REC_HEAD + h]]++;
           ll->sorted[o] = s;
           ll->sorted[total + o] = e;
         }
-    if (e > w) {
-      if (s < w)
+    if ((r[7] & REC_TIMED) && (!intervals || e > w)) {
+      if (intervals && s < w)
         s = w;
       memmove(&ll->log[q], r, sizeof *r * REC_WORDS(nh));
       memcpy(&ll->log[q], &s, sizeof s);
+      ll->log[q + 7] |= REC_APPLIED;
       q += REC_WORDS(nh);
       kept += nh;
     }
@@ -400,7 +432,15 @@ static void fold_all(dt_linkload *ll, double w)
   ll->log_n = q;
   ll->last_rec = SIZE_MAX;
   ll->pending = kept;
-  ll->folded = w;
+  ll->zhops = 0;
+  if (intervals)
+    ll->folded = w;
+}
+
+static void fold_all(dt_linkload *ll, double w)
+{
+  if (w > ll->folded)
+    fold_log(ll, w, 1);
 }
 
 void dt_linkload_forget_routes(dt_linkload *ll)
@@ -475,48 +515,44 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
     end_s = start_s;
   if ((unsigned)kind >= DT_OP_COUNT)
     kind = DT_OP_OTHER;
-  dt_dim dim = group >= 0 && (size_t)group < ll->t->ngroups ? ll->t->groups[group].dim : ll->p2p_dim;
   ll->transfers++;
-  if (end_s > start_s) { /* the interval, once for every hop */
-    if (ll->log_n + REC_WORDS(nh) > ll->log_cap) {
-      ll->log_cap = ll->log_cap ? 2 * ll->log_cap : 1 << 16;
-      ll->log = dt_xrealloc(ll->log, sizeof *ll->log * ll->log_cap);
-    }
-    uint32_t *r = ll->last_rec != SIZE_MAX ? &ll->log[ll->last_rec] : NULL;
-    double rs, re;
-    if (r)
-      rec_get(r, &rs, &re);
-    if (r && rs == start_s && re == end_s) { /* the same interval as the transfer before (a ring's members) */
-      memcpy(&ll->log[ll->log_n], route, sizeof *route * (size_t)nh);
-      r[4] += (uint32_t)nh;
-      ll->log_n += (size_t)nh;
-    } else {
-      ll->last_rec = ll->log_n;
-      r = &ll->log[ll->log_n];
-      memcpy(r, &start_s, sizeof start_s);
-      memcpy(r + 2, &end_s, sizeof end_s);
-      r[4] = (uint32_t)nh;
-      memcpy(r + 5, route, sizeof *route * (size_t)nh);
-      ll->log_n += REC_WORDS(nh);
-    }
+  uint32_t flags = (uint32_t)kind | (end_s > start_s ? REC_TIMED : 0);
+  if (ll->log_n + REC_WORDS(nh) > ll->log_cap) {
+    ll->log_cap = ll->log_cap ? 2 * ll->log_cap : 1 << 16;
+    ll->log = dt_xrealloc(ll->log, sizeof *ll->log * ll->log_cap);
+  }
+  uint32_t *r = ll->last_rec != SIZE_MAX ? &ll->log[ll->last_rec] : NULL;
+  double rs = 0, re = 0, rb = 0;
+  if (r) {
+    rec_get(r, &rs, &re);
+    memcpy(&rb, r + 4, sizeof rb);
+  }
+  if (r && rs == start_s && re == end_s && rb == bytes && (int32_t)r[6] == group && r[7] == flags) {
+    memcpy(&ll->log[ll->log_n], route, sizeof *route * (size_t)nh); /* the record is the log's last: extend it */
+    r[8] += (uint32_t)nh;
+    ll->log_n += (size_t)nh;
+  } else {
+    ll->last_rec = ll->log_n;
+    r = &ll->log[ll->log_n];
+    memcpy(r, &start_s, sizeof start_s);
+    memcpy(r + 2, &end_s, sizeof end_s);
+    memcpy(r + 4, &bytes, sizeof bytes);
+    r[6] = (uint32_t)group;
+    r[7] = flags;
+    r[8] = (uint32_t)nh;
+    memcpy(r + REC_HEAD, route, sizeof *route * (size_t)nh);
+    ll->log_n += REC_WORDS(nh);
+  }
+  if (flags & REC_TIMED)
     ll->pending += (size_t)nh;
-  }
+  else
+    ll->zhops += (size_t)nh;
   int32_t job = ll->jbytes ? ll->job_of_gpu[src_gpu] : -1;
-  if (job >= ll->njobs)
-    job = -1;
-  for (int h = 0; h < nh; h++) {
-    size_t di = route[h];
-    ll_dir *d = &ll->dirs[di];
-    d->bytes += bytes;
-    d->transfers++;
-    if (!d->open || d->group != group || d->kind != kind)
-      run_open(ll, di, group, kind, dim);
-    d->run_group += bytes;
-    d->run_dim += bytes;
-    d->run_kind += bytes;
-    if (job >= 0)
-      ll->jbytes[di * (size_t)ll->njobs + (size_t)job] += bytes;
-  }
+  if (job >= 0 && job < ll->njobs)
+    for (int h = 0; h < nh; h++)
+      ll->jbytes[route[h] * (size_t)ll->njobs + (size_t)job] += bytes;
+  if (ll->zhops > ll->limit) /* transfers without a duration: apply them, nothing to fold */
+    fold_log(ll, -INFINITY, 0);
   if (ll->pending > ll->limit) {
     if (ll->watermark)
       fold_all(ll, ll->watermark(ll->wm_data));
@@ -549,7 +585,7 @@ static int cmp_group(const void *a, const void *b)
 dt_linkstats *dt_linkload_finish(dt_linkload *ll)
 {
   dt_linkstats *s = dt_xcalloc(1, sizeof *s);
-  fold_all(ll, INFINITY);
+  fold_log(ll, INFINITY, 1);
   for (size_t k = 0; k < ll->ndirs; k++) /* the open runs */
     run_close(ll, k);
   s->transfers = ll->transfers;
