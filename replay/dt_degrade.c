@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void dt_faults_init(dt_faults *f)
 {
@@ -437,15 +438,48 @@ static void fail_actor(int argc, char **argv)
 /* SimGrid ignores a bandwidth of 0 (the flows keep their rate): an outage is 1 byte/s. */
 #define FLAP_DOWN_BW 1.0
 
+/* Wall-clock seconds (CLOCK_MONOTONIC), for the progress line of a long run. */
+static double wall_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Seconds of wall time after which, and between which, a flapping run says it is still running (stderr). */
+#define FLAP_PROGRESS_S 10.0
+static double flap_wall0, flap_said; /* when the run started, when the last line was printed */
+
 static void flap_actor(int argc, char **argv)
 {
   (void)argc;
   (void)argv;
   sg_actor_daemonize(sg_actor_self());
   fault_actor *a = sg_actor_self_get_data();
+  unsigned long epoch = 0;
+  int quiet = 0;
   for (double k = 0;; k++) {
     double t0 = a->x->start_s + k * a->x->period_s;
     sg_actor_sleep_until(t0);
+    /* the other actors blocked for good (a deadlock): stop flapping so that the run ends and says so, instead of
+     * outages forever (SimGrid sees no deadlock while a daemon has events) */
+    unsigned long e;
+    if (dt_sg_activity_quiet(&e)) {
+      if (quiet && e == epoch)
+        return;
+      quiet = 1;
+      epoch = e;
+    } else
+      quiet = 0;
+    double w = wall_now();
+    if (w - flap_said >= FLAP_PROGRESS_S) { /* one line for all the flapping links, rate-limited */
+      char name[128], st[32];
+      dt_topology_link_name(a->topo, a->x->link, name, sizeof name);
+      fprintf(stderr, "dtsim: still running after %.0f s of wall time: simulated %s so far, link %s down %.0f times "
+              "(each outage re-solves the sharing: a short --flap period over a long run costs time)\n",
+              w - flap_wall0, dt_format_time(simgrid_get_clock(), st, sizeof st), name, k);
+      flap_said = w;
+    }
     sg_link_set_bandwidth(a->sg[0], FLAP_DOWN_BW);
     sg_link_set_bandwidth(a->sg[1], FLAP_DOWN_BW);
     sg_actor_sleep_until(t0 + a->x->down_s);
@@ -468,6 +502,12 @@ int dt_faults_start(const dt_faults *f, dt_topology *topo, const dt_trace *t, co
   if (!f || !dt_faults_dynamic(f))
     return DT_OK;
   actors = dt_xcalloc(f->n, sizeof *actors);
+  for (size_t i = 0; i < f->n; i++)
+    if (f->v[i].kind == DT_FAULT_FLAP) {
+      dt_sg_activity_watch(); /* a flap's outages never end: it stops when nothing else can act (a deadlock) */
+      flap_wall0 = flap_said = wall_now();
+      break;
+    }
   for (size_t i = 0; i < f->n; i++) {
     const dt_fault *x = &f->v[i];
     if (!fault_dynamic(x))
@@ -484,6 +524,7 @@ int dt_faults_start(const dt_faults *f, dt_topology *topo, const dt_trace *t, co
     }
     sg_actor_t act = sg_actor_init(x->kind == DT_FAULT_FAIL ? "fail" : "flap", host);
     sg_actor_set_data(act, a);
+    dt_sg_activity_ignore(act);
     sg_actor_start(act, x->kind == DT_FAULT_FAIL ? fail_actor : flap_actor, 0, NULL);
   }
   return DT_OK;

@@ -14,6 +14,7 @@ extern "C" {
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/comm.h>
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -162,4 +163,54 @@ void dt_sg_comm_wait_all_times(sg_comm_t* comms, size_t n, double* start, double
 int dt_sg_link_in_use(sg_link_t link)
 {
   return link != nullptr && link->is_used();
+}
+
+namespace {
+long watch_sleepers;         /* actors other than the ignored ones in a sleep (a compute, a delay, a closed form) */
+unsigned long watch_epoch;   /* bumped whenever one of them starts a sleep, and whenever any comm is posted */
+bool watch_on;
+std::vector<const simgrid::s4u::Actor*> watch_ignored; /* the daemons that keep the clock moving */
+
+bool watched(simgrid::s4u::Actor const& a)
+{
+  for (auto const* x : watch_ignored)
+    if (x == &a)
+      return false;
+  return true;
+}
+} // namespace
+
+void dt_sg_activity_ignore(sg_actor_t actor)
+{
+  watch_ignored.push_back(actor);
+}
+
+void dt_sg_activity_watch(void)
+{
+  if (watch_on)
+    return;
+  watch_on = true;
+  simgrid::s4u::Actor::on_sleep_cb([](simgrid::s4u::Actor const& a) {
+    if (watched(a)) {
+      watch_sleepers++;
+      watch_epoch++;
+    }
+  });
+  simgrid::s4u::Actor::on_wake_up_cb([](simgrid::s4u::Actor const& a) {
+    if (watched(a))
+      watch_sleepers--;
+  });
+  simgrid::s4u::Comm::on_send_cb([](simgrid::s4u::Comm const&) { watch_epoch++; });
+  simgrid::s4u::Comm::on_recv_cb([](simgrid::s4u::Comm const&) { watch_epoch++; });
+}
+
+int dt_sg_activity_quiet(unsigned long *epoch)
+{
+  *epoch = watch_epoch;
+  if (watch_sleepers > 0)
+    return 0;
+  for (auto const* l : simgrid::s4u::Engine::get_instance()->get_all_links())
+    if (l->is_used())
+      return 0;
+  return 1;
 }

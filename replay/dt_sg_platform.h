@@ -33,6 +33,19 @@ void dt_sg_comm_wait_all_times(sg_comm_t *comms, size_t n, double *start, double
 /* Whether a SimGrid link (one direction) carries at least one flow now (s4u::Link::is_used). */
 int dt_sg_link_in_use(sg_link_t link);
 
+/* Deadlock detection while daemon actors keep the clock moving (a --flap's outages, replay/dt_degrade.h): SimGrid
+ * finds a deadlock only when no event is left, which a periodic daemon never lets happen. dt_sg_activity_watch
+ * (once, before simgrid_run; it costs a callback per sleep and per comm posted, so only runs with such daemons
+ * call it) counts the actors sleeping (but those given to dt_sg_activity_ignore) and bumps an epoch whenever one
+ * starts a sleep or a comm is posted. dt_sg_activity_quiet returns 1 when none sleeps and no link carries a flow,
+ * and stores the
+ * epoch: two quiet answers a while apart with the same epoch mean that nothing but daemons can act any more
+ * (every other actor waits on something that will never come). It scans every link: call it now and then. */
+void dt_sg_activity_watch(void);
+/* Leaves actor (a daemon that keeps the clock moving) out of the count. */
+void dt_sg_activity_ignore(sg_actor_t actor);
+int dt_sg_activity_quiet(unsigned long *epoch);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,18 +6,29 @@
 #include "../common/dt_json.h"
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
+#include "../replay/dt_linkload.h"
 #include "dt_fork.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Layout of a tally: a header, then (count, time) per op kind, (count, time, exposed on the critical path) per
  * dimension, (count, time) per trace group and one more slot for send/recv pairs. */
-enum { H_MAKESPAN = 0, H_ITER, H_NITER, H_ABORTED, H_COUNT };
+enum { H_MAKESPAN = 0, H_ITER, H_NITER, H_ABORTED, H_SLOWEST, H_COUNT };
 #define K_AT(k) (H_COUNT + 2 * (size_t)(k))
 #define D_AT(d) (K_AT(DT_OP_COUNT) + 3 * (size_t)(d))
 #define G_AT(g) (D_AT(DT_DIM_COUNT) + 2 * (size_t)(g))
+
+/* 1 when x names a link class (a degrade of every link of it), 0 for one link (its index in x->link) */
+static int names_class(const dt_fault *x)
+{
+  for (int c = 0; c < DT_LC_COUNT; c++)
+    if (strcmp(x->target, dt_link_class_name((dt_link_class)c)) == 0)
+      return 1;
+  return 0;
+}
 
 static void tally_alloc(dt_fault_tally *t, size_t ngroups)
 {
@@ -104,6 +115,22 @@ static int run_base(void *arg, void *out, dt_error *err)
   if (dt_replay_run(j->p, j->cmp->trace, &o, &s, err) != DT_OK)
     return DT_ERR;
   fill_from_stats(&j->cmp->base, s);
+  /* a lower bound of the run with the faults: the bytes each link carried here at its degraded bandwidth (routes
+   * are the same but for failed links), for the note on a long --flap run */
+  double lb = 0;
+  for (size_t k = 0; s->links && k < s->links->nlinks; k++) {
+    const dt_link_load *l = &s->links->links[k];
+    double f = 1;
+    for (size_t i = 0; i < j->cmp->faults->n; i++) {
+      const dt_fault *x = &j->cmp->faults->v[i];
+      if (x->kind == DT_FAULT_DEGRADE && (names_class(x) ? strcmp(x->target, dt_link_class_name(l->cls)) == 0
+                                                          : x->link == l->link))
+        f *= x->factor;
+    }
+    if (f < 1 && l->bandwidth > 0 && l->bytes / (l->bandwidth * f) > lb)
+      lb = l->bytes / (l->bandwidth * f);
+  }
+  j->cmp->base.v[H_SLOWEST] = lb;
   dt_stats_free(s);
   return DT_OK;
 }
@@ -111,8 +138,24 @@ static int run_base(void *arg, void *out, dt_error *err)
 int dt_faultcmp_baseline(dt_fault_cmp *cmp, const dt_platform *p, const dt_replay_opts *opts, dt_error *err)
 {
   base_job j = {cmp, p, opts};
-  return dt_run_forked(run_base, &j, cmp->base.v, cmp->base.n * sizeof *cmp->base.v, "the baseline run (without "
-                       "the link faults)", err);
+  if (dt_run_forked(run_base, &j, cmp->base.v, cmp->base.n * sizeof *cmp->base.v, "the baseline run (without "
+                    "the link faults)", err) != DT_OK)
+    return DT_ERR;
+  /* up front: a flap's outages over the run (no faster than without faults) each re-solve the sharing */
+  for (size_t i = 0; i < cmp->faults->n; i++) {
+    const dt_fault *x = &cmp->faults->v[i];
+    double T = fmax(cmp->base.v[H_MAKESPAN], cmp->base.v[H_SLOWEST]);
+    double outages = x->kind == DT_FAULT_FLAP ? (T - x->start_s) / x->period_s : 0;
+    if (outages >= DT_FAULTCMP_OUTAGES_NOTE) {
+      char b1[32], b2[32];
+      fprintf(stderr, "dtsim: note: --flap %s: the run lasts at least %s (%s), so at least %.3g outages of period "
+              "%s; each re-solves the sharing, which takes a while (a line on stderr every 10 s says how far)\n",
+              x->target, dt_format_time(T, b1, sizeof b1), T > cmp->base.v[H_MAKESPAN] ? "the bytes of a degraded "
+              "link at its new bandwidth" : "the run without faults", outages, dt_format_time(x->period_s, b2,
+              sizeof b2));
+    }
+  }
+  return DT_OK;
 }
 
 void dt_faultcmp_free(dt_fault_cmp *cmp)
@@ -189,7 +232,7 @@ static const char *fault_remark(const dt_faults *f, size_t i, double end_s, char
   const dt_fault *x = &f->v[i];
   char t1[64];
   size_t who = f->n;
-  for (size_t j = 0; j < f->n && x->nlinks == 1; j++) { /* the first failure of x's link, other than x */
+  for (size_t j = 0; j < f->n && !names_class(x); j++) { /* the first failure of x's link, other than x */
     const dt_fault *y = &f->v[j];
     if (j == i || y->kind != DT_FAULT_FAIL || y->nlinks != 1 || y->link != x->link)
       continue;

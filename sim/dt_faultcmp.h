@@ -30,8 +30,12 @@ typedef struct dt_fault_cmp {
  * opts (on_instance): call before dt_replay_run of the run with the faults. */
 void dt_faultcmp_init(dt_fault_cmp *cmp, const dt_trace *t, const dt_faults *f, dt_replay_opts *opts);
 
-/* Simulates the baseline: p and t with opts minus its faults, in a child process, into cmp->base. Returns DT_OK,
- * or DT_ERR with err set when the child fails (its error is the child's). */
+/* A --flap with this many outages or more over the baseline's makespan gets a note on stderr before the run. */
+#define DT_FAULTCMP_OUTAGES_NOTE 1e5
+
+/* Simulates the baseline: p and t with opts minus its faults, in a child process, into cmp->base; then notes a
+ * --flap that will have DT_FAULTCMP_OUTAGES_NOTE outages or more. Returns DT_OK, or DT_ERR with err set when the
+ * child fails (its error is the child's). */
 int dt_faultcmp_baseline(dt_fault_cmp *cmp, const dt_platform *p, const dt_replay_opts *opts, dt_error *err);
 
 /* Fills cmp->run's per-kind, iteration and critical-path totals from the run with the faults (its per-instance

@@ -1,6 +1,7 @@
 /* `dtsim run --samples N` (dt_samples.h): one child process per extra seed, then the summaries. */
 #include "dt_samples.h"
 
+#include "../common/dt_units.h"
 #include "../common/dt_util.h"
 #include "dt_fork.h"
 
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void dt_sample_point_of(const dt_stats *s, dt_sample_point *out)
 {
@@ -27,6 +29,14 @@ void dt_sample_point_of(const dt_stats *s, dt_sample_point *out)
   for (int d = 0; d < DT_DIM_COUNT; d++)
     for (int k = 0; k < DT_OP_COUNT; k++)
       out->comm_s[d] += c->comm_s[d][k];
+}
+
+/* Wall-clock seconds (CLOCK_MONOTONIC). */
+static double wall_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 typedef struct child_job {
@@ -66,6 +76,7 @@ int dt_samples_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts
   sm->n = n;
   sm->seed0 = seed0;
   sm->points = dt_xcalloc(n ? n : 1, sizeof *sm->points);
+  double wall0 = wall_now(), said = wall0;
   for (size_t i = 1; i < n; i++) {
     child_job job = {p, t, ro, seed0 + i};
     char what[64];
@@ -73,6 +84,19 @@ int dt_samples_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts
     if (dt_run_forked(run_seed, &job, &sm->points[i], sizeof sm->points[i], what, err) != DT_OK) {
       dt_samples_free(sm);
       return DT_ERR;
+    }
+    /* a long --samples says so up front (from the first seed's wall time), then how far it is now and then */
+    double w = wall_now(), per = (w - wall0) / (double)i, left = per * (double)(n - i); /* n - 1 children + us */
+    char b1[32], b2[32];
+    if (i == 1 && left >= DT_SAMPLES_ESTIMATE_S) {
+      fprintf(stderr, "dtsim: --samples %zu: the first seed took %s of wall time, so the %zu seeds will take about "
+              "%s, one after another (Ctrl-C stops)\n", n, dt_format_time(per, b1, sizeof b1), n,
+              dt_format_time(per * (double)n, b2, sizeof b2));
+      said = w;
+    } else if (w - said >= DT_SAMPLES_PROGRESS_S) {
+      fprintf(stderr, "dtsim: --samples: %zu of %zu seeds done, about %s left\n", i, n,
+              dt_format_time(left, b1, sizeof b1));
+      said = w;
     }
   }
   *out = sm;

@@ -10,6 +10,10 @@
 #include <stdint.h>
 
 #define DT_SAMPLES_MAX 100000 /* --samples at most this */
+/* A --samples run whose seeds will take this long or more (wall seconds, estimated from the first child's time)
+ * says so on stderr before going on, and then every DT_SAMPLES_PROGRESS_S how many seeds are done. */
+#define DT_SAMPLES_ESTIMATE_S 10.0
+#define DT_SAMPLES_PROGRESS_S 30.0
 
 /* What one seed's run contributes, in seconds. */
 typedef struct dt_sample_point {

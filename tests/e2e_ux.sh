@@ -115,6 +115,32 @@ check "samples: stderr says how many seeds stopped" "grep -q 'dtsim: samples: $a
 check "samples, text: the summary line counts the aborted seeds" \
   "grep -q '^samples .* over the $n seeds that completed ($aborted aborted: seeds' $tmp/smp.txt"
 
+# 4. long runs say so. A deadlock beside a flapping link ended (the outages kept SimGrid's clock moving: it ran
+#    forever); a flap during a 35 ms compute is not taken for one: the flows of spine 0 start at 35 ms, pay alpha
+#    4 us, then move data in [35.004, 36), [37, 40), [41, 44), [45, 48) ms and the last 4 us after the outage at
+#    48 ms: 49.004 ms
+timeout 60 "$DTSIM" run $P tests/data/deadlock.dtt --flap leaf0-spine0=10ms,1ms >/dev/null 2>"$tmp/e"
+check "a deadlock with a flapping link ends: exit 1, deadlock" "[ \$? = 1 ] && grep -q 'dtsim: deadlock: 2 ops blocked' $tmp/e"
+{
+  echo "dtsim_trace 1"; echo "ranks 8"
+  for r in 0 1 2 3 4 5 6 7; do
+    p=$(( (r + 4) % 8 ))
+    echo "rank $r"; echo "s0 compute dur=35ms"
+    echo "s0 send peer=$p bytes=$S batch=1"; echo "s0 recv peer=$p bytes=$S batch=1"
+  done
+} >"$tmp/lperm.dtt"
+run "$tmp/lflap.json" $P "$tmp/lperm.dtt" --flap leaf0-spine0=4ms,1ms
+check "a flap across a long compute still flaps: makespan 49.004 ms" "[ \$(cat $tmp/rc) = 0 ] && close $(js "$tmp/lflap.json" .makespan_s) 0.049004 1e-6"
+# a tiny degrade under a flap: 125 MB at 12.5 GB/s x 1e-6 is 1e4 s, 1e7 outages of 1 ms: said before the run,
+# then every 10 s of wall time
+timeout 13 "$DTSIM" run $P "$tmp/lperm.dtt" --degrade leaf0-spine0=1e-6 --flap leaf0-spine0=1ms,0.5ms >/dev/null 2>"$tmp/e"
+check "flap + tiny degrade: a note up front (at least 1e+07 outages)" \
+  "grep -q 'note: --flap leaf0-spine0: the run lasts at least 10000.0 s (the bytes of a degraded link at its new bandwidth), so at least 1e+07 outages' $tmp/e"
+check "flap + tiny degrade: a progress line after 10 s" "grep -q 'dtsim: still running after 1[0-9] s of wall time: simulated' $tmp/e"
+timeout 5 "$DTSIM" run $P tests/data/allreduce8.dtt --jitter 0.1 --samples 100000 >/dev/null 2>"$tmp/e"
+check "--samples 100000: the estimate from the first seed's wall time, up front" \
+  "grep -q 'dtsim: --samples 100000: the first seed took .* of wall time, so the 100000 seeds will take about' $tmp/e"
+
 # 5. platform show names link classes as the report and --degrade do: on dgx-h100-4node.yaml 32 GPUs on NVSwitch
 #    ports, 4 x 8 NICs, one cable per NIC to its leaf, 8 leaves x 32 up-ports to the spines
 "$DTSIM" platform show platforms/dgx-h100-4node.yaml >"$tmp/show.txt" 2>&1
