@@ -92,7 +92,7 @@ wait_for 60 'sinfo -h -N -o "%T" 2>/dev/null | grep -Eq "^idle"' || die "slurmd 
 ok "slurmd registers node ci-node as idle"
 
 # --- the sweep: a local run, then the same spec through the submission script
-cp tests/data/sweep/base.yaml tests/data/sweep/grid.yaml "$T/"
+cp tests/data/sweep/grid-base.yaml tests/data/sweep/grid.yaml "$T/"
 "$DTSIM" sweep -q "$T/grid.yaml" --dir "$T/local" -o "$T/local.csv" >/dev/null 2>"$T/local.err" ||
   { cat "$T/local.err"; die "local sweep runs"; }
 ok "local sweep runs"

@@ -11,7 +11,7 @@ DTSIM=${1:?usage: e2e_sweep.sh DTSIM}
 DTSIM=$(cd "$(dirname "$DTSIM")" && pwd)/$(basename "$DTSIM")
 source "$(dirname "$0")/e2e-lib.sh"
 D=tests/data/sweep
-GEN=(--gen neox-19m --set dp=8 --set global_batch=32 --set dp_overlap=false)
+GEN=(--gen neox-19m --set dp=16 --set global_batch=64 --set dp_overlap=false --set experts=16 --set ep=16) # grid.yaml's
 
 check "help lists sweep" '"$DTSIM" help | grep -q "^  sweep "'
 check "help sweep lists --shard" '"$DTSIM" help sweep | grep -q -- "--shard I/N"'
@@ -27,7 +27,7 @@ i=0
 for o in 1 3 7; do
   for b in 50Gb/s 200Gb/s; do
     sed "s/oversubscription: 1/oversubscription: $o/; s|bandwidth: 100Gb/s, latency: 1us|bandwidth: $b, latency: 1us|" \
-      $D/base.yaml >"$tmp/p$i.yaml"
+      $D/grid-base.yaml >"$tmp/p$i.yaml"
     "$DTSIM" run --json "$tmp/p$i.yaml" "${GEN[@]}" >"$tmp/r$i.json" 2>/dev/null
     h=$(sed -n "$((i + 1))p" "$tmp/g/manifest.jsonl" | jq -r .hash)
     p=$(sed -n "$((i + 1))p" "$tmp/g/manifest.jsonl" | jq -r '.params["network.oversubscription"] + " " + .params["nics.bandwidth"]')
@@ -42,6 +42,15 @@ check "all 6 results equal separate dtsim run invocations byte for byte" '[ $sam
 check "the 6 results differ from each other (every axis reached the platform)" \
   '[ "$(cat "$tmp"/r?.json | sort -u | wc -l)" -eq 6 ]'
 check "ranking printed on stdout" 'grep -q "^   1  nics.bandwidth" "$tmp/g.out"'
+# both axes of the shipped example move the iteration: a non-zero spread each, equal to max - min of the means
+# computed here from the CSV (column 3: oversubscription, 4: NIC bandwidth, 6: iteration_s)
+for col in 3 4; do
+  ax=$(head -1 "$tmp/g.csv" | cut -d, -f$col)
+  want=$(awk -F, -v c=$col 'NR > 1 { s[$c] += $6; n[$c]++ } END { hi = -1; lo = 1e300; for (k in s) { m = s[k] / n[k]; if (m > hi) hi = m; if (m < lo) lo = m }; printf "%.6g", hi - lo }' "$tmp/g.csv")
+  got=$(awk -v a="$ax" '$2 == a { print $3 }' "$tmp/g.out")
+  check "grid example: $ax moves the iteration (spread $got = $want from the CSV, > 0)" \
+    '[ -n "$got" ] && close "$got" "$want" 1e-5 && awk -v g="$got" "BEGIN { exit !(g > 0) }"'
+done
 
 # --- cache: a rerun runs nothing; deleting two results runs exactly those two
 "$DTSIM" sweep $D/grid.yaml --dir "$tmp/g" >/dev/null 2>"$tmp/re.err"
@@ -62,10 +71,10 @@ check "the CSV after the rerun equals the first" 'cmp -s "$tmp/g.csv" "$tmp/g2.c
 # --- a changed platform byte invalidates its points (one not swept), an overridden value does not
 mkdir -p "$tmp/edit"
 cp $D/grid.yaml "$tmp/edit/grid.yaml"
-sed 's/link_latency: 500ns/link_latency: 501ns/' $D/base.yaml >"$tmp/edit/base.yaml"
+sed 's/link_latency: 500ns/link_latency: 501ns/' $D/grid-base.yaml >"$tmp/edit/grid-base.yaml"
 "$DTSIM" sweep plan "$tmp/edit/grid.yaml" --dir "$tmp/g" >"$tmp/plan1.txt" 2>/dev/null
 check "a changed link_latency byte: all 6 points to run again" '[ "$(grep -c "to run" "$tmp/plan1.txt")" -eq 6 ]'
-sed 's|bandwidth: 100Gb/s, latency: 1us|bandwidth: 800Gb/s, latency: 1us|' $D/base.yaml >"$tmp/edit/base.yaml"
+sed 's|bandwidth: 100Gb/s, latency: 1us|bandwidth: 800Gb/s, latency: 1us|' $D/grid-base.yaml >"$tmp/edit/grid-base.yaml"
 "$DTSIM" sweep plan "$tmp/edit/grid.yaml" --dir "$tmp/g" >"$tmp/plan2.txt" 2>/dev/null
 check "a changed nics.bandwidth (every point overrides it): all 6 cached" \
   '[ "$(grep -c "cached" "$tmp/plan2.txt")" -eq 6 ]'
@@ -110,10 +119,10 @@ check "--shards 50 on 6 points is capped to 6 shards, with a note" \
 ( cd "$tmp" && "$DTSIM" sweep plan "$OLDPWD/$D/grid.yaml" --dir '' >/dev/null 2>"$tmp/emptydir.err" ); rc=$?
 check "--dir '' is refused (it wrote into /)" '[ $rc -eq 2 ] && grep -q "'"'"'dir'"'"' is empty" "$tmp/emptydir.err"'
 sed 's/nics.bandwidth:/nics.bandwith:/' $D/grid.yaml >"$tmp/typo.yaml"
-cp $D/base.yaml "$tmp/base.yaml"
+cp $D/grid-base.yaml "$tmp/grid-base.yaml"
 "$DTSIM" sweep plan "$tmp/typo.yaml" --dir "$tmp/typo" >"$tmp/typo.out" 2>"$tmp/typo.err"; rc=$?
 check "a misspelt axis key is a spec error at file:line with the nearest key (not every point impossible)" \
-  '[ $rc -eq 2 ] && grep -q "typo.yaml:8:[0-9]*: unknown axis .nics.bandwith. (did you mean .nics.bandwidth.?)" "$tmp/typo.err" && [ ! -s "$tmp/typo.out" ]'
+  '[ $rc -eq 2 ] && grep -q "typo.yaml:11:[0-9]*: unknown axis .nics.bandwith. (did you mean .nics.bandwidth.?)" "$tmp/typo.err" && [ ! -s "$tmp/typo.out" ]'
 
 # --- impossible points: a fat-tree that does not fit, tp*pp*dp != GPUs; the other point runs
 "$DTSIM" sweep --set platform=$D/base.yaml --set workload.gen=neox-19m --set workload.global_batch=32 \
