@@ -220,6 +220,11 @@ const rp_algo_row *rp_algo_row_of(dt_op_kind kind, dt_algo algo);
 int rp_plan_closed(const rp_gshape *gs, const rp_plan *pl);
 /* Runs plan pl for member x->i: the fixed latency, then every phase at x->fid's merging (above). */
 void rp_plan_run(const rp_inst *x, const rp_plan *pl);
+/* What rp_plan_run's flow merge runs for member x->i in phase ph (dt_coll_solve.c evaluates it): the listing
+ * into L (sends and tags arrays of rp_plan_listing_cap entries), each send's bytes for all the phase's steps, and
+ * the latency waited after the exchange (s). */
+size_t rp_plan_listing_cap(const rp_gshape *s, const rp_phase *ph);
+double rp_plan_flow_list(const rp_inst *x, const rp_phase *ph, rp_listing *L);
 /* The plan's time on the group's shape without SimGrid (s): costs k's fixed latency, then per phase its first
  * hop's latency, the flow merge's latency (above) and its bytes over the pattern's bottleneck bandwidth
  * (docs/replay.md, auto), with the shape's largest intra- and inter-node latencies and its bandwidths. */

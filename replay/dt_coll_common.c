@@ -2,6 +2,7 @@
  * applies the protocol's efficiency, the per-group shape (members per node, ring orders per channel, PXN
  * relays) built once per group, and the record of the algorithms chosen, for the report's notes. */
 #include "dt_coll.h"
+#include "dt_coll_solve.h"
 
 #include "../common/dt_util.h"
 #include "dt_linkload.h"
@@ -80,6 +81,7 @@ int rp_group_exclusive(const rp_ctx *c, int32_t g)
 
 void rp_coll_free(rp_ctx *c)
 {
+  rp_solve_free(c);
   free(c->fold_cls);
   free(c->fold_idx);
   free(c->fold_gimg);

@@ -4,6 +4,7 @@
  * sends how many bytes to whom in one step) are listed by the algorithm families, dt_coll_<family>.c; nothing
  * else in the replay knows what an algorithm costs. */
 #include "dt_coll.h"
+#include "dt_coll_solve.h"
 
 #include "../common/dt_util.h"
 #include "dt_linkload.h"
@@ -357,10 +358,29 @@ int rp_plan_closed(const rp_gshape *gs, const rp_plan *pl)
   return any;
 }
 
+size_t rp_plan_listing_cap(const rp_gshape *s, const rp_phase *ph)
+{
+  return listing_cap(s, ph);
+}
+
+double rp_plan_flow_list(const rp_inst *x, const rp_phase *ph, rp_listing *L)
+{
+  L->ns = L->nr = 0;
+  L->after = -1;
+  patterns[ph->pattern].list(x, ph, L);
+  for (size_t s = 0; s < L->ns; s++)
+    L->sends[s].bytes *= (double)ph->steps;
+  L->cf_bytes *= (double)ph->steps;
+  return L->after >= 0 ? L->after : flow_tail(ph, L->alpha, L->h, x->hop, x->net_hop);
+}
+
 #define STACK_LIST 64
 
 void rp_plan_run(const rp_inst *x, const rp_plan *pl)
 {
+  /* exact shortcut: an exclusive group's instance whose flows differ, evaluated and waited (dt_coll_solve.c) */
+  if (rp_solve_plan_wait(x, pl))
+    return;
   rp_send stack_sends[STACK_LIST];
   int32_t stack_tags[STACK_LIST];
   int fixed_paid = 0, counted = 0;

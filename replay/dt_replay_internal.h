@@ -84,6 +84,7 @@ typedef struct rp_ctx {
   struct rp_explain *explain; /* --explain rows (dt_explain.c), NULL when off */
   struct dt_faults *faults; /* slow and failed links (dt_degrade.h), NULL when none */
   struct dt_timeline *tl;     /* --timeline, for the fabric's counters (dt_timeline_transfer), or NULL */
+  struct rp_solved *solved;   /* evaluated tree instances kept for reuse (dt_coll_solve.c), NULL until used */
 } rp_ctx;
 
 /* Folding lock-step ranks (dt_coll_closed.c, docs/replay.md): on a textbook platform at flow fidelity, when every

@@ -320,6 +320,7 @@ int dt_bench_run(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **ro
   dt_replay_opts_init(&ro);
   ro.fidelity = o->fidelity;
   ro.exact = o->exact;
+  ro.links = 0; /* nothing of the per-link accounting is printed: it would only cost time */
   ro.placement = place;
   ro.algo = o->algo;
   ro.proto = o->proto;

@@ -76,6 +76,21 @@ for g in 8 16; do
   same "nccl trees $g GPUs: same rows with and without --exact" "$tmp/tree$g.json" "$tmp/treex$g.json"
 done
 
+# 5a. trees across 4 nodes (hops of three latencies: NVLink, same rail, across rails through a spine), evaluated
+#     (replay/dt_coll_solve.c) and waited: the same report as simulating their flows, every number of it (per rank,
+#     per kind, per link class). From 32 B up: at 8 B SimGrid's lazy re-solve can leave a link out when many flows
+#     join at once (docs/replay.md, "Evaluated instances"), a difference under a nanosecond, checked to 1e-4 below
+{ echo "dtsim_trace 1"; echo "ranks 32"; echo "group world 0-31"
+  for r in $(seq 0 31); do echo "rank $r"; for b in 32 4096 1048576 16777216; do echo "s0 allreduce group=world bytes=$b"; done; done
+} >"$tmp/tree32.dtt"
+run "$tmp/fast32.json" "$tmp/nccl.yaml" "$tmp/tree32.dtt" --algo tree && run "$tmp/exact32.json" "$tmp/nccl.yaml" "$tmp/tree32.dtt" --algo tree --exact
+check "nccl trees 4 nodes: evaluated, not simulated" 'has_note "$tmp/fast32.json" "4 collective instances waited"'
+same "nccl trees 4 nodes: same report with and without --exact" "$tmp/fast32.json" "$tmp/exact32.json"
+B="bench all_reduce --platform $tmp/nccl.yaml --gpus 32 -b 8 -e 8 --algo tree --json"
+"$DTSIM" $B >"$tmp/t8.json" 2>/dev/null && "$DTSIM" $B --exact >"$tmp/t8x.json" 2>/dev/null
+check "nccl trees 4 nodes, 8 B: within 1e-4 of --exact" \
+  'close "$(jq ".[0].time_us" "$tmp/t8.json")" "$(jq ".[0].time_us" "$tmp/t8x.json")" 1e-4'
+
 # 5b. the NCCL model folds the tensor-parallel ranks too (their rings and trees in closed form; the DP and PP
 #     traffic of every image on its own rail), with the same report as --exact
 GN="$tmp/nccl.yaml --gen gpt3-175b --tp 8 --pp 4 --dp 2 --global-batch 8 --layers 8"
