@@ -240,7 +240,9 @@ typedef struct run {
   int32_t *left;              /* per gate: end flows not finished yet */
   int32_t *gf_off, *gf;       /* per gate: the flows it starts (CSR) */
   int32_t *gs_off, *gsucc;    /* per gate: the gates waiting for it (CSR) */
-  int32_t *lf_off, *lf;       /* per link: the flows crossing it (CSR) */
+  int32_t *lf_off, *lf;       /* per link: the sharing flows crossing it, lf[lf_off[l] .. lf_off[l] + ln[l]) as
+                                 incidences (indices into s->lk), room for every flow crossing it */
+  int32_t *ln, *where, *inc_flow; /* per link: sharing flows; per incidence: its place in lf, its flow */
   double *pen, *w, *remains, *rate, *last, *fdate; /* pen: SimGrid's penalty, w = 1 / pen */
   int32_t *share;             /* flows sharing now */
   size_t nshare;
@@ -298,8 +300,8 @@ static void solve(run *r)
         r->sat[nsat++] = r->light[i];
     for (size_t i = 0; i < nsat; i++) {
       int32_t l = r->sat[i];
-      for (int32_t j = r->lf_off[l]; j < r->lf_off[l + 1]; j++) {
-        int32_t f = r->lf[j];
+      for (int32_t j = r->lf_off[l], je = r->lf_off[l] + r->ln[l]; j < je; j++) {
+        int32_t f = r->inc_flow[r->lf[j]];
         if (!r->open[f])
           continue;
         r->open[f] = 0;
@@ -334,6 +336,31 @@ static void solve(run *r)
     r->open[r->share[k]] = 0;
 }
 
+/* Flow f starts sharing: it enters its links' lists of sharing flows, and the list of all. */
+static void share_add(run *r, int32_t f)
+{
+  const rp_solver *s = r->s;
+  r->state[f] = F_SHARE;
+  r->share[r->nshare++] = f;
+  for (int32_t j = s->lk_off[f]; j < s->lk_off[f + 1]; j++) {
+    int32_t l = s->lk[j], p = r->lf_off[l] + r->ln[l]++;
+    r->lf[p] = j;
+    r->where[j] = p;
+  }
+}
+
+/* Flow f ends: it leaves its links' lists (the caller takes it out of the list of all). */
+static void share_leave(run *r, int32_t f)
+{
+  const rp_solver *s = r->s;
+  r->state[f] = F_DONE;
+  for (int32_t j = s->lk_off[f]; j < s->lk_off[f + 1]; j++) {
+    int32_t l = s->lk[j], p = r->where[j], last = r->lf_off[l] + --r->ln[l];
+    r->lf[p] = r->lf[last];
+    r->where[r->lf[p]] = p;
+  }
+}
+
 static void gate_done(run *r, int32_t g, double now)
 {
   if (g < 0 || --r->left[g] > 0)
@@ -362,11 +389,10 @@ static int gate_fire(run *r, int32_t g, double now)
       r->state[f] = F_LAT;
       heap_push(&r->heap, now + s->lat[f], 1, f);
     } else {
-      r->state[f] = F_SHARE;
       r->remains[f] = s->bytes[f];
       r->last[f] = now;
       r->rate[f] = 0;
-      r->share[r->nshare++] = f;
+      share_add(r, f);
       joined = 1;
     }
   }
@@ -390,6 +416,9 @@ int rp_solver_run(rp_solver *s, double time_precision, double rate_precision)
   r.gsucc = dt_xmalloc(sizeof *r.gsucc * (ng + 1));
   r.lf_off = dt_xcalloc(nl + 2, sizeof *r.lf_off);
   r.lf = dt_xmalloc(sizeof *r.lf * (s->nlk + 1));
+  r.ln = dt_xcalloc(nl + 1, sizeof *r.ln);
+  r.where = dt_xmalloc(sizeof *r.where * (s->nlk + 1));
+  r.inc_flow = dt_xmalloc(sizeof *r.inc_flow * (s->nlk + 1));
   r.w = dt_xmalloc(sizeof *r.w * (nf + 1));
   r.pen = dt_xmalloc(sizeof *r.pen * (nf + 1));
   r.remains = dt_xcalloc(nf + 1, sizeof *r.remains);
@@ -444,10 +473,9 @@ int rp_solver_run(rp_solver *s, double time_precision, double rate_precision)
     for (size_t g = 0; g < ng; g++)
       if (s->gpred[g] >= 0)
         r.gsucc[at[s->gpred[g]]++] = (int32_t)g;
-    memcpy(at, r.lf_off, sizeof *at * nl);
     for (size_t f = 0; f < nf; f++)
       for (int32_t j = s->lk_off[f]; j < s->lk_off[f + 1]; j++)
-        r.lf[at[s->lk[j]]++] = (int32_t)f;
+        r.inc_flow[j] = (int32_t)f;
     free(at);
   }
 
@@ -470,9 +498,8 @@ int rp_solver_run(rp_solver *s, double time_precision, double rate_precision)
         r.state[f] = F_LAT;
         heap_push(&r.heap, s->lat[f], 1, (int32_t)f);
       } else {
-        r.state[f] = F_SHARE;
         r.remains[f] = s->bytes[f];
-        r.share[r.nshare++] = (int32_t)f;
+        share_add(&r, (int32_t)f);
         changed = 1;
       }
     }
@@ -514,7 +541,7 @@ int rp_solver_run(rp_solver *s, double time_precision, double rate_precision)
     for (size_t k = 0; k < r.nshare; k++) {
       int32_t f = r.share[k];
       if (r.fdate[f] < until) {
-        r.state[f] = F_DONE;
+        share_leave(&r, f);
         s->finish[f] = now;
         r.ended[nended++] = f;
         changed = 1;
@@ -541,11 +568,10 @@ int rp_solver_run(rp_solver *s, double time_precision, double rate_precision)
     for (size_t e = 0; e < nev; e++) {
       if (r.evs[e].kind == 1) {
         int32_t f = r.evs[e].idx;
-        r.state[f] = F_SHARE;
         r.remains[f] = s->bytes[f];
         r.last[f] = now;
         r.rate[f] = 0;
-        r.share[r.nshare++] = f;
+        share_add(&r, f);
         changed = 1;
       } else {
         r.fire[r.nfire++] = r.evs[e].idx;
@@ -565,6 +591,9 @@ int rp_solver_run(rp_solver *s, double time_precision, double rate_precision)
   free(r.gsucc);
   free(r.lf_off);
   free(r.lf);
+  free(r.ln);
+  free(r.where);
+  free(r.inc_flow);
   free(r.w);
   free(r.pen);
   free(r.remains);
@@ -651,14 +680,10 @@ typedef struct send_rec {
   double bytes; /* payload, before the efficiency */
 } send_rec;
 
-static int cmp_recv(const void *a, const void *b)
+static int cmp_i64(const void *a, const void *b)
 {
-  const send_rec *x = a, *y = b;
-  if (x->to != y->to)
-    return (x->to > y->to) - (x->to < y->to);
-  if (x->tag != y->tag)
-    return (x->tag > y->tag) - (x->tag < y->tag);
-  return (x->phase > y->phase) - (x->phase < y->phase);
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
 }
 
 /* qsort's context for cmp_same (one evaluation at a time: no simcall while it runs) */
@@ -694,9 +719,12 @@ static int list_instance(const rp_inst *x, const rp_algo_row *row, send_rec **ou
   double *tl = NULL;
   int P = -1, ok = 1;
   rp_plan pl;
+  size_t rcap = 64, nrt = 0;
+  int64_t *rt = dt_xmalloc(sizeof *rt * rcap); /* this member's receive tags, (tag << 8 | phase) */
   for (int32_t i = 0; i < n && ok; i++) {
     rp_inst xi = *x;
     xi.i = i;
+    nrt = 0;
     pl.nphases = 0;
     row->plan(gs, k, x->S, i, &pl);
     if (P < 0) {
@@ -723,20 +751,26 @@ static int list_instance(const rp_inst *x, const rp_algo_row *row, send_rec **ou
         }
         sr[ns++] = (send_rec){i, L.sends[j].to, q, L.sends[j].tag, L.sends[j].bytes};
       }
+      for (size_t j = 0; j < L.nr; j++) {
+        if (nrt == rcap) {
+          rcap *= 2;
+          rt = dt_xrealloc(rt, sizeof *rt * rcap);
+        }
+        rt[nrt++] = (int64_t)L.tags[j] << 8 | q;
+      }
       free(L.sends);
       free(L.tags);
       if (ns > SOLVE_MAX_FLOWS)
         ok = 0;
     }
+    /* every receive tag of this member in one phase only (its mailbox of that tag serves one phase) */
+    qsort(rt, nrt, sizeof *rt, cmp_i64);
+    for (size_t j = 1; j < nrt && ok; j++)
+      ok = !(rt[j] >> 8 == rt[j - 1] >> 8 && rt[j] != rt[j - 1]);
   }
-  if (ok) { /* every (receiver, tag) in one phase only */
-    send_rec *by = dt_xmalloc(sizeof *by * (ns + 1));
-    memcpy(by, sr, sizeof *by * ns);
-    qsort(by, ns, sizeof *by, cmp_recv);
-    for (size_t j = 1; j < ns && ok; j++)
-      ok = !(by[j].to == by[j - 1].to && by[j].tag == by[j - 1].tag && by[j].phase != by[j - 1].phase);
-    free(by);
-  }
+  free(rt);
+  if (P > 255)
+    ok = 0;
   if (!ok || P < 0) {
     free(sr);
     free(tl);
@@ -784,7 +818,23 @@ static void evaluate(rp_ctx *c, const rp_inst *x, solved *e)
     ord[k] = k;
   sort_sends = sr;
   sort_eff = eff;
-  qsort(ord, ns, sizeof *ord, cmp_same);
+  /* the sends were listed sender by sender: sort each sender's block (small: insertion) */
+  for (size_t b0 = 0; b0 < ns;) {
+    size_t b1 = b0 + 1;
+    while (b1 < ns && sr[b1].from == sr[b0].from)
+      b1++;
+    if (b1 - b0 > 48) {
+      qsort(ord + b0, b1 - b0, sizeof *ord, cmp_same);
+    } else {
+      for (size_t u = b0 + 1; u < b1; u++) {
+        size_t v = ord[u], w = u;
+        for (; w > b0 && cmp_same(&ord[w - 1], &v) > 0; w--)
+          ord[w] = ord[w - 1];
+        ord[w] = v;
+      }
+    }
+    b0 = b1;
+  }
   int routed = 1;
   for (size_t u = 0; u < ns && routed;) {
     size_t v = u + 1;
@@ -861,21 +911,12 @@ int rp_solve_plan_wait(const rp_inst *x, const rp_plan *pl)
   if (x->fid != DT_FIDELITY_FLOW || !rp_group_exclusive(c, x->g) || gs->n < 2 || x->op->splits ||
       (c->fold && c->fold_cls[c->t->groups[x->g].ranks[0]] == x->g))
     return 0;
-  /* a plan whose every phase is uniform is waited in closed form already (rp_plan_run) */
-  int uniform = 1;
-  for (int q = 0; q < pl->nphases && uniform; q++) {
-    if (pl->ph[q].steps <= 0)
-      continue;
-    size_t lc = rp_plan_listing_cap(gs, &pl->ph[q]);
-    rp_listing L = {0};
-    L.sends = dt_xmalloc(sizeof *L.sends * (lc + 1));
-    L.tags = dt_xmalloc(sizeof *L.tags * (lc + 1));
-    rp_plan_flow_list(x, &pl->ph[q], &L);
-    uniform = L.closed;
-    free(L.sends);
-    free(L.tags);
-  }
-  if (uniform)
+  /* a plan whose every phase is uniform is waited in closed form already (rp_plan_run); one without a phase
+   * only waits its fixed latency */
+  int phases = 0;
+  for (int q = 0; q < pl->nphases; q++)
+    phases += pl->ph[q].steps > 0;
+  if (!phases || rp_plan_closed(gs, pl))
     return 0;
   if (!c->solved)
     c->solved = dt_xcalloc(1, sizeof *c->solved);
