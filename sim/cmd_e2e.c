@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
@@ -27,22 +29,27 @@ enum { EXIT_OK = 0, EXIT_USAGE = 2 };
 
 const char dt_cmd_e2e_usage[] =
     "usage: dtsim validate --e2e [--references DIR] [--platforms DIR] [--max-gpus N] [--bound X] [--plain]\n"
-    "                            [--json]\n"
+    "                            [--uncalibrated] [--json]\n"
     "\n"
     "Runs the rows of e2e_iterations.csv (published iteration times of real training runs) as generated\n"
     "workloads on the platforms of their clusters: calibrates gpu.efficiency once per source on its smallest\n"
-    "row, predicts the others, and prints per row the measured and simulated seconds per iteration with the\n"
-    "relative error before calibration (efficiency 1) and after, and per source the median error of its\n"
-    "predicted rows against the bound. Exit 0 when it ran (the errors are findings), 2 for bad input.\n"
+    "row, predicts the others (one simulation each), and prints per row the measured and simulated seconds per\n"
+    "iteration with the relative error after calibration (and before, at efficiency 1, for the calibration row\n"
+    "or with --uncalibrated), the CPU seconds and peak memory its simulations took, and per source the median\n"
+    "error of its predicted rows against the bound. Exit 0 when it ran (the errors are findings), 2 for bad\n"
+    "input.\n"
     "\n"
     "  --references DIR   directory of e2e_iterations.csv (default validation/references)\n"
     "  --platforms DIR    the cluster platform files (default validation/platforms)\n"
     "  --max-gpus N       skip rows of more than N GPUs (listed as skipped)\n"
     "  --bound X          the bound on each source's median error (default 0.10)\n"
     "  --plain            ignore the platforms' gpu.compute sections: every FLOP at gpu.peak x efficiency\n"
+    "  --uncalibrated     also simulate every predicted row at efficiency 1 (twice the simulations)\n"
+    "  --jobs N           run up to N rows at once, each in its own processes (default 1; a predicted row\n"
+    "                     waits for its calibration row)\n"
     "  --json             one JSON object: {rows: [{source, model, gpus, measured_s, uncalibrated_s,\n"
-    "                     uncalibrated_error, simulated_s, rel_error, role, efficiency}...], sources: [{source,\n"
-    "                     efficiency, calibrated_on, median_error, predicted, bound, pass}...]}\n";
+    "                     uncalibrated_error, simulated_s, rel_error, role, efficiency, simulations, cpu_s,\n"
+    "                     peak_rss_mib}...], sources: [{source, efficiency, median_error, predicted, pass}...]}\n";
 
 /* How a source's rows map onto dtsim (docs/validation.md gives the reasons). */
 typedef struct source_spec {
@@ -77,7 +84,12 @@ typedef struct e2e_row {
   size_t line;
   const source_spec *spec;
   row_role role;
-  double uncal, sim, eff; /* simulated seconds at efficiency 1, after calibration, the efficiency used */
+  double uncal, sim, eff; /* simulated seconds at efficiency 1 (NAN when not run), after calibration, the
+                             efficiency used */
+  size_t cal;             /* a predicted row's calibration row (its source's, or another's) */
+  int nsim;               /* simulations the row ran */
+  double cpu_s;           /* CPU seconds: its generation (in this process) and its simulations (each child's) */
+  long rss_kb;            /* the largest peak resident set among them (KiB) */
 } e2e_row;
 
 /* ---- CSV ---- */
@@ -251,83 +263,354 @@ static int config_of(const e2e_row *r, dt_gen_config *c, dt_error *err)
   return DT_OK;
 }
 
-/* Simulates row r on platform file path with gpu.efficiency = eff (and without gpu.compute when plain): the
- * iteration's seconds into *secs. In this process (SimGrid once per process: call through simulate). */
-static int simulate_here(const e2e_row *r, const char *path, double eff, int plain, double *secs, dt_error *err)
+/* What one simulation gives back from its child process. */
+typedef struct sim_result {
+  double secs;       /* the iteration's simulated seconds */
+  double cp_compute; /* compute on the critical path (seconds; NAN without one): the part that scales with
+                        1/efficiency, calibrate's first step */
+  double cpu_s;      /* the child's CPU seconds (user + system): the replay (the row's trace is generated once,
+                        in the parent) */
+  long rss_kb;       /* the child's peak resident set (KiB, getrusage's ru_maxrss) */
+} sim_result;
+
+/* This process's CPU seconds so far (user + system). */
+static double cpu_seconds(void)
 {
-  dt_platform *p = NULL;
-  dt_trace *t = NULL;
-  dt_stats *s = NULL;
-  int rc = DT_ERR;
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0)
+    return 0;
+  return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+         1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+/* A row made ready to simulate: its platform and generated trace, built once in the parent and shared with every
+ * simulation of the row (each child process gets a copy-on-write image of both). */
+typedef struct row_ctx {
+  dt_platform *p;
+  dt_trace *t;
+} row_ctx;
+
+static void row_free(row_ctx *x)
+{
+  dt_trace_free(x->t);
+  dt_platform_free(x->p);
+  x->t = NULL;
+  x->p = NULL;
+}
+
+/* Loads row r's platform file path (without its gpu.compute section when plain) and generates, validates its
+ * trace into *x (row_free frees it). DT_ERR with err set for a platform or configuration that cannot run. */
+static int row_prepare(e2e_row *r, const char *path, int plain, row_ctx *x, dt_error *err)
+{
   dt_gen_config c;
-  if (dt_platform_load(path, &p, err) != DT_OK)
+  double t0 = cpu_seconds();
+  x->p = NULL;
+  x->t = NULL;
+  int rc = DT_ERR;
+  if (dt_platform_load(path, &x->p, err) != DT_OK)
     goto done;
-  p->gpu_efficiency = eff;
   if (plain)
-    p->compute.present = 0;
-  if (config_of(r, &c, err) != DT_OK || dt_gen_validate(&c, dt_platform_gpu_count(p), err) != DT_OK ||
-      dt_gen_build(&c, 0, &t, err) != DT_OK || dt_trace_validate(t, err) != DT_OK)
+    x->p->compute.present = 0;
+  if (config_of(r, &c, err) != DT_OK || dt_gen_validate(&c, dt_platform_gpu_count(x->p), err) != DT_OK ||
+      dt_gen_build(&c, 0, &x->t, err) != DT_OK || dt_trace_validate(x->t, err) != DT_OK) {
+    row_free(x);
     goto done;
-  if (dt_replay_run(p, t, NULL, &s, err) != DT_OK)
+  }
+  rc = DT_OK;
+done:
+  r->cpu_s += cpu_seconds() - t0;
+  return rc;
+}
+
+/* Replays the row's trace with gpu.efficiency = eff into *out, in this process (SimGrid once per process: call
+ * through simulate). The run keeps the exact shortcuts (docs/replay.md) and turns the per-link accounting off:
+ * the row needs its iteration time and critical path only. */
+static int simulate_here(const row_ctx *x, double eff, sim_result *out, dt_error *err)
+{
+  dt_stats *s = NULL;
+  dt_replay_opts o;
+  dt_replay_opts_init(&o);
+  o.links = 0;
+  x->p->gpu_efficiency = eff; /* the child's copy */
+  int rc = DT_ERR;
+  if (dt_replay_run(x->p, x->t, &o, &s, err) != DT_OK)
     goto done;
   if (s->ndeadlock > 0) {
     dt_error_set(err, "", 0, 0, "the simulation deadlocked (first: %s)", s->deadlock[0]);
     goto done;
   }
-  *secs = s->niterations > 0 ? s->iterations_s[0] : s->makespan_s;
+  out->secs = s->niterations > 0 ? s->iterations_s[0] : s->makespan_s;
+  out->cp_compute = s->critical ? s->critical->compute_s : NAN;
   rc = DT_OK;
 done:
   dt_stats_free(s);
-  dt_trace_free(t);
-  dt_platform_free(p);
+  struct rusage ru;
+  out->cpu_s = cpu_seconds();
+  if (getrusage(RUSAGE_SELF, &ru) == 0)
+    out->rss_kb = ru.ru_maxrss;
   return rc;
 }
 
 /* simulate_here's arguments, for dt_run_forked. */
 typedef struct {
-  const e2e_row *r;
-  const char *path;
+  const row_ctx *x;
   double eff;
-  int plain;
 } e2e_job;
 
 static int simulate_child(void *arg, void *out, dt_error *err)
 {
   const e2e_job *j = arg;
-  return simulate_here(j->r, j->path, j->eff, j->plain, out, err);
+  return simulate_here(j->x, j->eff, out, err);
 }
 
-/* simulate_here in a child process. */
-static int simulate(const e2e_row *r, const char *path, double eff, int plain, double *secs, dt_error *err)
+/* Row r's resources: simulations run, CPU seconds summed over them, the largest peak resident set. */
+static void account(e2e_row *r, const sim_result *res)
 {
-  e2e_job j = {r, path, eff, plain};
-  return dt_run_forked(simulate_child, &j, secs, sizeof *secs, "the simulation process", err);
+  r->nsim++;
+  r->cpu_s += res->cpu_s;
+  if (res->rss_kb > r->rss_kb)
+    r->rss_kb = res->rss_kb;
+}
+
+/* simulate_here in a child process; the row's resources are accounted. */
+static int simulate(e2e_row *r, const row_ctx *x, double eff, sim_result *res, dt_error *err)
+{
+  e2e_job j = {x, eff};
+  memset(res, 0, sizeof *res);
+  if (dt_run_forked(simulate_child, &j, res, sizeof *res, "the simulation process", err) != DT_OK)
+    return DT_ERR;
+  account(r, res);
+  return DT_OK;
 }
 
 /* ---- calibration ---- */
 
-/* The efficiency that makes row r's simulated iteration its measured one: the iteration is close to
- * a + b / efficiency (compute scales with 1/efficiency, exposed communication does not), so two secant steps
- * in u = 1/efficiency from the uncalibrated run (u = 1) land on it; *sim gets the last run's seconds. */
-static int calibrate(const e2e_row *r, const char *path, int plain, double uncal, double *eff, double *sim,
-                     dt_error *err)
+#define CAL_TOL 5e-4 /* calibration stops within this fraction of the measurement */
+#define CAL_RUNS 4   /* at most this many simulations after the uncalibrated one */
+
+/* The efficiency that makes row r's simulated iteration its measured one. In u = 1/efficiency the iteration is
+ * close to T(u) = a + b u: the compute on the critical path scales with u, the exposed communication does not.
+ * The uncalibrated run (u = 1, *un) gives b as its critical path's compute and a = T - b, so the first step is
+ * u = 1 + (measured - T) / b (the whole iteration scaled, u = measured / T, when there is no compute on the
+ * path); secant steps follow until the run is within CAL_TOL (the path may change as u moves). *sim gets the last
+ * run's seconds. */
+static int calibrate(e2e_row *r, const row_ctx *x, const sim_result *un, double *eff, double *sim, dt_error *err)
 {
-  double u1 = 1, t1 = uncal, u2 = r->measured / uncal, t2;
-  if (simulate(r, path, 1 / u2, plain, &t2, err) != DT_OK)
+  double u1 = 1, t1 = un->secs, u2;
+  if (isfinite(un->cp_compute) && un->cp_compute > 1e-3 * un->secs)
+    u2 = 1 + (r->measured - un->secs) / un->cp_compute;
+  else
+    u2 = r->measured / un->secs;
+  if (!(u2 > 0))
+    u2 = r->measured / un->secs;
+  sim_result res;
+  if (simulate(r, x, 1 / u2, &res, err) != DT_OK)
     return DT_ERR;
-  for (int it = 0; it < 2 && fabs(t2 - r->measured) > 1e-4 * r->measured && t2 != t1; it++) {
-    double u3 = u1 + (r->measured - t1) * (u2 - u1) / (t2 - t1);
+  double t2 = res.secs;
+  for (int it = 1; it < CAL_RUNS && fabs(t2 - r->measured) > CAL_TOL * r->measured && t2 != t1; it++) {
+    double u3 = u2 + (r->measured - t2) * (u2 - u1) / (t2 - t1);
     if (!(u3 > 0))
       u3 = u2 * r->measured / t2;
     u1 = u2;
     t1 = t2;
     u2 = u3;
-    if (simulate(r, path, 1 / u2, plain, &t2, err) != DT_OK)
+    if (simulate(r, x, 1 / u2, &res, err) != DT_OK)
       return DT_ERR;
+    t2 = res.secs;
   }
   *eff = 1 / u2;
   *sim = t2;
   return DT_OK;
+}
+
+/* ---- rows, up to --jobs at once ---- */
+
+/* Runs row r in this process, its simulations in child processes: a calibration row from efficiency 1 to its
+ * calibrated efficiency, a predicted row at r->eff (and at 1 with uncal). Fills r's results and resources. */
+static int row_task(e2e_row *r, const char *platform_dir, int plain, int uncal, dt_error *err)
+{
+  char ppath[1024];
+  snprintf(ppath, sizeof ppath, "%s/%s", platform_dir, r->spec->platform);
+  row_ctx x;
+  sim_result res;
+  if (row_prepare(r, ppath, plain, &x, err) != DT_OK)
+    return DT_ERR;
+  int ok = 1;
+  if (r->role == ROLE_CAL) {
+    ok = simulate(r, &x, 1.0, &res, err) == DT_OK;
+    if (ok) {
+      r->uncal = res.secs;
+      ok = calibrate(r, &x, &res, &r->eff, &r->sim, err) == DT_OK;
+    }
+  } else {
+    if (uncal || r->eff == 1) {
+      ok = simulate(r, &x, 1.0, &res, err) == DT_OK;
+      r->uncal = r->sim = res.secs;
+    }
+    if (ok && r->eff != 1) {
+      ok = simulate(r, &x, r->eff, &res, err) == DT_OK;
+      r->sim = res.secs;
+    }
+  }
+  row_free(&x);
+  return ok ? DT_OK : DT_ERR;
+}
+
+/* A row's worker process and what it sends back through its pipe. */
+typedef struct worker {
+  pid_t pid;
+  int fd;
+  size_t row;
+} worker;
+
+typedef struct row_reply {
+  int status;
+  e2e_row row;
+  dt_error err;
+} row_reply;
+
+static void progress(const e2e_row *r);
+
+/* Starts row i's task in a worker process (w filled). */
+static int spawn(e2e_row *rows, size_t i, const char *platform_dir, int plain, int uncal, worker *w, dt_error *err)
+{
+  int fds[2];
+  if (pipe(fds) != 0)
+    return dt_error_set(err, "", 0, 0, "cannot create a pipe: %s", strerror(errno));
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return dt_error_set(err, "", 0, 0, "cannot fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    row_reply *rep = dt_xmalloc(sizeof *rep);
+    memset(rep, 0, sizeof *rep);
+    dt_error_clear(&rep->err);
+    rep->status = row_task(&rows[i], platform_dir, plain, uncal, &rep->err);
+    rep->row = rows[i];
+    const char *p = (const char *)rep;
+    size_t len = sizeof *rep;
+    while (len > 0) {
+      ssize_t k = write(fds[1], p, len);
+      if (k < 0 && errno == EINTR)
+        continue;
+      if (k <= 0)
+        _exit(1);
+      p += k;
+      len -= (size_t)k;
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  w->pid = pid;
+  w->fd = fds[0];
+  w->row = i;
+  return DT_OK;
+}
+
+/* Reads worker w's reply into its row after the worker exited with status ws; closes its pipe. */
+static int collect(e2e_row *rows, worker *w, int ws, dt_error *err)
+{
+  row_reply *rep = dt_xmalloc(sizeof *rep);
+  char *p = (char *)rep;
+  size_t len = sizeof *rep;
+  while (len > 0) {
+    ssize_t k = read(w->fd, p, len);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      break;
+    p += k;
+    len -= (size_t)k;
+  }
+  close(w->fd);
+  int rc;
+  if (len > 0 || !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0))
+    rc = dt_error_set(err, "", 0, 0, "the process of its row ended abnormally (line %zu)", rows[w->row].line);
+  else if (rep->status != DT_OK) {
+    *err = rep->err;
+    rc = DT_ERR;
+  } else {
+    rows[w->row] = rep->row;
+    rc = DT_OK;
+  }
+  free(rep);
+  return rc;
+}
+
+/* Runs every row that is not skipped, up to jobs at once, each in a worker process: calibration rows first, a
+ * predicted row once its calibration row is done (with its efficiency). A failing row stops the launches; the
+ * rows running finish, and the first error is returned with its row's file line and name. */
+static int run_rows(const char *csv, e2e_row *rows, size_t n, const char *platform_dir, int plain, int uncal,
+                    long jobs, dt_error *err)
+{
+  enum { PENDING = 0, RUNNING, DONE };
+  int *state = dt_xmalloc(sizeof *state * (n + 1));
+  worker *ws = dt_xmalloc(sizeof *ws * (size_t)jobs);
+  size_t nrun = 0;
+  int rc = DT_OK;
+  for (size_t i = 0; i < n; i++)
+    state[i] = rows[i].role == ROLE_SKIP ? DONE : PENDING;
+  for (;;) {
+    /* launch: calibration rows first (file order: they unblock the others), then the predicted rows whose
+     * calibration is done, most GPUs first (the longest first keeps the jobs busy to the end) */
+    while (rc == DT_OK && nrun < (size_t)jobs) {
+      size_t best = n;
+      for (size_t i = 0; i < n; i++) {
+        const e2e_row *r = &rows[i];
+        if (state[i] != PENDING || (r->role != ROLE_CAL && state[r->cal] != DONE))
+          continue;
+        if (best == n || (r->role == ROLE_CAL && rows[best].role != ROLE_CAL) ||
+            (r->role != ROLE_CAL && rows[best].role != ROLE_CAL && r->gpus > rows[best].gpus))
+          best = i;
+      }
+      if (best == n)
+        break;
+      if (rows[best].role != ROLE_CAL)
+        rows[best].eff = rows[rows[best].cal].eff;
+      if (spawn(rows, best, platform_dir, plain, uncal, &ws[nrun], err) != DT_OK) {
+        rc = DT_ERR;
+        break;
+      }
+      state[best] = RUNNING;
+      nrun++;
+    }
+    if (nrun == 0)
+      break;
+    int st = 0;
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, 0)) < 0 && errno == EINTR)
+      ;
+    size_t k = 0;
+    while (k < nrun && ws[k].pid != pid)
+      k++;
+    if (pid < 0 || k == nrun) { /* no worker left to wait for: cannot happen while nrun > 0 */
+      if (rc == DT_OK)
+        rc = dt_error_set(err, "", 0, 0, "lost track of the row processes: %s", strerror(errno));
+      break;
+    }
+    size_t i = ws[k].row;
+    dt_error e;
+    dt_error_clear(&e);
+    if (collect(rows, &ws[k], st, &e) != DT_OK) {
+      if (rc == DT_OK) {
+        *err = e;
+        dt_error_prefix(err, "%s:%zu (%s %s on %ld GPUs%s): ", csv, rows[i].line, rows[i].source, rows[i].model,
+                        rows[i].gpus, rows[i].role == ROLE_CAL ? ", calibrating" : "");
+      }
+      rc = DT_ERR;
+    } else
+      progress(&rows[i]);
+    state[i] = DONE;
+    ws[k] = ws[--nrun];
+  }
+  free(ws);
+  free(state);
+  return rc;
 }
 
 /* ---- report ---- */
@@ -397,19 +680,26 @@ static void print_text(const e2e_row *rows, size_t n, const source_result *res, 
 {
   printf("end-to-end iterations (validation/references/e2e_iterations.csv), compute model: %s\n",
          plain ? "plain (gpu.peak x efficiency)" : "gpu.compute (docs/compute.md)");
-  printf("%-17s %-11s %6s %-5s %10s %10s %8s %10s %8s %6s  %s\n", "source", "model", "gpus", "dtype", "measured",
-         "eff=1", "error", "simulated", "error", "eff", "role");
+  printf("%-17s %-11s %6s %-5s %10s %10s %8s %10s %8s %6s %8s %8s  %s\n", "source", "model", "gpus", "dtype",
+         "measured", "eff=1", "error", "simulated", "error", "eff", "CPU s", "MiB", "role");
   for (size_t i = 0; i < n; i++) {
     const e2e_row *r = &rows[i];
     if (r->role == ROLE_SKIP) {
-      printf("%-17s %-11s %6ld %-5s %9.2fs %10s %8s %10s %8s %6s  %s\n", r->source, r->model, r->gpus, r->dtype,
-             r->measured, "-", "-", "-", "-", "-", role_names[r->role]);
+      printf("%-17s %-11s %6ld %-5s %9.2fs %10s %8s %10s %8s %6s %8s %8s  %s\n", r->source, r->model, r->gpus,
+             r->dtype, r->measured, "-", "-", "-", "-", "-", "-", "-", role_names[r->role]);
       continue;
     }
-    printf("%-17s %-11s %6ld %-5s %9.2fs %9.2fs %+7.1f%% %9.2fs %+7.1f%% %6.3f  %s\n", r->source, r->model, r->gpus,
-           r->dtype, r->measured, r->uncal, 100 * rel(r->uncal, r->measured), r->sim, 100 * rel(r->sim, r->measured),
-           r->eff, role_names[r->role]);
+    char un[16] = "-", une[16] = "-";
+    if (isfinite(r->uncal)) {
+      snprintf(un, sizeof un, "%.2fs", r->uncal);
+      snprintf(une, sizeof une, "%+.1f%%", 100 * rel(r->uncal, r->measured));
+    }
+    printf("%-17s %-11s %6ld %-5s %9.2fs %10s %8s %9.2fs %+7.1f%% %6.3f %8.1f %8.0f  %s\n", r->source, r->model,
+           r->gpus, r->dtype, r->measured, un, une, r->sim, 100 * rel(r->sim, r->measured), r->eff, r->cpu_s,
+           (double)r->rss_kb / 1024, role_names[r->role]);
   }
+  printf("  eff=1: the uncalibrated run (--uncalibrated runs it for the predicted rows too); CPU s: summed over the\n"
+         "  row's simulations (each a child process: generation and replay); MiB: their largest peak resident set\n");
   printf("\nper source: median |error| of the predicted rows (bound %.0f %%)\n", 100 * bound);
   for (size_t k = 0; k < nres; k++) {
     if (res[k].nrun == 0)
@@ -466,12 +756,15 @@ static void print_json(const e2e_row *rows, size_t n, const source_result *res, 
     json_int(g, "gpus", r->gpus);
     json_str(g, "dtype", r->dtype);
     json_num(g, "measured_s", r->measured);
-    json_num(g, "uncalibrated_s", skip ? NAN : r->uncal);
-    json_num(g, "uncalibrated_error", skip ? NAN : rel(r->uncal, r->measured));
+    json_num(g, "uncalibrated_s", r->uncal);
+    json_num(g, "uncalibrated_error", rel(r->uncal, r->measured));
     json_num(g, "simulated_s", skip ? NAN : r->sim);
     json_num(g, "rel_error", skip ? NAN : rel(r->sim, r->measured));
     json_num(g, "efficiency", skip ? NAN : r->eff);
     json_str(g, "role", role_names[r->role]);
+    json_int(g, "simulations", r->nsim);
+    json_num(g, "cpu_s", skip ? NAN : r->cpu_s);
+    json_num(g, "peak_rss_mib", skip ? NAN : (double)r->rss_kb / 1024);
     yajl_gen_map_close(g);
   }
   yajl_gen_array_close(g);
@@ -499,6 +792,14 @@ static void print_json(const e2e_row *rows, size_t n, const source_result *res, 
 
 /* ---- command ---- */
 
+/* One line on stderr when row r is done (not with --json): its result and what it cost. */
+static void progress(const e2e_row *r)
+{
+  fprintf(stderr, "dtsim: %s %s %ld GPUs: %.3f s at efficiency %.3f (measured %.3f s; %d run%s, %.1f CPU s, %.0f MiB peak)\n",
+          r->source, r->model, r->gpus, r->sim, r->eff, r->measured, r->nsim, r->nsim == 1 ? "" : "s", r->cpu_s,
+          (double)r->rss_kb / 1024);
+}
+
 static int usage(const char *fmt, const char *arg)
 {
   fprintf(stderr, "dtsim validate --e2e: ");
@@ -523,7 +824,7 @@ static size_t smallest(const e2e_row *rows, size_t n, const char *source, int *f
 
 int dt_cmd_validate_e2e(int argc, char **argv)
 {
-  enum { O_REFS = 1000, O_PLATFORMS, O_JSON, O_MAX, O_BOUND, O_PLAIN, O_E2E };
+  enum { O_REFS = 1000, O_PLATFORMS, O_JSON, O_MAX, O_BOUND, O_PLAIN, O_E2E, O_UNCAL, O_JOBS };
   static const struct option longopts[] = {{"references", required_argument, NULL, O_REFS},
                                            {"platforms", required_argument, NULL, O_PLATFORMS},
                                            {"json", no_argument, NULL, O_JSON},
@@ -531,11 +832,13 @@ int dt_cmd_validate_e2e(int argc, char **argv)
                                            {"bound", required_argument, NULL, O_BOUND},
                                            {"plain", no_argument, NULL, O_PLAIN},
                                            {"e2e", no_argument, NULL, O_E2E},
+                                           {"uncalibrated", no_argument, NULL, O_UNCAL},
+                                           {"jobs", required_argument, NULL, O_JOBS},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   const char *refs = "validation/references", *platform_dir = "validation/platforms";
-  int json = 0, plain = 0, opt;
-  long max_gpus = 0;
+  int json = 0, plain = 0, uncalibrated = 0, opt;
+  long max_gpus = 0, jobs = 1;
   double bound = DEFAULT_BOUND;
   char *end;
   optind = 1;
@@ -555,6 +858,17 @@ int dt_cmd_validate_e2e(int argc, char **argv)
       break;
     case O_E2E:
       break;
+    case O_UNCAL:
+      uncalibrated = 1;
+      break;
+    case O_JOBS:
+    {
+      long long v;
+      if (dt_parse_whole(optarg, 1, 64, &v) != 0)
+        return usage("--jobs expects a number of rows at once from 1 to 64, found '%s'", optarg);
+      jobs = (long)v;
+      break;
+    }
     case O_MAX:
     {
       long long v;
@@ -582,31 +896,20 @@ int dt_cmd_validate_e2e(int argc, char **argv)
 
   dt_error err;
   dt_error_clear(&err);
-  char path[1024], ppath[1024];
+  char path[1024];
   snprintf(path, sizeof path, "%s/e2e_iterations.csv", refs);
   e2e_row *rows = NULL;
   size_t n = 0;
   int rc = EXIT_USAGE;
   if (read_rows(path, &rows, &n, &err) != DT_OK)
     goto fail;
-  for (size_t i = 0; i < n; i++)
-    rows[i].role = max_gpus > 0 && rows[i].gpus > max_gpus ? ROLE_SKIP : ROLE_PRED;
-  /* uncalibrated runs (efficiency 1) */
   for (size_t i = 0; i < n; i++) {
-    e2e_row *r = &rows[i];
-    if (r->role == ROLE_SKIP)
-      continue;
-    snprintf(ppath, sizeof ppath, "%s/%s", platform_dir, r->spec->platform);
-    if (simulate(r, ppath, 1.0, plain, &r->uncal, &err) != DT_OK) {
-      dt_error_prefix(&err, "%s:%zu (%s %s on %ld GPUs): ", path, r->line, r->source, r->model, r->gpus);
-      goto fail;
-    }
-    if (!json)
-      fprintf(stderr, "dtsim: %s %s %ld GPUs: %.3f s at efficiency 1 (measured %.3f s)\n", r->source, r->model, r->gpus,
-              r->uncal, r->measured);
+    rows[i].role = max_gpus > 0 && rows[i].gpus > max_gpus ? ROLE_SKIP : ROLE_PRED;
+    rows[i].uncal = NAN;
   }
-  /* calibration: sources with two rows or more on their smallest row; a single-row source takes the efficiency of
-   * a calibrated source with the same GPU and dtype when there is one, else its row calibrates it */
+  /* roles: sources with two rows or more calibrate on their smallest row; a single-row source takes the
+   * efficiency of a calibrating source with the same GPU and dtype when there is one (in file order), else its
+   * row calibrates it */
   for (int pass = 0; pass < 2; pass++)
     for (size_t i = 0; i < n; i++) {
       int found;
@@ -618,45 +921,20 @@ int dt_cmd_validate_e2e(int argc, char **argv)
         count += strcmp(rows[j].source, rows[i].source) == 0 && rows[j].role != ROLE_SKIP;
       if (pass == 0 && count < 2)
         continue;
-      const e2e_row *donor = NULL;
+      rows[i].role = ROLE_CAL;
       if (count < 2)
         for (size_t j = 0; j < n; j++)
-          if (rows[j].role == ROLE_CAL && strcmp(rows[j].gpu, rows[i].gpu) == 0 &&
-              strcmp(rows[j].dtype, rows[i].dtype) == 0 && strcmp(rows[j].source, rows[i].source) != 0)
-            donor = &rows[j];
-      double eff = 1, sim = 0;
-      if (donor) {
-        rows[i].role = ROLE_XPRED;
-        rows[i].eff = donor->eff;
-        continue;
-      }
-      snprintf(ppath, sizeof ppath, "%s/%s", platform_dir, rows[i].spec->platform);
-      if (calibrate(&rows[i], ppath, plain, rows[i].uncal, &eff, &sim, &err) != DT_OK) {
-        dt_error_prefix(&err, "%s:%zu (calibrating %s on %s): ", path, rows[i].line, rows[i].source, rows[i].model);
-        goto fail;
-      }
-      rows[i].role = ROLE_CAL;
-      rows[i].eff = eff;
-      rows[i].sim = sim;
+          if (j != i && rows[j].role == ROLE_CAL && strcmp(rows[j].gpu, rows[i].gpu) == 0 &&
+              strcmp(rows[j].dtype, rows[i].dtype) == 0 && strcmp(rows[j].source, rows[i].source) != 0) {
+            rows[i].role = ROLE_XPRED;
+            rows[i].cal = j;
+          }
       for (size_t j = 0; j < n; j++)
-        if (j != i && strcmp(rows[j].source, rows[i].source) == 0 && rows[j].role == ROLE_PRED)
-          rows[j].eff = eff;
+        if (strcmp(rows[j].source, rows[i].source) == 0 && rows[j].role == ROLE_PRED)
+          rows[j].cal = i;
     }
-  /* predictions */
-  for (size_t i = 0; i < n; i++) {
-    e2e_row *r = &rows[i];
-    if (r->role != ROLE_PRED && r->role != ROLE_XPRED)
-      continue;
-    snprintf(ppath, sizeof ppath, "%s/%s", platform_dir, r->spec->platform);
-    if (r->eff == 1) {
-      r->sim = r->uncal;
-      continue;
-    }
-    if (simulate(r, ppath, r->eff, plain, &r->sim, &err) != DT_OK) {
-      dt_error_prefix(&err, "%s:%zu (%s %s on %ld GPUs): ", path, r->line, r->source, r->model, r->gpus);
-      goto fail;
-    }
-  }
+  if (run_rows(path, rows, n, platform_dir, plain, uncalibrated, jobs, &err) != DT_OK)
+    goto fail;
   source_result res[NSOURCES + 8];
   size_t nres = 0;
   results(rows, n, bound, res, &nres);
