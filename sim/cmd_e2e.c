@@ -28,8 +28,8 @@ enum { EXIT_OK = 0, EXIT_USAGE = 2 };
 #define DEFAULT_BOUND 0.10 /* issue 13: within 10 % on whole iterations */
 
 const char dt_cmd_e2e_usage[] =
-    "usage: dtsim validate --e2e [--references DIR] [--platforms DIR] [--max-gpus N] [--bound X] [--plain]\n"
-    "                            [--uncalibrated] [--json]\n"
+    "usage: dtsim validate --e2e [--references DIR] [--platforms DIR] [--max-gpus N] [--source NAME]...\n"
+    "                            [--bound X] [--plain] [--uncalibrated] [--jobs N] [--json]\n"
     "\n"
     "Runs the rows of e2e_iterations.csv (published iteration times of real training runs) as generated\n"
     "workloads on the platforms of their clusters: calibrates gpu.efficiency once per source on its smallest\n"
@@ -45,6 +45,9 @@ const char dt_cmd_e2e_usage[] =
     "  --bound X          the bound on each source's median error (default 0.10)\n"
     "  --plain            ignore the platforms' gpu.compute sections: every FLOP at gpu.peak x efficiency\n"
     "  --uncalibrated     also simulate every predicted row at efficiency 1 (twice the simulations)\n"
+    "  --source NAME      run only this source's rows (repeatable) and the calibration rows they need (a\n"
+    "                     single-row source predicted from another's efficiency needs that one's); the\n"
+    "                     other rows are listed as skipped\n"
     "  --jobs N           run up to N rows at once, each in its own processes (default 1; a predicted row\n"
     "                     waits for its calibration row)\n"
     "  --json             one JSON object: {rows: [{source, model, gpus, measured_s, uncalibrated_s,\n"
@@ -87,6 +90,7 @@ typedef struct e2e_row {
   double uncal, sim, eff; /* simulated seconds at efficiency 1 (NAN when not run), after calibration, the
                              efficiency used */
   size_t cal;             /* a predicted row's calibration row (its source's, or another's) */
+  int selected;           /* its source was named by --source */
   int nsim;               /* simulations the row ran */
   double cpu_s;           /* CPU seconds: its generation (in this process) and its simulations (each child's) */
   long rss_kb;            /* the largest peak resident set among them (KiB) */
@@ -703,8 +707,8 @@ static void print_text(const e2e_row *rows, size_t n, const source_result *res, 
   printf("\nper source: median |error| of the predicted rows (bound %.0f %%)\n", 100 * bound);
   for (size_t k = 0; k < nres; k++) {
     if (res[k].nrun == 0)
-      printf("  %-17s not run: its %zu row%s %s above --max-gpus\n", res[k].source, res[k].nrows,
-             res[k].nrows == 1 ? "" : "s", res[k].nrows == 1 ? "is" : "are");
+      printf("  %-17s not run: its %zu row%s %s above --max-gpus or not among --source\n", res[k].source,
+             res[k].nrows, res[k].nrows == 1 ? "" : "s", res[k].nrows == 1 ? "is" : "are");
     else if (res[k].npred == 0)
       printf("  %-17s no predicted row (its one row calibrates)\n", res[k].source);
     else
@@ -824,7 +828,7 @@ static size_t smallest(const e2e_row *rows, size_t n, const char *source, int *f
 
 int dt_cmd_validate_e2e(int argc, char **argv)
 {
-  enum { O_REFS = 1000, O_PLATFORMS, O_JSON, O_MAX, O_BOUND, O_PLAIN, O_E2E, O_UNCAL, O_JOBS };
+  enum { O_REFS = 1000, O_PLATFORMS, O_JSON, O_MAX, O_BOUND, O_PLAIN, O_E2E, O_UNCAL, O_JOBS, O_SOURCE };
   static const struct option longopts[] = {{"references", required_argument, NULL, O_REFS},
                                            {"platforms", required_argument, NULL, O_PLATFORMS},
                                            {"json", no_argument, NULL, O_JSON},
@@ -834,11 +838,14 @@ int dt_cmd_validate_e2e(int argc, char **argv)
                                            {"e2e", no_argument, NULL, O_E2E},
                                            {"uncalibrated", no_argument, NULL, O_UNCAL},
                                            {"jobs", required_argument, NULL, O_JOBS},
+                                           {"source", required_argument, NULL, O_SOURCE},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   const char *refs = "validation/references", *platform_dir = "validation/platforms";
   int json = 0, plain = 0, uncalibrated = 0, opt;
   long max_gpus = 0, jobs = 1;
+  const char *sel[NSOURCES];
+  size_t nsel = 0;
   double bound = DEFAULT_BOUND;
   char *end;
   optind = 1;
@@ -861,6 +868,21 @@ int dt_cmd_validate_e2e(int argc, char **argv)
     case O_UNCAL:
       uncalibrated = 1;
       break;
+    case O_SOURCE:
+    {
+      size_t k = 0;
+      while (k < NSOURCES && strcmp(sources[k].source, optarg) != 0)
+        k++;
+      if (k == NSOURCES)
+        return usage("--source expects one of nemo-24.07, bigscience-tr11, mlperf-v3.1-eos, megascale-nsdi24, "
+                     "found '%s'", optarg);
+      size_t j = 0;
+      while (j < nsel && sel[j] != sources[k].source)
+        j++;
+      if (j == nsel)
+        sel[nsel++] = sources[k].source;
+      break;
+    }
     case O_JOBS:
     {
       long long v;
@@ -933,6 +955,22 @@ int dt_cmd_validate_e2e(int argc, char **argv)
         if (strcmp(rows[j].source, rows[i].source) == 0 && rows[j].role == ROLE_PRED)
           rows[j].cal = i;
     }
+  /* --source: the other sources' rows are skipped, but for the calibration rows the chosen ones need */
+  if (nsel > 0) {
+    for (size_t i = 0; i < n; i++)
+      for (size_t k = 0; k < nsel; k++)
+        if (strcmp(rows[i].source, sel[k]) == 0)
+          rows[i].selected = 1;
+    for (size_t i = 0; i < n; i++) {
+      if (rows[i].selected || rows[i].role == ROLE_SKIP)
+        continue;
+      int needed = 0;
+      for (size_t j = 0; j < n; j++)
+        needed |= rows[j].selected && rows[j].role != ROLE_SKIP && rows[j].role != ROLE_CAL && rows[j].cal == i;
+      if (!(needed && rows[i].role == ROLE_CAL))
+        rows[i].role = ROLE_SKIP;
+    }
+  }
   if (run_rows(path, rows, n, platform_dir, plain, uncalibrated, jobs, &err) != DT_OK)
     goto fail;
   source_result res[NSOURCES + 8];
