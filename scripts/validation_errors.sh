@@ -4,8 +4,9 @@
 #                              embeds it into dtsim: sim/dt_confidence.c)
 #   docs/validation.md         its section between the "rows:begin" and "rows:end" markers: the class table and
 #                              every validation row with its error (the rest of the file is left as it is)
-# Inputs (shipped): validation/results/collectives.json (`dtsim validate --json`) and validation/results/e2e.json
-# (`dtsim validate --e2e --json [--max-gpus N]`); the iteration rows' model sizes come from `dtsim gen MODEL
+# Inputs (shipped): validation/results/collectives.json (`dtsim validate --json`), validation/results/e2e.json
+# (`dtsim validate --e2e --json ...`) and validation/results/e2e-*.json (the same for the rows run apart, with
+# --source; each fills the rows e2e.json skipped); the iteration rows' model sizes come from `dtsim gen MODEL
 # --summary`. Classes: collectives by size band (nccl-tests size below 1 MiB / from 1 MiB), iterations by model
 # size (below 10B, 10B-100B, from 100B parameters; `all` for a trace without a model size); each class's error is
 # the median |error| of its rows (calibration rows excluded: their error is 0 by construction).
@@ -18,8 +19,15 @@ out_md=${3:-$here/docs/validation.md}
 grep -q '^<!-- rows:begin' "$out_md" && grep -q '^<!-- rows:end' "$out_md" ||
   { echo "validation_errors.sh: $out_md has no rows:begin / rows:end markers" >&2; exit 2; }
 coll=$here/validation/results/collectives.json
-e2e=$here/validation/results/e2e.json
 command -v jq >/dev/null || { echo "validation_errors.sh: jq is needed (scripts/deps.sh installs it)" >&2; exit 2; }
+# the iteration rows: validation/results/e2e.json's, each row it skipped taken from the first e2e-*.json that ran
+# it (rows too big to run together are run apart, by source: validation/results/README.md)
+e2e=$(mktemp)
+trap 'rm -f "$e2e"' EXIT
+jq -s '.[0] as $main | [.[1:][] | .rows[] | select(.role != "skipped")] as $more
+  | $main | .rows |= map(. as $r | if .role == "skipped" then
+      ([$more[] | select(.source == $r.source and .model == $r.model and .gpus == $r.gpus)][0] // $r) else . end)' \
+  "$here/validation/results/e2e.json" $(ls "$here"/validation/results/e2e-*.json 2>/dev/null | sort) >"$e2e"
 
 # the models' parameter counts, computed by the generator
 params_json="{"
@@ -60,9 +68,11 @@ pct='def pct: if . == null then "" else (. * 1000 | round / 10 | tostring) + " %
   echo "## Every validation row and its error"
   echo
   echo "Generated from the shipped validation runs (\`validation/results/collectives.json\` from \`dtsim validate"
-  echo "--json\`, \`validation/results/e2e.json\` from \`dtsim validate --e2e --json\`); \`tests/e2e_confidence.sh\` reruns"
-  echo "what CI can afford and checks that this section, \`validation/errors.csv\` and the runs agree. Error ="
-  echo "(simulated − measured) / measured."
+  echo "--json\`, \`validation/results/e2e.json\` and \`e2e-*.json\` from \`dtsim validate --e2e --json\`, the commands and"
+  echo "dates in \`validation/results/README.md\`); \`tests/e2e_confidence.sh\` reruns what CI can afford and checks that"
+  echo "this section, \`validation/errors.csv\` and the runs agree. Error = (simulated − measured) / measured; efficiency"
+  echo "1 is the uncalibrated run (calibration rows only, unless run with \`--uncalibrated\`); CPU s and peak MiB are"
+  echo "what the row's simulations took on the shared 2-core machine of the run."
   echo
   echo "### Configuration classes (the interval every report prints, docs/report.md)"
   echo
@@ -81,10 +91,11 @@ pct='def pct: if . == null then "" else (. * 1000 | round / 10 | tostring) + " %
   echo
   echo "### Iterations (\`dtsim validate --e2e\`, compute model)"
   echo
-  echo "| source | model | parameters | GPUs | measured (s) | simulated (s) | error | role |"
-  echo "|---|---|---|---|---|---|---|---|"
-  jq -r --argjson P "$params_json" "$pct"'.rows[] |
-    "| \(.source) | \(.model) | \(if $P[.model] then ($P[.model] / 1e9 * 10 | round / 10 | tostring) + "B" else "" end) | \(.gpus) | \(.measured_s) | \(if .simulated_s == null then "not run" else (.simulated_s * 1000 | round / 1000 | tostring) end) | \(.rel_error | pct) | \(.role) |"' "$e2e"
+  echo "| source | model | parameters | GPUs | measured (s) | simulated (s) | error | efficiency 1 (s) | error | CPU s | peak MiB | role |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  jq -r --argjson P "$params_json" "$pct"'def num(d): if . == null then "" else (. * d | round / d | tostring) end;
+    .rows[] |
+    "| \(.source) | \(.model) | \(if $P[.model] then ($P[.model] / 1e9 * 10 | round / 10 | tostring) + "B" else "" end) | \(.gpus) | \(.measured_s) | \(if .simulated_s == null then "not run" else (.simulated_s | num(1000)) end) | \(.rel_error | pct) | \(.uncalibrated_s | num(1000)) | \(.uncalibrated_error | pct) | \(.cpu_s | num(10)) | \(.peak_rss_mib | num(1)) | \(.role) |"' "$e2e"
   echo "<!-- rows:end -->"
 } >"$out_md.rows"
 # the file with its marked section replaced
