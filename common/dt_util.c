@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -197,4 +198,20 @@ const char *dt_nearest_word(const char *word, const char *const *cands, size_t n
     }
   }
   return best;
+}
+
+double dt_wall_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double dt_quantile_sorted(const double *v, size_t n, double q)
+{
+  if (n == 0)
+    return 0;
+  double pos = q * (double)(n - 1);
+  size_t i = (size_t)pos;
+  return i + 1 < n ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[n - 1];
 }

@@ -72,4 +72,11 @@ static inline uint64_t dt_mix64(uint64_t x)
 }
 #endif
 
+/* Wall-clock seconds from an arbitrary origin (CLOCK_MONOTONIC), for progress lines and estimates of long runs. */
+double dt_wall_now(void);
+
+/* Quantile q in [0, 1] of the n values v, sorted ascending, by linear interpolation between order statistics
+ * (Hyndman and Fan's definition 7: the value at position q (n - 1)); 0 when n is 0. */
+double dt_quantile_sorted(const double *v, size_t n, double q);
+
 #endif

@@ -438,14 +438,6 @@ static void fail_actor(int argc, char **argv)
 /* SimGrid ignores a bandwidth of 0 (the flows keep their rate): an outage is 1 byte/s. */
 #define FLAP_DOWN_BW 1.0
 
-/* Wall-clock seconds (CLOCK_MONOTONIC), for the progress line of a long run. */
-static double wall_now(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Seconds of wall time after which, and between which, a flapping run says it is still running (stderr). */
 #define FLAP_PROGRESS_S 10.0
 static double flap_wall0, flap_said; /* when the run started, when the last line was printed */
@@ -471,7 +463,7 @@ static void flap_actor(int argc, char **argv)
       epoch = e;
     } else
       quiet = 0;
-    double w = wall_now();
+    double w = dt_wall_now();
     if (w - flap_said >= FLAP_PROGRESS_S) { /* one line for all the flapping links, rate-limited */
       char name[128], st[32];
       dt_topology_link_name(a->topo, a->x->link, name, sizeof name);
@@ -505,7 +497,7 @@ int dt_faults_start(const dt_faults *f, dt_topology *topo, const dt_trace *t, co
   for (size_t i = 0; i < f->n; i++)
     if (f->v[i].kind == DT_FAULT_FLAP) {
       dt_sg_activity_watch(); /* a flap's outages never end: it stops when nothing else can act (a deadlock) */
-      flap_wall0 = flap_said = wall_now();
+      flap_wall0 = flap_said = dt_wall_now();
       break;
     }
   for (size_t i = 0; i < f->n; i++) {

@@ -280,17 +280,6 @@ static int cmp_double(const void *pa, const void *pb)
   return (a > b) - (a < b);
 }
 
-/* Quantile q of the n sorted values v by linear interpolation between order statistics (Hyndman and Fan's
- * definition 7, as --samples): the value at position q (n - 1). */
-static double quantile(const double *v, size_t n, double q)
-{
-  if (n == 0)
-    return 0;
-  double pos = q * (double)(n - 1);
-  size_t i = (size_t)pos;
-  return i + 1 < n ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[n - 1];
-}
-
 /* tiers: per link class of the platform, over every link direction of the class (unused ones count 0):
  * "class<TAB>links<TAB>used<TAB>busy_all<TAB>busy_max<TAB>util_min<TAB>util_p25<TAB>util_median<TAB>util_p75
  * <TAB>util_max<TAB>util_mean", busy_all = busy_sum / (links x makespan) (= busy_mean x used / links of
@@ -325,7 +314,8 @@ static int plot_tiers(const char *dir, const dt_report_input *in, dt_error *err)
     fprintf(d, "%s\t%zu\t%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\n",
             dt_link_class_name((dt_link_class)c), C->links, C->used,
             ms > 0 ? C->busy_sum_s / ((double)C->links * ms) : 0, ms > 0 ? C->busy_max_s / ms : 0, u[0],
-            quantile(u, C->links, 0.25), quantile(u, C->links, 0.5), quantile(u, C->links, 0.75), u[C->links - 1],
+            dt_quantile_sorted(u, C->links, 0.25), dt_quantile_sorted(u, C->links, 0.5),
+            dt_quantile_sorted(u, C->links, 0.75), u[C->links - 1],
             sum / (double)C->links);
     free(u);
     rows++;

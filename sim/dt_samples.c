@@ -31,14 +31,6 @@ void dt_sample_point_of(const dt_stats *s, dt_sample_point *out)
       out->comm_s[d] += c->comm_s[d][k];
 }
 
-/* Wall-clock seconds (CLOCK_MONOTONIC). */
-static double wall_now(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 typedef struct child_job {
   const dt_platform *p;
   const dt_trace *t;
@@ -76,7 +68,7 @@ int dt_samples_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts
   sm->n = n;
   sm->seed0 = seed0;
   sm->points = dt_xcalloc(n ? n : 1, sizeof *sm->points);
-  double wall0 = wall_now(), said = wall0;
+  double wall0 = dt_wall_now(), said = wall0;
   for (size_t i = 1; i < n; i++) {
     child_job job = {p, t, ro, seed0 + i};
     char what[64];
@@ -86,7 +78,7 @@ int dt_samples_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts
       return DT_ERR;
     }
     /* a long --samples says so up front (from the first seed's wall time), then how far it is now and then */
-    double w = wall_now(), per = (w - wall0) / (double)i, left = per * (double)(n - i); /* n - 1 children + us */
+    double w = dt_wall_now(), per = (w - wall0) / (double)i, left = per * (double)(n - i); /* n - 1 children + us */
     char b1[32], b2[32];
     if (i == 1 && left >= DT_SAMPLES_ESTIMATE_S) {
       fprintf(stderr, "dtsim: --samples %zu: the first seed took %s of wall time, so the %zu seeds will take about "
@@ -109,16 +101,6 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* Quantile q of sorted v[0..n-1], Hyndman-Fan 7: v[h] + (h - floor h)(v[h+1] - v[h]) at h = q (n - 1). */
-static double quantile(const double *v, size_t n, double q)
-{
-  double h = q * (double)(n - 1);
-  size_t lo = (size_t)h;
-  if (lo + 1 >= n)
-    return v[n - 1];
-  return v[lo] + (h - (double)lo) * (v[lo + 1] - v[lo]);
-}
-
 /* The summary of field `offset` (a double of dt_sample_point) over the points. */
 static dt_sample_stat summarise(const dt_samples *sm, size_t offset, double *scratch)
 {
@@ -135,8 +117,8 @@ static dt_sample_stat summarise(const dt_samples *sm, size_t offset, double *scr
     return st;
   qsort(scratch, m, sizeof *scratch, cmp_double);
   st.mean = sum / (double)m;
-  st.p5 = quantile(scratch, m, 0.05);
-  st.p95 = quantile(scratch, m, 0.95);
+  st.p5 = dt_quantile_sorted(scratch, m, 0.05);
+  st.p95 = dt_quantile_sorted(scratch, m, 0.95);
   return st;
 }
 
