@@ -556,7 +556,10 @@ void rp_coll_notes(const rp_ctx *c, void (*note)(void *data, const char *text), 
 /* ---- point-to-point on the NCCL model ---- */
 
 /* NCCL's P2P_LL_THRESHOLD default (src/enqueue.cc, addP2pToPlan): a send or receive of at most this many bytes
- * per channel runs with LL, larger ones with Simple; a small p2p op uses one channel. */
+ * per channel runs with LL, larger ones with Simple; a small p2p op uses one channel. LL needs LL buffers on the
+ * connection, and NCCL allocates none on a p2p connection through the network (NCCL_ALLOC_P2P_NET_LL_BUFFERS,
+ * default 0, src/init.cc and src/transport/net.cc, 2.17.1 to 2.31): a pair between nodes runs Simple whatever its
+ * size. */
 #define P2P_LL_THRESHOLD 16384
 
 double rp_p2p_cost(const rp_ctx *c, int32_t src_rank, int32_t dst_rank, uint64_t bytes, double *eff,
@@ -568,14 +571,16 @@ double rp_p2p_cost(const rp_ctx *c, int32_t src_rank, int32_t dst_rank, uint64_t
   if (!p->nccl)
     return 0;
   /* p2p has no LL128: a forced LL128 (or Simple) runs Simple, as NCCL's p2p does */
-  dt_proto pr = c->proto == DT_PROTO_LL ? DT_PROTO_LL
-                : c->proto >= 0        ? DT_PROTO_SIMPLE
-                : bytes <= P2P_LL_THRESHOLD ? DT_PROTO_LL
-                                            : DT_PROTO_SIMPLE;
-  const dt_proto_model *pm = &p->protocols[pr];
   int G = p->gpus_per_node > 0 ? p->gpus_per_node : 1;
   int32_t ga = c->gpu_of_rank[src_rank], gb = c->gpu_of_rank[dst_rank];
-  double h = ga / G != gb / G ? pm->net_hop_latency : pm->hop_latency;
+  int net = ga / G != gb / G;
+  /* a forced LL runs LL (as NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 would across nodes) */
+  dt_proto pr = c->proto == DT_PROTO_LL          ? DT_PROTO_LL
+                : c->proto >= 0                  ? DT_PROTO_SIMPLE
+                : !net && bytes <= P2P_LL_THRESHOLD ? DT_PROTO_LL
+                                                    : DT_PROTO_SIMPLE;
+  const dt_proto_model *pm = &p->protocols[pr];
+  double h = net ? pm->net_hop_latency : pm->hop_latency;
   *eff = pm->efficiency > 0 ? pm->efficiency : 1;
   *label = rp_proto_label(pr);
   return (pm->latency + h) * p->latency_factor;

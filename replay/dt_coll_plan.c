@@ -14,8 +14,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* NCCL 2.23: PAT for all-gather and reduce-scatter (nccl.version, docs/platform.md) */
+/* NCCL 2.23: PAT for all-gather and reduce-scatter on one rank per node; 2.31: also across nodes of several ranks
+ * with NVLS inside them ("multi-RPN PAT", src/tuning/pat.cc) (nccl.version, docs/platform.md) */
 #define V_PAT 22300
+#define V_PAT_NVLS 23100
 
 /* mailbox tags of the phases (each phase of an instance has its own, so that no two exchange messages) */
 #define TAG_RING 0
@@ -178,14 +180,24 @@ static void plan_direct(const rp_gshape *gs, dt_op_kind kind, double S, int32_t 
   add(pl, RP_PAT_DIRECT, 0, 0, 1, 1, -1, S, 0);
 }
 
-/* ceil(log2 n) steps, each its own phase (the peers change), of min(d, n - d) shards */
+/* ceil(log2 N) steps between the nodes, each its own phase (the peers change), of min(d, N - d) shards; with m > 1
+ * members per node (2.31+) an NVLS pass inside the node: after the exchange for an all-gather (each GPU multicasts
+ * the N shards its exchange gathered: its port carries N shards up and the other (m - 1) N down, the larger), before
+ * it for a reduce-scatter (the switch reduces each GPU's N partial shards from all m inputs: its port carries its
+ * whole input S up and N shards down, the larger) */
 static void plan_pat(const rp_gshape *gs, dt_op_kind kind, double S, int32_t i, rp_plan *pl)
 {
   (void)i;
-  double shard = kind == DT_OP_ALLGATHER ? S : S / gs->n; /* all-gather: S is the shard */
-  int K = rp_pat_steps(gs->n);
+  int ag = kind == DT_OP_ALLGATHER;
+  double shard = ag ? S : S / gs->n; /* all-gather: S is the shard */
+  int32_t N = gs->nnodes, m = gs->max_per_node;
+  int K = rp_pat_steps(N);
+  if (m > 1 && !ag)
+    add(pl, RP_PAT_NODE_NEXT, 0, TAG_NVLS, 1, 1, -1, S, 0);
   for (int s = 0; s < K; s++)
     add(pl, RP_PAT_PAT, s, s, 1, 1, -1, shard, 0);
+  if (m > 1 && ag)
+    add(pl, RP_PAT_NODE_NEXT, 0, TAG_NVLS, 1, 1, -1, (double)(m - 1) * N * shard, 0);
 }
 
 /* ---- where each can run ---- */
@@ -232,7 +244,17 @@ static const char *why_not_pat(const dt_platform *p, const rp_gshape *gs)
     return "it needs the NCCL model of 2.23 or later ('nccl.version')";
   if (gs->nnodes < 2)
     return "it needs a group on two or more nodes";
-  return gs->max_per_node == 1 ? NULL : "it needs one member per node (NCCL's PAT default)";
+  if (gs->max_per_node == 1)
+    return NULL;
+  /* 2.31 (ncclPatEnable, src/tuning/pat.cc): several ranks per node need the NVLS transport, and every node as
+   * many local ranks as NVLS has heads (one per GPU with its own NIC, as dtsim reads it) */
+  if (p->nccl_version < V_PAT_NVLS)
+    return "it needs one member per node (NCCL's PAT before 2.31)";
+  if (!p->nvls || p->intra_kind != DT_INTRA_NVSWITCH)
+    return "it needs one member per node, or NVSwitch nodes with 'intra_node.nvls' (NCCL >= 2.31)";
+  if (gs->min_per_node != gs->max_per_node)
+    return "it needs the same number of members on every node";
+  return gs->nics_used >= gs->max_per_node ? NULL : "it needs a NIC of its own for every member (NVLS heads)";
 }
 
 /* ---- the table ---- */
@@ -250,8 +272,9 @@ static const char NOTE_HIER[] = "ring reduce-scatter in each node, a ring all-re
                                 "all-gather in each node";
 static const char NOTE_COLLNET[] = "as hier, but each rail is reduced in the network (SHARP): up to the leaf switch "
                                    "once and back once";
-static const char NOTE_PAT[] = "ceil(log2 n) exchanges at doubling (all-gather) or halving (reduce-scatter) "
-                               "distance, one member per node";
+static const char NOTE_PAT[] = "ceil(log2 N) exchanges between the nodes at doubling (all-gather) or halving "
+                               "(reduce-scatter) distance per local GPU, with an NVLS pass inside the nodes when they "
+                               "hold several members";
 static const char NOTE_CHAIN[] = "a pipelined chain per channel from (broadcast) or toward (reduce) the root";
 static const char NOTE_DIRECT[] = "one direct flow per member pair, aggregated per (member, node) pair when a group "
                                   "spanning nodes would need more than 4096 flows";
@@ -480,9 +503,9 @@ static void phase_estimate(const dt_platform *p, const rp_gshape *gs, const rp_p
     first = alpha = an;
     h = k.net_hop;
     B = Bn;
-    if (ph->pattern == RP_PAT_PAT) { /* step s moves min(d, n - d) shards */
+    if (ph->pattern == RP_PAT_PAT) { /* step s moves min(d, N - d) shards */
       int32_t d = (int32_t)1 << ph->arg; /* all-gather's order; reduce-scatter's reverses it: the same sum */
-      vol *= d < gs->n - d ? d : gs->n - d;
+      vol *= d < gs->nnodes - d ? d : gs->nnodes - d;
     }
     break;
   case RP_PAT_CHAIN:

@@ -485,6 +485,86 @@ START_TEST(test_pat)
 }
 END_TEST
 
+/* PAT across nodes of several members with NVLS inside them (NCCL >= 2.31, "multi-RPN PAT", src/tuning/pat.cc:
+ * needs the NVLS transport and as many local ranks per node as NVLS heads): the exchange of test_pat between the
+ * N nodes, per local index, and one NVLS pass inside each node (member k to k+1 in the node), after the exchange
+ * for an all-gather, before it for a reduce-scatter. NCCL's PAT costs as above, with the network latency of PAT
+ * itself (Simple's net_hop_latency, 14 us; not the one-rank-per-node term) and every per-step latency / 3.5:
+ *   all-gather, 4 nodes x 2 (K 2, shards 1 + 2):
+ *     T = L_pat + 2.8 us n + K (a_n + h_net / 3.5) + (N - 1) s / (e B_n) + a_i + h / 3.5 + (m - 1) N s / (e B_i)
+ *   reduce-scatter, 3 nodes x 2 (K 2, shards 1 + 1, s = S/n):
+ *     T = L_pat + 2.8 us n + a_i + h / 3.5 + S / (e B_i) + K (a_n + h_net / 3.5) + (N - 1) s / (e B_n)
+ * (e = e_Simple e_pat). loop / 2: 0 all-gather, 1 reduce-scatter (both fidelities); 2 auto never picks it (NCCL's
+ * tuner prices multi-RPN PAT at FLT_MAX / 2: opt-in only); 3 nccl.version 2.30 refuses --algo pat here. */
+static double pat_nvls_old(void *arg)
+{
+  (void)arg;
+  dt_platform p = multi_node(4, 2, 2);
+  p.nvls = 1;
+  p.nccl_version = 23007;
+  dt_trace *t = dt_trace_new(8);
+  int32_t g = add_group(t, "dp", 0, 8);
+  for (int32_t r = 0; r < 8; r++)
+    add_coll(t, r, DT_OP_ALLGATHER, g, MIB);
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert(dt_trace_validate(t, &err) == DT_OK);
+  dt_replay_opts o;
+  dt_replay_opts_init(&o);
+  o.algo = DT_ALGO_PAT;
+#if defined(__SANITIZE_ADDRESS__)
+  static char thread_factory[] = "--cfg=contexts/factory:thread";
+  static char *args[] = {thread_factory};
+  o.simgrid_argc = 1;
+  o.simgrid_argv = args;
+#endif
+  dt_stats *s = NULL;
+  int rc = dt_replay_run(&p, t, &o, &s, &err);
+  if (rc != DT_OK)
+    ck_assert_msg(strstr(err.msg, "needs one member per node (NCCL's PAT before 2.31)") != NULL, "error: %s", err.msg);
+  dt_stats_free(s);
+  dt_trace_free(t);
+  return rc != DT_OK ? -1 : 1;
+}
+
+START_TEST(test_pat_nvls)
+{
+  int rs = _i / 2 == 1;
+  int32_t N = rs ? 3 : 4, m = 2, n = N * m;
+  dt_platform p = multi_node(N, m, m);
+  p.nvls = 1;
+  ck_assert(p.intra_kind == DT_INTRA_NVSWITCH && p.nccl_version >= 23100);
+  if (_i / 2 == 3) {
+    ck_assert(forked(pat_nvls_old, NULL) < 0);
+    return;
+  }
+  if (_i / 2 == 2) {
+    dt_trace *t = dt_trace_new(n);
+    int32_t g = add_group(t, "all", 0, n);
+    for (int32_t r = 0; r < n; r++)
+      add_coll(t, r, DT_OP_ALLGATHER, g, 1024);
+    dt_stats *s = replay(&p, t, DT_FIDELITY_FLOW, DT_ALGO_AUTO, -1);
+    int found = 0;
+    for (size_t k = 0; k < s->nnotes; k++)
+      if (strncmp(s->notes[k], "allgather: ", 11) == 0) {
+        found = 1;
+        ck_assert_msg(strstr(s->notes[k], "pat/") == NULL, "auto picked PAT: %s", s->notes[k]);
+      }
+    ck_assert(found);
+    dt_stats_free(s);
+    return;
+  }
+  const dt_proto_model *pm = &p.protocols[DT_PROTO_SIMPLE];
+  const dt_algo_model *pa = &p.algorithms[DT_ALGO_PAT];
+  double e = pm->efficiency * pa->efficiency, K = 2, S = (double)S8, shard = rs ? S / n : S;
+  double net = K * (net_alpha(&p) + pm->net_hop_latency / 3.5) + (N - 1) * shard / (e * p.nic_bandwidth);
+  double pass = p.intra_latency + pm->hop_latency / 3.5 + (rs ? S : (double)(m - 1) * N * shard) / (e * p.intra_bandwidth);
+  double want = pa->latency + 2.8e-6 * n + net + pass;
+  ck_assert_rel(one(&p, n, rs ? DT_OP_REDUCESCATTER : DT_OP_ALLGATHER, S8, fid_of(_i), DT_ALGO_PAT, DT_PROTO_SIMPLE),
+                want);
+}
+END_TEST
+
 /* Strict --algo (NCCL >= 2.24): PAT forced on 2 GPUs per node cannot run: the replay refuses the trace before it
  * runs and says why; with nccl.version 2.23 it falls back to the ring. */
 static double pat_forced(void *arg)
@@ -530,15 +610,16 @@ END_TEST
 
 /* ---- point-to-point on the NCCL model ---- */
 
-/* A send/recv pair pays NCCL's p2p protocol (LL up to 16 KiB, Simple above; a forced LL wins): T = L + alpha +
- * h + S/(eB), with h and alpha of the hop (NVLink, or NIC route and h_net between nodes).
+/* A send/recv pair pays NCCL's p2p protocol (LL up to 16 KiB inside a node, Simple above and between nodes, where
+ * NCCL allocates no LL buffers for p2p; a forced LL wins): T = L + alpha + h + S/(eB), with h and alpha of the hop
+ * (NVLink, or NIC route and h_net between nodes).
  * loop: 0 1 KiB on one node (LL); 1 64 MiB on one node (Simple); 2 64 MiB across 2 nodes (Simple, NIC-bound);
- * 3 64 MiB on one node with --proto LL */
+ * 3 64 MiB on one node with --proto LL; 4 1 KiB across 2 nodes (Simple) */
 START_TEST(test_p2p)
 {
-  int across = _i == 2;
+  int across = _i == 2 || _i == 4;
   dt_platform p = across ? multi_node(2, 1, 1) : base_platform(1, 2);
-  uint64_t bytes = _i == 0 ? 1024 : S8;
+  uint64_t bytes = _i == 0 || _i == 4 ? 1024 : S8;
   dt_proto pr = _i == 0 || _i == 3 ? DT_PROTO_LL : DT_PROTO_SIMPLE;
   const dt_proto_model *m = &p.protocols[pr];
   double want = across ? m->latency + net_alpha(&p) + m->net_hop_latency + (double)bytes / (m->efficiency * p.nic_bandwidth)
@@ -905,8 +986,9 @@ int main(void)
       {"net_overhead_floor", test_net_overhead_floor, 8},
       {"ppn1_net_latency", test_ppn1_net_latency, 4},
       {"pat", test_pat, 4},
+      {"pat_nvls", test_pat_nvls, 8},
       {"strict_algo", test_strict_algo, 1},
-      {"p2p", test_p2p, 4},
+      {"p2p", test_p2p, 5},
       {"p2p_batch", test_p2p_batch, 1},
       {"auto_crossover", test_auto_crossover, 1},
       {"textbook_default", test_textbook_default, 2},

@@ -509,8 +509,15 @@ START_TEST(test_table)
                    "it runs on one node only (nvls-tree spans nodes)");
   ck_assert_ptr_null(rp_algo_row_of(DT_OP_ALLREDUCE, DT_ALGO_NVLS_TREE)->why_not(&f.p, f.gs));
   ck_assert_str_eq(rp_algo_row_of(DT_OP_ALLREDUCE, DT_ALGO_COLLNET)->why_not(&f.p, f.gs), "it needs 'network.sharp'");
+  /* 2 members per node: PAT runs with NVLS inside the nodes from 2.31 (multi-RPN PAT), not before, not without */
+  ck_assert_ptr_null(rp_algo_row_of(DT_OP_ALLGATHER, DT_ALGO_PAT)->why_not(&f.p, f.gs));
+  f.p.nvls = 0;
   ck_assert_str_eq(rp_algo_row_of(DT_OP_ALLGATHER, DT_ALGO_PAT)->why_not(&f.p, f.gs),
-                   "it needs one member per node (NCCL's PAT default)");
+                   "it needs one member per node, or NVSwitch nodes with 'intra_node.nvls' (NCCL >= 2.31)");
+  f.p.nvls = 1;
+  f.p.nccl_version = 23007;
+  ck_assert_str_eq(rp_algo_row_of(DT_OP_ALLGATHER, DT_ALGO_PAT)->why_not(&f.p, f.gs),
+                   "it needs one member per node (NCCL's PAT before 2.31)");
   f.p.nccl_version = 22203;
   ck_assert_str_eq(rp_algo_row_of(DT_OP_ALLGATHER, DT_ALGO_PAT)->why_not(&f.p, f.gs),
                    "it needs the NCCL model of 2.23 or later ('nccl.version')");
