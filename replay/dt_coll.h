@@ -33,6 +33,7 @@ typedef struct rp_gshape {
   /* exact shortcuts (dt_coll_closed.c), for a group nothing else can share the links of (rp_group_exclusive):
    * for its ring and its all-to-all exchange (1: uniform, 0: simulate the flows) the common route latency and
    * fair share */
+  int excl; /* 1: this shape's instances are exclusive (rp_group_exclusive, or a time-separated instance) */
   int ring_cf, a2a_cf;
   double ring_cf_lat, ring_cf_rate, a2a_cf_lat, a2a_cf_rate;
   /* and for the double binary tree's two phases over the channels' orders ([1]: reduce up, [0]: broadcast down) */
@@ -65,11 +66,15 @@ typedef struct rp_send {
 } rp_send;
 
 /* Exact shortcuts (dt_coll_closed.c). rp_closed_exclusive: per group (t->ngroups entries, caller frees), 1 when
- * nothing else in the trace can share the links its flows cross and its instances never overlap each other
+ * nothing else in the trace can share the links its flows cross while one of its instances runs and its instances
+ * never overlap each other, 2 when that holds for some of its instances only (a group inside one node whose
+ * ports other traffic uses at other times): *busy (t->ngroups entries, each NULL or a bitmap, caller frees all)
+ * then marks the others, rp_closed_busy(busy[g], k) = 1 when instance k (op->match) must be simulated
  * (NVSwitch platforms only, else all 0). rp_closed_uniform: whether the nflows flows src[k] -> dst[k] (members
  * of group g), all started at once with equal bytes, all have one route latency (*lat, s) and all get one
  * max-min fair share (*rate, bytes/s) from start to end; 0 when not (then they must be simulated). */
-uint8_t *rp_closed_exclusive(const rp_ctx *c);
+uint8_t *rp_closed_exclusive(const rp_ctx *c, uint64_t ***busy);
+int rp_closed_busy(const uint64_t *busy, int64_t k);
 /* A count per link direction (2 x links + 1 entries, owned by the context), all 0: a caller may count in it and
  * must leave it all 0 again. */
 uint32_t *rp_link_scratch(const rp_ctx *c);
@@ -110,6 +115,10 @@ rp_costs rp_costs_group(const dt_platform *p, dt_algo a, dt_proto pr, dt_op_kind
 int rp_pat_steps(int32_t n);
 /* The group's shape (cached). */
 const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g);
+/* The shape instance `match` of group g runs on: the group's, or, for an instance that other traffic may meet on
+ * its links (rp_closed_exclusive's busy ones), the same shape without its shortcuts (excl and the closed forms
+ * 0). Owned by the context. */
+const rp_gshape *rp_gshape_inst(rp_ctx *c, int32_t g, int64_t match);
 
 /* Posts every send (bytes / eff, rounded to whole bytes) and one receive per entry of recv_tags on this
  * member's mailboxes, and returns when all are complete. */

@@ -9,7 +9,12 @@
  *     (bandwidth / flows on it). Then SimGrid's max-min sharing (CM02, no TCP window, equal sharing penalties)
  *     gives every flow that share from start to end, and each completes after latency + bytes / share.
  * Only NVSwitch platforms qualify: there a route between nodes never crosses a GPU port (dt_topology.h), so the
- * GPU ports of a node are used only by the flows between its GPUs. --exact turns the shortcuts off. */
+ * GPU ports of a node are used only by the flows between its GPUs. --exact turns the shortcuts off.
+ * A group inside one node whose GPU ports other traffic also uses (TP 4 on 8-GPU nodes: the DP rings' hop inside
+ * the node) is exclusive instance by instance when that traffic provably runs at other times: every flow that
+ * crosses GPU port q has q's rank as an endpoint and runs while that rank's op is in flight (from its issue to its
+ * completion), so an instance whose op is ordered, on every member, before or after every such op of the member
+ * (stream order and after= edges) never meets it (docs/replay.md, "Time-separated instances"). */
 #include "dt_coll.h"
 
 #include "../common/dt_util.h"
@@ -36,12 +41,278 @@ static void claim(int32_t *owner, size_t slot, int32_t who)
     owner[slot] = OWNER_MANY;
 }
 
-uint8_t *rp_closed_exclusive(const rp_ctx *c)
+/* ---- time separation: which ops of a rank are ordered before which (stream order and after= edges) ---- */
+
+/* For every op (s, i) of a rank's body: hb[(off[s] + i) * ns + q] = the last op of stream q that has completed
+ * whenever (s, i) is issued (-1: none), from stream order, after= edges and their closure. Monotone in i. */
+typedef struct hb_body {
+  const dt_rank *body;
+  size_t ns;
+  size_t *off; /* [ns + 1] */
+  int32_t *hb; /* [off[ns] * ns] */
+} hb_body;
+
+static void hb_free(hb_body *h)
+{
+  free(h->off);
+  free(h->hb);
+  memset(h, 0, sizeof *h);
+}
+
+/* One step of the closure: the ops [b, e) of stream s (one op, or one batch: issued together after every edge of
+ * its ops). 0 when an edge points at an op not computed yet (unless `force`: then the edge is left out, which
+ * only loses orderings, never claims a false one). */
+static int hb_step(hb_body *h, const size_t *done, size_t s, size_t b, size_t e, int force)
+{
+  const dt_rank *body = h->body;
+  size_t ns = h->ns;
+  int32_t *v = &h->hb[(h->off[s] + b) * ns];
+  for (size_t k = b; k < e; k++) {
+    const dt_op *op = &body->streams[s].ops[k];
+    for (uint32_t d = 0; d < op->ndeps; d++) {
+      int32_t ts = op->deps[d].stream, ti = op->deps[d].index;
+      if (ts < 0 || (size_t)ts >= ns || ti < 0 || (size_t)ti >= body->streams[ts].nops)
+        continue;
+      if ((size_t)ts == s && (size_t)ti >= b)
+        continue; /* an edge into its own batch or ahead in its stream: never satisfied (a deadlock) */
+      if (done[ts] <= (size_t)ti && !force)
+        return 0;
+    }
+  }
+  for (size_t q = 0; q < ns; q++)
+    v[q] = b > 0 ? h->hb[(h->off[s] + b - 1) * ns + q] : -1;
+  if (b > 0)
+    v[s] = (int32_t)(b - 1);
+  for (size_t k = b; k < e; k++) {
+    const dt_op *op = &body->streams[s].ops[k];
+    for (uint32_t d = 0; d < op->ndeps; d++) {
+      int32_t ts = op->deps[d].stream, ti = op->deps[d].index;
+      if (ts < 0 || (size_t)ts >= ns || ti < 0 || (size_t)ti >= body->streams[ts].nops ||
+          done[ts] <= (size_t)ti || ((size_t)ts == s && (size_t)ti >= b))
+        continue;
+      const int32_t *w = &h->hb[(h->off[ts] + (size_t)ti) * ns];
+      for (size_t q = 0; q < ns; q++)
+        if (w[q] > v[q])
+          v[q] = w[q];
+      if (ti > v[ts])
+        v[ts] = ti;
+    }
+  }
+  for (size_t k = b + 1; k < e; k++)
+    memcpy(&h->hb[(h->off[s] + k) * ns], v, sizeof *v * ns);
+  return 1;
+}
+
+static void hb_build(hb_body *h, const dt_rank *body)
+{
+  hb_free(h);
+  size_t ns = body->nstreams;
+  h->body = body;
+  h->ns = ns;
+  h->off = dt_xmalloc(sizeof *h->off * (ns + 1));
+  h->off[0] = 0;
+  for (size_t s = 0; s < ns; s++)
+    h->off[s + 1] = h->off[s] + body->streams[s].nops;
+  h->hb = dt_xmalloc(sizeof *h->hb * (h->off[ns] * ns + 1));
+  size_t *done = dt_xcalloc(ns + 1, sizeof *done);
+  /* streams advance in turns until every op is placed; edges pointing at ops not placed yet wait for a later
+   * turn, and when no stream can advance (a cycle: a deadlocking trace) the rest is placed without them */
+  for (int force = 0, moved = 1, left = 1; left; force = !moved) {
+    moved = left = 0;
+    for (size_t s = 0; s < ns; s++) {
+      const dt_stream *st = &body->streams[s];
+      while (done[s] < st->nops) {
+        size_t b = done[s], e = b + 1;
+        if (st->ops[b].batch >= 0)
+          while (e < st->nops && st->ops[e].batch == st->ops[b].batch)
+            e++;
+        if (!hb_step(h, done, s, b, e, force))
+          break;
+        done[s] = e;
+        moved = 1;
+        force = 0;
+      }
+      left |= done[s] < st->nops;
+    }
+  }
+  free(done);
+}
+
+/* Nodes where a group has two or more members (its flows inside a node start and end there), sorted. */
+typedef struct mates {
+  size_t *off;    /* [ngroups + 1] */
+  int32_t *nodes; /* [off[ngroups]] */
+} mates;
+
+static int cmp_i32(const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void mates_build(mates *m, const rp_ctx *c, int G)
+{
+  const dt_trace *t = c->t;
+  size_t ng = t->ngroups, total = 0, cap = 0;
+  m->off = dt_xmalloc(sizeof *m->off * (ng + 1));
+  m->nodes = NULL;
+  int32_t *tmp = NULL;
+  for (size_t g = 0; g < ng; g++) {
+    const dt_group *gr = &t->groups[g];
+    m->off[g] = total;
+    if (gr->nranks > cap) {
+      cap = gr->nranks;
+      tmp = dt_xrealloc(tmp, sizeof *tmp * cap);
+    }
+    for (size_t i = 0; i < gr->nranks; i++)
+      tmp[i] = c->gpu_of_rank[gr->ranks[i]] / G;
+    qsort(tmp, gr->nranks, sizeof *tmp, cmp_i32);
+    for (size_t i = 0; i + 1 < gr->nranks; i++)
+      if (tmp[i] == tmp[i + 1] && (total == m->off[g] || m->nodes[total - 1] != tmp[i])) {
+        m->nodes = dt_xrealloc(m->nodes, sizeof *m->nodes * (total + 1));
+        m->nodes[total++] = tmp[i];
+      }
+  }
+  m->off[ng] = total;
+  free(tmp);
+}
+
+static int mates_on(const mates *m, int32_t g, int32_t node)
+{
+  size_t lo = m->off[g], hi = m->off[g + 1];
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (m->nodes[mid] < node)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < m->off[g + 1] && m->nodes[lo] == node;
+}
+
+static void busy_set(uint64_t **busy, int32_t g, int64_t k)
+{
+  if (k < 0)
+    return;
+  size_t w = (size_t)k / 64 + 1, have = busy[g] ? (size_t)busy[g][0] : 0;
+  if (w > have) {
+    size_t n = have ? have : 4;
+    while (n < w)
+      n *= 2;
+    busy[g] = dt_xrealloc(busy[g], sizeof **busy * (n + 1));
+    memset(busy[g] + have + 1, 0, sizeof **busy * (n - have));
+    busy[g][0] = n;
+  }
+  busy[g][w] |= (uint64_t)1 << ((uint64_t)k % 64);
+}
+
+int rp_closed_busy(const uint64_t *busy, int64_t k)
+{
+  if (!busy)
+    return 0;
+  if (k < 0)
+    return 1;
+  size_t w = (size_t)k / 64 + 1;
+  return w <= busy[0] && (busy[w] >> ((uint64_t)k % 64) & 1);
+}
+
+/* The instances of the candidate groups (cand[g]: inside one node, one stream per member, never batched) that
+ * may meet other traffic on their members' GPU ports: an instance is busy when, on one of its members, an op
+ * whose flows can cross that member's port (a collective of another group with two or more members on its node,
+ * a send or receive with a peer on its node) is ordered neither before nor after it. */
+static void time_separate(const rp_ctx *c, const uint8_t *cand, int G, uint64_t **busy)
+{
+  const dt_trace *t = c->t;
+  size_t ng = t->ngroups;
+  uint8_t *cand_rank = dt_xcalloc((size_t)t->nranks + 1, 1);
+  for (size_t g = 0; g < ng; g++)
+    if (cand[g])
+      for (size_t i = 0; i < t->groups[g].nranks; i++)
+        cand_rank[t->groups[g].ranks[i]] = 1;
+  mates m;
+  mates_build(&m, c, G);
+  hb_body h = {0};
+  size_t *pu = NULL, pu_cap = 0;
+  for (int32_t r = 0; r < t->nranks; r++) {
+    if (!cand_rank[r])
+      continue;
+    const dt_rank *body = dt_trace_rank_body(t, r);
+    size_t ns = body->nstreams;
+    if (ns < 2)
+      continue; /* one stream: every op ordered after the one before */
+    if (h.body != body)
+      hb_build(&h, body);
+    /* port users, counted: pu[off[s] + s + i] = port users among ops 0 .. i - 1 of stream s */
+    size_t need = h.off[ns] + ns;
+    if (need > pu_cap) {
+      pu_cap = need;
+      pu = dt_xrealloc(pu, sizeof *pu * pu_cap);
+    }
+    int32_t node = c->gpu_of_rank[r] / G;
+    for (size_t s = 0; s < ns; s++) {
+      const dt_stream *st = &body->streams[s];
+      size_t *p = &pu[h.off[s] + s];
+      p[0] = 0;
+      for (size_t i = 0; i < st->nops; i++) {
+        const dt_op *op = &st->ops[i];
+        int user = 0;
+        if (dt_op_is_collective(op->kind)) {
+          int32_t g = dt_trace_op_group(t, r, op);
+          user = g >= 0 && (size_t)g < ng && mates_on(&m, g, node);
+        } else if (op->kind == DT_OP_SEND || op->kind == DT_OP_RECV) {
+          int32_t peer = dt_trace_op_peer(t, r, op);
+          user = peer >= 0 && peer < t->nranks && peer != r && c->gpu_of_rank[peer] / G == node;
+        }
+        p[i + 1] = p[i] + (size_t)user;
+      }
+    }
+    for (size_t s = 0; s < ns; s++) {
+      const dt_stream *st = &body->streams[s];
+      for (size_t i = 0; i < st->nops; i++) {
+        const dt_op *op = &st->ops[i];
+        if (!dt_op_is_collective(op->kind))
+          continue;
+        int32_t g = dt_trace_op_group(t, r, op);
+        if (g < 0 || (size_t)g >= ng || !cand[g])
+          continue;
+        const int32_t *hx = &h.hb[(h.off[s] + i) * ns];
+        for (size_t q = 0; q < ns; q++) {
+          if (q == s)
+            continue;
+          size_t nq = body->streams[q].nops;
+          /* ops of q up to hx[q] completed before it; from the first whose issue follows its completion on */
+          size_t lo = (size_t)(hx[q] + 1), hi = nq;
+          while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (h.hb[(h.off[q] + mid) * ns + s] >= (int32_t)i)
+              hi = mid;
+            else
+              lo = mid + 1;
+          }
+          const size_t *p = &pu[h.off[q] + q];
+          if (p[lo] > p[hx[q] + 1]) {
+            busy_set(busy, g, op->match);
+            break;
+          }
+        }
+      }
+    }
+  }
+  hb_free(&h);
+  free(pu);
+  free(m.off);
+  free(m.nodes);
+  free(cand_rank);
+}
+
+uint8_t *rp_closed_exclusive(const rp_ctx *c, uint64_t ***busy_out)
 {
   const dt_platform *p = c->p;
   const dt_trace *t = c->t;
   size_t ng = t->ngroups;
   uint8_t *ok = dt_xcalloc(ng + 1, 1);
+  uint64_t **busy = dt_xcalloc(ng + 1, sizeof *busy);
+  *busy_out = busy;
   if (p->intra_kind != DT_INTRA_NVSWITCH)
     return ok;
   int G = p->gpus_per_node > 0 ? p->gpus_per_node : 1;
@@ -112,18 +383,32 @@ uint8_t *rp_closed_exclusive(const rp_ctx *c)
   free(last_rank);
   free(last_stream);
 
+  /* a group inside one node whose ports other traffic claims (and only that) is a candidate for time separation */
+  uint8_t *cand = dt_xcalloc(ng + 1, 1);
+  int any = 0;
   for (size_t g = 0; g < ng; g++) {
     const dt_group *gr = &t->groups[g];
-    int multi = 0;
+    int multi = 0, shared = 0;
     for (size_t i = 0; i < gr->nranks && ok[g]; i++) {
       int32_t gpu = c->gpu_of_rank[gr->ranks[i]];
       multi |= gpu / G != c->gpu_of_rank[gr->ranks[0]] / G;
-      if (owner[gpu] != OWNER_NONE && owner[gpu] != (int32_t)g)
-        ok[g] = 0;
+      shared |= owner[gpu] != OWNER_NONE && owner[gpu] != (int32_t)g;
     }
     if (ok[g] && multi && owner[net] != (int32_t)g)
       ok[g] = 0;
+    if (ok[g] && shared) {
+      ok[g] = 0;
+      cand[g] = !multi;
+      any |= cand[g];
+    }
   }
+  if (any) {
+    time_separate(c, cand, G, busy);
+    for (size_t g = 0; g < ng; g++)
+      if (cand[g])
+        ok[g] = busy[g] ? 2 : 1;
+  }
+  free(cand);
   free(owner);
   free(count);
   return ok;

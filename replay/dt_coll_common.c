@@ -34,7 +34,9 @@ typedef struct mbox_cache {
 
 typedef struct rp_coll {
   rp_gshape **shape; /* per group, NULL until used */
-  uint8_t *exclusive; /* per group (rp_closed_exclusive), NULL with --exact */
+  uint8_t *exclusive; /* per group (rp_closed_exclusive: 0, 1 every instance, 2 some), NULL with --exact */
+  uint64_t **busy;    /* per group, the instances of a group with exclusive 2 that are not (rp_closed_busy) */
+  rp_gshape **shared; /* per group with exclusive 2: its shape without shortcuts, for those instances */
   mbox_cache boxes;
   uint32_t *link_count; /* rp_link_scratch, allocated on first use */
   choice_stat choices[DT_OP_COUNT][DT_ALGO_COUNT][DT_PROTO_COUNT + 1]; /* last protocol column: none */
@@ -49,7 +51,7 @@ void rp_coll_init(rp_ctx *c)
   c->coll->shape = dt_xcalloc(c->t->ngroups + 1, sizeof *c->coll->shape);
   c->comm_active = dt_xcalloc((size_t)(c->t->nranks > 0 ? c->t->nranks : 1), sizeof *c->comm_active);
   if (!c->exact)
-    c->coll->exclusive = rp_closed_exclusive(c);
+    c->coll->exclusive = rp_closed_exclusive(c, &c->coll->busy);
 }
 
 static void gshape_free(rp_gshape *s)
@@ -76,7 +78,29 @@ uint32_t *rp_link_scratch(const rp_ctx *c)
 
 int rp_group_exclusive(const rp_ctx *c, int32_t g)
 {
-  return c->coll && c->coll->exclusive && g >= 0 && (size_t)g < c->t->ngroups && c->coll->exclusive[g];
+  return c->coll && c->coll->exclusive && g >= 0 && (size_t)g < c->t->ngroups && c->coll->exclusive[g] == 1;
+}
+
+/* Whether some instances of group g are exclusive (exclusive 1 or 2). */
+static int group_exclusive_some(const rp_ctx *c, int32_t g)
+{
+  return c->coll && c->coll->exclusive && g >= 0 && (size_t)g < c->t->ngroups && c->coll->exclusive[g] != 0;
+}
+
+const rp_gshape *rp_gshape_inst(rp_ctx *c, int32_t g, int64_t match)
+{
+  const rp_gshape *s = rp_gshape_of(c, g);
+  if (!c->coll->exclusive || c->coll->exclusive[g] != 2 || !rp_closed_busy(c->coll->busy[g], match))
+    return s;
+  if (!c->coll->shared)
+    c->coll->shared = dt_xcalloc(c->t->ngroups + 1, sizeof *c->coll->shared);
+  if (!c->coll->shared[g]) { /* the same arrays (owned by the group's shape), no shortcut */
+    rp_gshape *v = dt_xmalloc(sizeof *v);
+    *v = *s;
+    v->excl = v->ring_cf = v->a2a_cf = v->tree_cf[0] = v->tree_cf[1] = 0;
+    c->coll->shared[g] = v;
+  }
+  return c->coll->shared[g];
 }
 
 void rp_coll_free(rp_ctx *c)
@@ -91,6 +115,12 @@ void rp_coll_free(rp_ctx *c)
       gshape_free(c->coll->shape[g]);
     free(c->coll->shape);
     free(c->coll->exclusive);
+    for (size_t g = 0; c->coll->busy && g < c->t->ngroups; g++)
+      free(c->coll->busy[g]);
+    free(c->coll->busy);
+    for (size_t g = 0; c->coll->shared && g < c->t->ngroups; g++)
+      free(c->coll->shared[g]);
+    free(c->coll->shared);
     free(c->coll->link_count);
     free(c->coll->boxes.keys);
     free(c->coll->boxes.boxes);
@@ -466,7 +496,8 @@ const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g)
   free(keys);
   s->nchannels = dt_platform_channels(p);
   build_rings(c, g, s);
-  if (rp_group_exclusive(c, g))
+  s->excl = group_exclusive_some(c, g);
+  if (s->excl)
     closed_forms(c, g, s);
   c->coll->shape[g] = s;
   return s;

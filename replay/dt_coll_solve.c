@@ -908,7 +908,7 @@ int rp_solve_plan_wait(const rp_inst *x, const rp_plan *pl)
 {
   rp_ctx *c = x->c;
   const rp_gshape *gs = x->gs;
-  if (x->fid != DT_FIDELITY_FLOW || !rp_group_exclusive(c, x->g) || gs->n < 2 || x->op->splits ||
+  if (x->fid != DT_FIDELITY_FLOW || !gs->excl || gs->n < 2 || x->op->splits ||
       (c->fold && c->fold_cls[c->t->groups[x->g].ranks[0]] == x->g))
     return 0;
   /* a plan whose every phase is uniform is waited in closed form already (rp_plan_run); one without a phase

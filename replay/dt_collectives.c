@@ -95,7 +95,7 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
   x.i = i;
   x.n = n;
   x.id = in->id; /* the record stays live until this member completes: `in` remains valid */
-  x.gs = rp_gshape_of(c, g);
+  x.gs = rp_gshape_inst(c, g, op->match); /* without shortcuts where other traffic may meet it */
   x.fid = c->fidelity;
   x.S = op->kind == DT_OP_BARRIER ? 0 : (double)op->bytes;
   x.algo = (dt_algo)in->sel_algo;

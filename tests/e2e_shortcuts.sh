@@ -51,12 +51,49 @@ check "one NIC: no folding" '! has_note "$tmp/fast1.json" "ranks folded"'
 check "one NIC: rings still in closed form" 'has_note "$tmp/fast1.json" "waited in closed form"'
 same "one NIC: same report with and without --exact" "$tmp/fast1.json" "$tmp/exact1.json"
 
-# 3. TP 4: two TP groups per node and DP rings with a hop inside the node share the GPU ports: no shortcut
-G4="bench/h100-16node.yaml --gen gpt3-175b --tp 4 --pp 4 --dp 2 --global-batch 8 --layers 8"
-run "$tmp/fast4.json" $G4 && run "$tmp/exact4.json" $G4 --exact
-check "tp4: no shortcut" '! has_note "$tmp/fast4.json" "shortcuts:"'
+# 3. TP 4: two TP groups per node, and DP rings with a hop inside the node that use the same GPU ports. A TP
+#    instance is waited in closed form only when, on every member, the DP all-reduces (stream s1, after= the
+#    backward op that made their gradients) are ordered before or after it: here the TP ops of s0 up to the op the
+#    first DP bucket waits for. The later ones run while the DP rings may and stay flows. The count expected is
+#    taken from the trace itself (docs/replay.md, "Time-separated instances").
+# closed_tp TRACE: TP instances issued on s0 at or before the op the rank's first DP all-reduce waits for, and all
+closed_tp() {
+  awk '/^rank /{ r = $2; i = -1; a[r] = -1; next }
+    /^s0 /{ i++; if ($0 ~ / group=tp\./) tp[r, i] = 1; next }
+    /^s1 / && a[r] < 0 && / group=dp\./ { match($0, /after=s0:[0-9]+/); a[r] = substr($0, RSTART + 9, RLENGTH - 9) + 0 }
+    END { for (k in tp) { split(k, q, SUBSEP); if (q[2] <= a[q[1]]) c++; t++ } print c / 4, t / 4 }' "$1"
+}
+closed_note() { jq -r '[.notes[] | capture("shortcuts: (?<n>[0-9]+) collective instances waited") | .n][0] // 0' "$1"; }
+T4="--gen gpt3-175b --tp 4 --pp 2 --dp 4 --global-batch 16 --layers 8"
+"$DTSIM" gen ${T4#--gen } -o "$tmp/tp4.dtt" 2>/dev/null
+read -r want total < <(closed_tp "$tmp/tp4.dtt")
+run "$tmp/fast4.json" bench/h100-16node.yaml $T4 && run "$tmp/exact4.json" bench/h100-16node.yaml $T4 --exact
+check "tp4: the TP instances before the DP buckets in closed form ($want of $total)" \
+  '[ "$(closed_note "$tmp/fast4.json")" = "$want" ] && [ "$want" -gt 0 ] && [ "$want" -lt "$total" ]'
+check "tp4: --exact takes no shortcut" '! has_note "$tmp/exact4.json" "shortcuts:"'
 same "tp4: same report with and without --exact" "$tmp/fast4.json" "$tmp/exact4.json"
-
+# without DP overlap every DP all-reduce waits for the whole backward: every TP instance is separated from them,
+# and the TP ranks fold (the DP rings of the 4 images on their own GPU ports and rails)
+run "$tmp/fast4o.json" bench/h100-16node.yaml $T4 --no-dp-overlap && run "$tmp/exact4o.json" bench/h100-16node.yaml $T4 --no-dp-overlap --exact
+check "tp4 --no-dp-overlap: ranks folded" 'has_note "$tmp/fast4o.json" "ranks folded: 1 of every 4"'
+same "tp4 --no-dp-overlap: same report with and without --exact" "$tmp/fast4o.json" "$tmp/exact4o.json"
+# DP groups inside the node too (PP 4, DP 2 on 2 nodes): the same report
+G4="bench/h100-16node.yaml --gen gpt3-175b --tp 4 --pp 4 --dp 2 --global-batch 8 --layers 8"
+run "$tmp/fast4b.json" $G4 && run "$tmp/exact4b.json" $G4 --exact
+same "tp4, DP inside the node: same report with and without --exact" "$tmp/fast4b.json" "$tmp/exact4b.json"
+# by hand: two TP groups of 4 and four DP pairs in one node; each DP all-reduce (s1) waits for TP op 0 and runs
+# while TP op 1 may: TP op 0 in closed form (2 instances), TP op 1 and the DP pairs as flows that share the ports
+{ echo "dtsim_trace 1"; echo "ranks 8"; echo "group tp0 0-3"; echo "group tp1 4-7"
+  for k in 0 1 2 3; do echo "group dp$k $k,$((k + 4))"; done
+  for r in $(seq 0 7); do
+    echo "rank $r"
+    echo "s0 allreduce group=tp$((r / 4)) bytes=268435456"; echo "s0 allreduce group=tp$((r / 4)) bytes=268435456"
+    echo "s1 allreduce group=dp$((r % 4)) bytes=268435456 after=s0:0"
+  done
+} >"$tmp/overlap.dtt"
+run "$tmp/fasto.json" bench/h100-16node.yaml "$tmp/overlap.dtt" && run "$tmp/exacto.json" bench/h100-16node.yaml "$tmp/overlap.dtt" --exact
+check "TP and DP at once on one port: only the instance before it in closed form" '[ "$(closed_note "$tmp/fasto.json")" = 2 ]'
+same "TP and DP at once on one port: same report with and without --exact" "$tmp/fasto.json" "$tmp/exacto.json"
 # 4. all-to-all of 256 MiB on 64 single-GPU nodes behind one switch: every flow the same share, in closed form
 B="bench alltoall --platform bench/switch-1024x1.yaml --gpus 64 -b 256M -e 256M --json"
 "$DTSIM" $B >"$tmp/a2a.json" 2>/dev/null && "$DTSIM" $B --exact >"$tmp/a2ax.json" 2>/dev/null
