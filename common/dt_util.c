@@ -120,24 +120,36 @@ char *dt_xstrndup(const char *s, size_t n)
   return p;
 }
 
-int dt_parse_whole(const char *s, long long lo, long long hi, long long *out)
+int dt_parse_whole_u64(const char *s, uint64_t hi, uint64_t *out)
 {
   if (!s || !*s)
     return -1;
-  unsigned long long v = 0;
+  uint64_t v = 0;
   int big = 0;
-  for (const char *p = s; *p; p++) {
+  for (const char *p = s; *p; p++) { /* past an overflow, keep reading: a non-digit still makes it no number */
     if (*p < '0' || *p > '9')
       return -1;
-    if (v > (9223372036854775807ull - (unsigned)(*p - '0')) / 10)
+    unsigned d = (unsigned)(*p - '0');
+    if (v > (UINT64_MAX - d) / 10)
       big = 1;
     else
-      v = v * 10 + (unsigned)(*p - '0');
+      v = v * 10 + d;
   }
-  if (big || (long long)v < lo || (long long)v > hi)
+  if (big || v > hi)
     return -2;
-  *out = (long long)v;
+  *out = v;
   return 0;
+}
+
+int dt_parse_whole(const char *s, long long lo, long long hi, long long *out)
+{
+  uint64_t v;
+  int rc = dt_parse_whole_u64(s, hi < 0 ? 0 : (uint64_t)hi, &v);
+  if (rc == 0 && (hi < 0 || v < (uint64_t)(lo < 0 ? 0 : lo)))
+    rc = -2;
+  if (rc == 0)
+    *out = (long long)v;
+  return rc;
 }
 
 void *dt_grow(void *array, size_t *cap, size_t need, size_t elem)

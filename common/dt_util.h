@@ -48,6 +48,10 @@ char *dt_xstrndup(const char *s, size_t n);
  * set when s is one in [lo, hi] (lo >= 0), -1 when s is not such a number, -2 when it is one outside [lo, hi]
  * (also when it does not fit 63 bits). */
 int dt_parse_whole(const char *s, long long lo, long long hi, long long *out);
+/* The same spelling for a count that may need all 64 bits (NCCL's element counts, Inspector's byte sizes):
+ * returns 0 with *out set when s is a whole number at most hi, -1 when it is not one, -2 when it is above hi (also
+ * when it does not fit 64 bits). */
+int dt_parse_whole_u64(const char *s, uint64_t hi, uint64_t *out);
 
 /* Grows an array so that index `need` fits: *cap doubles (from at least 8). elem is sizeof one element.
  * Returns the (possibly moved) array; new elements are zeroed. */

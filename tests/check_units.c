@@ -236,6 +236,21 @@ START_TEST(test_whole)
 }
 END_TEST
 
+/* dt_parse_whole_u64: the same spelling over all 64 bits (2^64 - 1 is NCCL's largest count). */
+START_TEST(test_whole_u64)
+{
+  uint64_t u = 7;
+  ck_assert_int_eq(dt_parse_whole_u64("18446744073709551615", UINT64_MAX, &u), 0);
+  ck_assert(u == UINT64_MAX);
+  ck_assert_int_eq(dt_parse_whole_u64("18446744073709551616", UINT64_MAX, &u), -2); /* 2^64 */
+  ck_assert_int_eq(dt_parse_whole_u64("18446744073709551616x", UINT64_MAX, &u), -1);
+  ck_assert_int_eq(dt_parse_whole_u64("11", 10, &u), -2);
+  ck_assert_int_eq(dt_parse_whole_u64("-1", UINT64_MAX, &u), -1);
+  ck_assert_int_eq(dt_parse_whole_u64("", UINT64_MAX, &u), -1);
+  ck_assert(u == UINT64_MAX); /* untouched on failure */
+}
+END_TEST
+
 START_TEST(test_format)
 {
   char buf[64];
@@ -269,6 +284,7 @@ int main(void)
       {"ranges", test_ranges, 1},
       {"format", test_format, 1},
       {"whole", test_whole, 1},
+      {"whole_u64", test_whole_u64, 1},
   };
   return dt_test_run(dt_test_suite("units", cases, sizeof cases / sizeof cases[0], 0));
 }

@@ -96,23 +96,6 @@ const char *dt_nccl_dtype_name(int id)
   return id >= 0 && id < (int)(sizeof nccl_types / sizeof nccl_types[0]) ? nccl_types[id].name : NULL;
 }
 
-int dt_parse_u64(const char *s, uint64_t *out)
-{
-  if (*s < '0' || *s > '9')
-    return DT_ERR;
-  uint64_t v = 0;
-  for (; *s >= '0' && *s <= '9'; s++) {
-    unsigned d = (unsigned)(*s - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return DT_ERR;
-    v = v * 10 + d;
-  }
-  if (*s)
-    return DT_ERR;
-  *out = v;
-  return DT_OK;
-}
-
 static uint64_t hash_bytes(const char *s, size_t len)
 {
   uint64_t h = 1469598103934665603ull;

@@ -61,7 +61,4 @@ typedef struct dt_strtab {
 int32_t dt_strtab_intern(dt_strtab *tab, const char *s, size_t len);
 void dt_strtab_free(dt_strtab *tab);
 
-/* Parses a decimal unsigned 64-bit integer that fills s; returns DT_OK or DT_ERR (empty, sign, junk, overflow). */
-int dt_parse_u64(const char *s, uint64_t *out);
-
 #endif

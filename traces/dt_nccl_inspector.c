@@ -291,7 +291,7 @@ static int on_value(ins *x, const char *s, size_t len, int is_string)
       if (v[0] == '-') {
         x->peer = strtoll(v, NULL, 10);
         x->has_peer = 1;
-      } else if (dt_parse_u64(v, &u) != DT_OK) {
+      } else if (dt_parse_whole_u64(v, UINT64_MAX, &u) != 0) {
         return snprintf(x->bad, sizeof x->bad, "%s is '%s': expected an integer", k, v), 0;
       } else if (f[0] == 's') {
         x->sn = u > INT64_MAX ? INT64_MAX : (int64_t)u;

@@ -329,7 +329,7 @@ static int on_call(nl *x, int32_t pi, const char *msg, uint32_t file, long line,
     return dt_error_set(err, path, line, 0, "%s call with opCount '%s': expected a hexadecimal counter", name, v);
   if (!field(rest, "count", v, sizeof v))
     return dt_error_set(err, path, line, 0, "%s call without 'count <elements>'", name);
-  if (dt_parse_u64(v, &count) != DT_OK)
+  if (dt_parse_whole_u64(v, UINT64_MAX, &count) != 0)
     return dt_error_set(err, path, line, 0, "%s call with count '%s': expected a number of elements (a decimal "
                         "integer of at most 20 digits, below 2^64)", name, v);
   if (!field(rest, "datatype", v, sizeof v) || parse_i64(v, &dtype) != DT_OK)
