@@ -8,33 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *dup_mem(const void *p, size_t n)
-{
-  if (!p || n == 0)
-    return NULL;
-  void *q = dt_xmalloc(n);
-  memcpy(q, p, n);
-  return q;
-}
-
 /* Copies op (of rank `rank` of src, seen as that rank sees it when `as_rank` >= 0) to a new op of stream id sid
  * of merged rank mr: groups offset by goff, files through fmap, peers offset by roff. */
 static void copy_op(dt_trace *m, int32_t mr, int32_t sid, const dt_trace *src, int32_t as_rank, const dt_op *op,
                     size_t goff, int32_t roff, const uint32_t *fmap)
 {
-  dt_op *o = dt_trace_append(m, mr, sid);
-  *o = *op;
+  dt_op *o = dt_trace_append_copy(m, mr, sid, op);
   int32_t g = as_rank >= 0 ? dt_trace_op_group(src, as_rank, op) : op->group;
   int32_t peer = as_rank >= 0 ? dt_trace_op_peer(src, as_rank, op) : op->peer;
   o->group = g >= 0 ? g + (int32_t)goff : -1;
   o->peer = peer >= 0 ? peer + roff : -1;
-  o->deps = dup_mem(op->deps, sizeof *op->deps * op->ndeps);
-  o->splits = dup_mem(op->splits, sizeof *op->splits * op->nsplits);
-  o->kernels = dup_mem(op->kernels, sizeof *op->kernels * op->nkernels);
-  o->name = dt_xstrdup(op->name); /* NULL stays NULL */
-  o->dtype = dt_xstrdup(op->dtype);
   o->file = op->file < src->nfiles ? fmap[op->file] : 0;
-  o->match = -1;
 }
 
 /* Copies the streams of body (a rank of src) to merged rank mr. */

@@ -67,35 +67,11 @@ static int add_group_unique(dt_trace *t, const char *base, const int32_t *ranks,
 static int copy_op(const dt_trace *in, int32_t r, const dt_op *op, dt_trace *out, int32_t r2, int32_t stream_id,
                    const layout *l, const ginfo *gi, int32_t j2, dt_error *err)
 {
-  dt_op *o = dt_trace_append(out, r2, stream_id);
   int32_t g = dt_trace_op_group(in, r, op);
   int32_t peer = dt_trace_op_peer(in, r, op);
-  o->kind = op->kind;
-  o->root = op->root;
-  o->tag = op->tag;
-  o->bytes = op->bytes;
-  o->dur = op->dur;
-  o->flop = op->flop;
-  o->batch = op->batch;
-  o->file = op->file;
-  o->line = op->line;
-  o->name = op->name ? dt_xstrdup(op->name) : NULL;
-  o->dtype = op->dtype ? dt_xstrdup(op->dtype) : NULL;
-  if (op->ndeps) {
-    o->deps = dt_xmalloc(op->ndeps * sizeof *o->deps);
-    memcpy(o->deps, op->deps, op->ndeps * sizeof *o->deps);
-    o->ndeps = op->ndeps;
-  }
-  if (op->nsplits) {
-    o->splits = dt_xmalloc(op->nsplits * sizeof *o->splits);
-    memcpy(o->splits, op->splits, op->nsplits * sizeof *o->splits);
-    o->nsplits = op->nsplits;
-  }
-  if (op->nkernels) { /* the compute shape (docs/compute.md) */
-    o->kernels = dt_xmalloc(op->nkernels * sizeof *o->kernels);
-    memcpy(o->kernels, op->kernels, op->nkernels * sizeof *o->kernels);
-    o->nkernels = op->nkernels;
-  }
+  dt_op *o = dt_trace_append_copy(out, r2, stream_id, op);
+  o->group = -1;
+  o->peer = -1;
   if (g >= 0) {
     const ginfo *x = &gi[g];
     o->group = x->role == G_REPLICA ? x->out_of[j2] : x->out_of[0];

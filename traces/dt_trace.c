@@ -305,6 +305,28 @@ dt_op *dt_trace_append(dt_trace *t, int32_t rank, int32_t stream_id)
   return op;
 }
 
+static void *dup_mem(const void *p, size_t n)
+{
+  if (!p || n == 0)
+    return NULL;
+  void *q = dt_xmalloc(n);
+  memcpy(q, p, n);
+  return q;
+}
+
+dt_op *dt_trace_append_copy(dt_trace *t, int32_t rank, int32_t stream_id, const dt_op *op)
+{
+  dt_op *o = dt_trace_append(t, rank, stream_id);
+  *o = *op;
+  o->deps = dup_mem(op->deps, sizeof *op->deps * op->ndeps);
+  o->splits = dup_mem(op->splits, sizeof *op->splits * op->nsplits);
+  o->kernels = dup_mem(op->kernels, sizeof *op->kernels * op->nkernels);
+  o->name = dt_xstrdup(op->name); /* NULL stays NULL */
+  o->dtype = dt_xstrdup(op->dtype);
+  o->match = -1;
+  return o;
+}
+
 /* ---- notes, at most DT_NOTES_PER_KIND of a kind ---- */
 
 /* The kind of a note: FNV-1a of its text with every run of digits read as one '#' and every 'quoted name' as

@@ -212,6 +212,12 @@ int dt_trace_stream(dt_trace *t, int32_t rank, int32_t stream_id, int create);
  * same stream. rank must be in range. */
 dt_op *dt_trace_append(dt_trace *t, int32_t rank, int32_t stream_id);
 
+/* Appends to stream id stream_id of rank a deep copy of op (of this trace or another): every field as op has it,
+ * its deps, splits, kernels, name and dtype duplicated (owned by t), match reset to -1. group, peer and file keep
+ * op's values, which are the caller's to re-home when op comes from another trace. Returns the copy, valid until
+ * the next append to the same stream. op must not point into that stream (an append may move it). */
+dt_op *dt_trace_append_copy(dt_trace *t, int32_t rank, int32_t stream_id, const dt_op *op);
+
 /* Appends a `meta key=value` pair (copied). */
 void dt_trace_add_meta(dt_trace *t, const char *key, const char *value);
 /* Most notes of one kind a trace keeps: the rest are counted in one closing note. */
