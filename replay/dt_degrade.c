@@ -44,18 +44,21 @@ static int parse_time0(const char *s, double *out, char *why, size_t n)
   return dt_parse_time(s, out, why, n);
 }
 
+/* Per dt_fault_kind: its option and the form of its argument, for messages. */
+static const struct {
+  const char *opt, *form;
+} kinds[] = {{"--degrade", "TARGET=FACTOR (e.g. leaf-spine=0.5)"},
+             {"--fail", "LINK@TIME (e.g. leaf0-spine3@10ms, @0 for failed from the start)"},
+             {"--flap", "LINK=PERIOD,DOWNTIME[,START] (e.g. leaf0-spine3=10ms,1ms)"}};
+
 int dt_faults_parse(dt_faults *f, dt_fault_kind kind, const char *arg, char *why, size_t why_size)
 {
-  static const char *const opt[] = {"--degrade", "--fail", "--flap"};
-  static const char *const form[] = {"TARGET=FACTOR (e.g. leaf-spine=0.5)", "LINK@TIME (e.g. leaf0-spine3@10ms, "
-                                     "@0 for failed from the start)", "LINK=PERIOD,DOWNTIME[,START] (e.g. "
-                                     "leaf0-spine3=10ms,1ms)"};
   dt_fault x;
   memset(&x, 0, sizeof x);
   x.kind = kind;
   const char *sep = strrchr(arg, kind == DT_FAULT_FAIL ? '@' : '=');
   if (!sep || sep == arg || !sep[1]) {
-    snprintf(why, why_size, "%s expects %s, found '%s'", opt[kind], form[kind], arg);
+    snprintf(why, why_size, "%s expects %s, found '%s'", kinds[kind].opt, kinds[kind].form, arg);
     return -1;
   }
   const char *val = sep + 1;
@@ -66,12 +69,12 @@ int dt_faults_parse(dt_faults *f, dt_fault_kind kind, const char *arg, char *why
     x.factor = strtod(val, &end);
     if (end == val || *end || errno || !(x.factor >= DT_DEGRADE_FACTOR_MIN && x.factor <= 1)) {
       snprintf(why, why_size, "%s: the factor multiplies the bandwidth: expected a number from %g to 1, found '%s' "
-               "(a failed link is --fail LINK@0)", opt[kind], DT_DEGRADE_FACTOR_MIN, val);
+               "(a failed link is --fail LINK@0)", kinds[kind].opt, DT_DEGRADE_FACTOR_MIN, val);
       return -1;
     }
   } else if (kind == DT_FAULT_FAIL) {
     if (parse_time0(val, &x.at_s, sub, sizeof sub) != 0) {
-      snprintf(why, why_size, "%s %s: the failure time: %s", opt[kind], arg, sub);
+      snprintf(why, why_size, "%s %s: the failure time: %s", kinds[kind].opt, arg, sub);
       return -1;
     }
   } else {
@@ -94,22 +97,22 @@ int dt_faults_parse(dt_faults *f, dt_fault_kind kind, const char *arg, char *why
     }
     double *dst[3] = {&x.period_s, &x.down_s, &x.start_s};
     if (nf < 2 || nf > 3) {
-      snprintf(why, why_size, "%s expects %s, found '%s'", opt[kind], form[kind], arg);
+      snprintf(why, why_size, "%s expects %s, found '%s'", kinds[kind].opt, kinds[kind].form, arg);
       return -1;
     }
     for (size_t i = 0; i < nf; i++)
       if (parse_time0(buf[i], dst[i], sub, sizeof sub) != 0) {
-        snprintf(why, why_size, "%s %s: %s: %s", opt[kind], arg, i == 0 ? "the period" : i == 1 ? "the downtime"
+        snprintf(why, why_size, "%s %s: %s: %s", kinds[kind].opt, arg, i == 0 ? "the period" : i == 1 ? "the downtime"
                  : "the start", sub);
         return -1;
       }
     if (!(x.down_s > 0 && x.down_s < x.period_s)) {
-      snprintf(why, why_size, "%s %s: the downtime must be above 0 and below the period", opt[kind], arg);
+      snprintf(why, why_size, "%s %s: the downtime must be above 0 and below the period", kinds[kind].opt, arg);
       return -1;
     }
     if (!(x.period_s >= DT_FLAP_PERIOD_MIN * (1 - 1e-12))) {
       snprintf(why, why_size, "%s %s: the period must be at least %g s (each outage re-solves the sharing of "
-               "every flow on the link: shorter periods make the run crawl)", opt[kind], arg, DT_FLAP_PERIOD_MIN);
+               "every flow on the link: shorter periods make the run crawl)", kinds[kind].opt, arg, DT_FLAP_PERIOD_MIN);
       return -1;
     }
   }
@@ -230,12 +233,11 @@ static void near_names(const dt_topology *topo, const char *name, char *buf, siz
 
 static int resolve_error(const dt_topology *topo, const dt_fault *x, dt_error *err)
 {
-  static const char *const opt[] = {"--degrade", "--fail", "--flap"};
   char near[512];
   near_names(topo, x->target, near, sizeof near);
   const dt_platform *p = dt_topology_platform(topo);
   return dt_error_set(err, "", 0, 0, "%s: no link or link class '%s' on platform '%s'%s%s%s (list them: dtsim "
-                      "platform show %s --links)", opt[x->kind], x->target, p->name ? p->name : "",
+                      "platform show %s --links)", kinds[x->kind].opt, x->target, p->name ? p->name : "",
                       near[0] ? " (did you mean " : "", near, near[0] ? "?)" : "", p->source ? p->source : "PLATFORM");
 }
 
