@@ -150,7 +150,8 @@ static int sniff_inspector(const char *head, size_t len, const char *path)
 
 static const dt_importer importers[] = {
     {"native", "dtsim native trace (first line 'dtsim_trace 1': .dtt, per-rank files or their directory)", sniff_native,
-     import_native, "none: the trace states its ops, sizes and groups itself\n"},
+     import_native, "none: the trace states its ops, sizes and groups itself\n",
+     0},
     {"kineto", "PyTorch profiler / Kineto Chrome-trace JSON (.json, .json.gz)", sniff_kineto, import_kineto,
      "GPU compute kernels, memcpy and memset keep their captured durations as compute\n"
      "NCCL kernels' captured durations are never used as their cost (they include waiting for peers)\n"
@@ -172,7 +173,8 @@ static const dt_importer importers[] = {
      "a single-rank capture is expanded to every rank by symmetry\n"
      "several files are one capture per rank of one run (rank from distributedInfo or a rank-N name), merged "
      "without expansion; collectives match by Seq where every member has it, else by issue order per group; "
-     "an all-to-all whose sizes differ across ranks becomes all-to-allv, split evenly per rank\n"},
+     "an all-to-all whose sizes differ across ranks becomes all-to-allv, split evenly per rank\n",
+     DT_IMPORT_USES_EXPAND | DT_IMPORT_USES_RANK | DT_IMPORT_USES_GAPS | DT_IMPORT_USES_DEP_WINDOW},
     {"nccl-log", "NCCL debug log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL), one or many files",
      sniff_nccl_log, dt_nccl_log_import,
      "every rank's lines are in the files given (one per process, or interleaved with launcher prefixes)\n"
@@ -185,7 +187,8 @@ static const dt_importer importers[] = {
      "sends/recvs of one process on one communicator with the same opCount were launched in one group: one "
      "batch\n"
      "calls on one CUDA stream run in log order; each stream pointer is a stream\n"
-     "the log has no durations: zero compute between calls unless --compute-gap is given\n"},
+     "the log has no durations: zero compute between calls unless --compute-gap is given\n",
+     DT_IMPORT_USES_COMPUTE_GAP},
     {"nccl-inspector", "NCCL Inspector logs (NCCL's profiler plugin, NCCL 2.28+), one per process",
      sniff_inspector, dt_nccl_inspector_import,
      "every process's log is given; records of one communicator share its header id\n"
@@ -197,7 +200,8 @@ static const dt_importer importers[] = {
      "a collective whose sequence number is not in every member's log is left out (sampling, size filter)\n"
      "point-to-point records of one communicator are posted together as one batch\n"
      "measured execution times are reported beside the simulated ones, never used as cost\n"
-     "the records hold no compute: zero compute between operations unless --compute-gap is given\n"},
+     "the records hold no compute: zero compute between operations unless --compute-gap is given\n",
+     DT_IMPORT_USES_COMPUTE_GAP},
     {"deepspeed", "DeepSpeed comms logger output (verbose 'comm op:' lines or the log_summary table)",
      sniff_deepspeed, dt_deepspeed_import,
      "the log is rank 0's: the world size comes from --world, and every rank runs rank 0's ops\n"
@@ -206,7 +210,8 @@ static const dt_importer importers[] = {
      "rounded to two decimals of powers of 1024\n"
      "send/recv name no peer: kept as opaque 'other' collectives on groups of 2 ranks\n"
      "logged times are measured (and include waiting): reported beside the simulated ones, never used as cost\n"
-     "the log has no compute: zero compute between calls unless --compute-gap is given\n"},
+     "the log has no compute: zero compute between calls unless --compute-gap is given\n",
+     DT_IMPORT_USES_COMPUTE_GAP | DT_IMPORT_USES_WORLD | DT_IMPORT_USES_GROUP_SIZE},
     {"chakra", "MLCommons Chakra execution traces (<prefix>.<rank>.et, plain or gzipped), one per rank",
      sniff_chakra, dt_chakra_import,
      "a node runs after its ctrl_deps and data_deps; nodes without an order between them run in start-time order\n"
@@ -216,7 +221,8 @@ static const dt_importer importers[] = {
      "a pg_name's group is the ranks whose files use it; a collective without one runs on every rank\n"
      "comm_size is the whole buffer: all-reduce, broadcast, reduce-scatter and all-to-all input, all-gather "
      "output (divided by the group size for our per-rank shard)\n"
-     "comm_src / comm_dst of sends and recvs are global ranks; broadcast and reduce roots are group rank 0\n"},
+     "comm_src / comm_dst of sends and recvs are global ranks; broadcast and reduce roots are group rank 0\n",
+     0},
 };
 #define NIMPORTERS (sizeof importers / sizeof importers[0])
 
@@ -345,32 +351,18 @@ int dt_trace_sniff(const char *path, const dt_importer **imp, dt_error *err)
 /* ---------------------------------------------------------------------------------------------------- */
 /* Capture options an importer does not use are named in a note, never ignored silently. */
 
-enum { O_EXPAND = 1, O_RANK = 2, O_GAPS = 4, O_DEPWIN = 8, O_GAP = 16, O_WORLD = 32, O_GSIZE = 64 };
-
-static const struct {
-  const char *importer;
-  unsigned uses;
-} option_use[] = {{"native", 0},
-                  {"kineto", O_EXPAND | O_RANK | O_GAPS | O_DEPWIN},
-                  {"nccl-log", O_GAP},
-                  {"nccl-inspector", O_GAP},
-                  {"deepspeed", O_GAP | O_WORLD | O_GSIZE},
-                  {"chakra", 0}};
-
-static void note_unused_options(dt_trace *t, const char *importer, const dt_import_opts *o)
+static void note_unused_options(dt_trace *t, const dt_importer *imp, const dt_import_opts *o)
 {
   dt_import_opts d;
   dt_import_opts_init(&d);
-  unsigned given = (o->expand != d.expand ? O_EXPAND : 0) | (o->rank != d.rank ? O_RANK : 0) |
-                   (o->keep_gaps != d.keep_gaps || o->host_timeline != d.host_timeline ? O_GAPS : 0) |
-                   (o->dep_window_s != d.dep_window_s ? O_DEPWIN : 0) |
-                   (o->compute_gap_s != d.compute_gap_s ? O_GAP : 0) | (o->world != d.world ? O_WORLD : 0) |
-                   (o->ngroup_sizes ? O_GSIZE : 0);
-  unsigned uses = 0;
-  for (size_t i = 0; i < sizeof option_use / sizeof option_use[0]; i++)
-    if (strcmp(option_use[i].importer, importer) == 0)
-      uses = option_use[i].uses;
-  unsigned unused = given & ~uses;
+  unsigned given = (o->expand != d.expand ? DT_IMPORT_USES_EXPAND : 0) |
+                   (o->rank != d.rank ? DT_IMPORT_USES_RANK : 0) |
+                   (o->keep_gaps != d.keep_gaps || o->host_timeline != d.host_timeline ? DT_IMPORT_USES_GAPS : 0) |
+                   (o->dep_window_s != d.dep_window_s ? DT_IMPORT_USES_DEP_WINDOW : 0) |
+                   (o->compute_gap_s != d.compute_gap_s ? DT_IMPORT_USES_COMPUTE_GAP : 0) |
+                   (o->world != d.world ? DT_IMPORT_USES_WORLD : 0) |
+                   (o->ngroup_sizes ? DT_IMPORT_USES_GROUP_SIZE : 0);
+  unsigned unused = given & ~imp->uses;
   if (!unused)
     return;
   static const char *const names[] = {"--expand", "--rank", "--gaps", "--dep-window", "--compute-gap", "--world",
@@ -379,7 +371,7 @@ static void note_unused_options(dt_trace *t, const char *importer, const dt_impo
   for (int b = 0; b < 7; b++)
     if (unused & (1u << b))
       snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "", names[b]);
-  dt_trace_add_note(t, "%s: %s given but not used by this importer (ignored)", importer, list);
+  dt_trace_add_note(t, "%s: %s given but not used by this importer (ignored)", imp->name, list);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -448,7 +440,7 @@ int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts 
   if (imp->import(paths, npaths, opts, &t, err) != DT_OK)
     return DT_ERR;
   t->format = imp->name;
-  note_unused_options(t, imp->name, opts);
+  note_unused_options(t, imp, opts);
   dt_phase("checking the trace of %s%s", paths[0], npaths > 1 ? " and the other files" : "");
   if (dt_trace_validate(t, err) != DT_OK) {
     dt_trace_free(t);

@@ -61,6 +61,17 @@ typedef struct dt_import_opts {
 /* Fills the defaults above. */
 void dt_import_opts_init(dt_import_opts *o);
 
+/* Bits of dt_importer.uses, one per capture option (the option's name in the comment). */
+enum {
+  DT_IMPORT_USES_EXPAND = 1,      /* --expand */
+  DT_IMPORT_USES_RANK = 2,        /* --rank */
+  DT_IMPORT_USES_GAPS = 4,        /* --gaps */
+  DT_IMPORT_USES_DEP_WINDOW = 8,  /* --dep-window */
+  DT_IMPORT_USES_COMPUTE_GAP = 16, /* --compute-gap */
+  DT_IMPORT_USES_WORLD = 32,      /* --world */
+  DT_IMPORT_USES_GROUP_SIZE = 64  /* --group-size */
+};
+
 /* One capture format dtsim reads: a row of the importer table (traces/dt_load.c). */
 typedef struct dt_importer {
   const char *name;  /* the --format value: native, kineto, nccl-log, nccl-inspector, deepspeed, chakra */
@@ -76,6 +87,9 @@ typedef struct dt_importer {
   /* The assumptions every import of this format makes, one per line (each also becomes a trace note), for
    * `dtsim import --explain`. Capture-specific assumptions are added as notes by the importer. */
   const char *assumptions;
+  /* The capture options (dt_import_opts) it reads, DT_IMPORT_USES_* bits: dt_trace_load names the others given in
+   * a note ("given but not used by this importer"). */
+  unsigned uses;
 } dt_importer;
 
 /* Number of importers and the i-th (in table order, the order of --format's list); NULL past the end. */
