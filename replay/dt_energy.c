@@ -1,6 +1,7 @@
 /* Energy and cost per iteration: closed forms over the replay's busy times and per-link bytes (dt_energy.h). */
 #include "dt_energy.h"
 
+#include "../common/dt_util.h"
 #include "../platforms/dt_topology.h"
 #include "dt_linkload.h"
 
@@ -71,15 +72,15 @@ static double mean_iteration(const dt_stats *s)
   return s->niterations ? sum / (double)s->niterations : s->makespan_s;
 }
 
-/* A whole positive number in text (up to the first non-digit: "1536 ..." reads 1536 when `whole` is 0). */
-static double read_count(const char *text, int whole)
+/* A positive number at the start of text, up to the first character that is not one ("1536 ..." reads 1536). */
+static double read_count(const char *text)
 {
   if (!text || !(*text >= '0' && *text <= '9'))
     return 0;
   errno = 0;
   char *end;
   double v = strtod(text, &end);
-  if (errno || !isfinite(v) || v <= 0 || (whole && *end))
+  if (errno || !isfinite(v) || v <= 0)
     return 0;
   return v;
 }
@@ -90,15 +91,17 @@ static double word_value(const char *line, const char *key)
   size_t n = strlen(key);
   for (const char *q = line; (q = strstr(q, key)) != NULL; q += n)
     if ((q == line || q[-1] == ' ') && q[n] == '=')
-      return read_count(q + n + 1, 0);
+      return read_count(q + n + 1);
   return 0;
 }
 
 double dt_energy_tokens(const dt_trace *t)
 {
   for (size_t i = 0; i < t->nmeta; i++)
-    if (strcmp(t->meta_keys[i], "tokens_per_iteration") == 0)
-      return read_count(t->meta_values[i], 1);
+    if (strcmp(t->meta_keys[i], "tokens_per_iteration") == 0) {
+      long long n; /* the spelling the native reader checks (traces/dt_native.c), 0 for any other */
+      return dt_parse_whole(t->meta_values[i], 1, DT_TOKENS_PER_ITERATION_MAX, &n) == 0 ? (double)n : 0;
+    }
   for (size_t i = 0; i < t->nmeta; i++)
     if (strcmp(t->meta_keys[i], "parallel") == 0) {
       double b = word_value(t->meta_values[i], "global_batch"), seq = word_value(t->meta_values[i], "seq");
