@@ -1924,6 +1924,45 @@ static size_t lower_ts(const hentry *e, size_t n, int64_t t)
   return lo;
 }
 
+/* Which of two entries of a segment tree wins: the op of the earliest GPU start (over all[]) or the highest op
+ * index (over a stream's slice). -1 stands for none and never wins. */
+typedef struct tree_order {
+  const build *b; /* NULL: the highest index wins, else the earliest GPU start of all[] */
+  const hentry *all;
+} tree_order;
+
+static int wins(const tree_order *o, int32_t x, int32_t y)
+{
+  return o->b ? earlier(o->b, o->all, x, y) : x > y;
+}
+
+/* Fills the inner nodes of the segment tree t[1 .. 2 len) (its leaves t[len .. 2 len) are set) bottom-up. */
+static void tree_build(int32_t *t, size_t len, const tree_order *o)
+{
+  for (size_t i = len; i-- > 1;)
+    t[i] = wins(o, t[2 * i], t[2 * i + 1]) ? t[2 * i] : t[2 * i + 1];
+}
+
+/* The winner among leaves [l, r) (0-based) of the segment tree t of len leaves, -1 when the range is empty:
+ * O(log len). */
+static int32_t tree_query(const int32_t *t, size_t len, size_t l, size_t r, const tree_order *o)
+{
+  int32_t best = -1;
+  for (l += len, r += len; l < r; l >>= 1, r >>= 1) {
+    if (l & 1) {
+      if (wins(o, t[l], best))
+        best = t[l];
+      l++;
+    }
+    if (r & 1) {
+      r--;
+      if (wins(o, t[r], best))
+        best = t[r];
+    }
+  }
+  return best;
+}
+
 static markidx *markidx_new(const build *b)
 {
   markidx *m = dt_xcalloc(1, sizeof *m);
@@ -1954,16 +1993,14 @@ static markidx *markidx_new(const build *b)
     int32_t *t = m->maxt + 2 * m->off[s];
     for (size_t i = 0; i < len; i++)
       t[len + i] = e[i].idx;
-    for (size_t i = len; i-- > 1;)
-      t[i] = t[2 * i] > t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
+    tree_build(t, len, &(tree_order){NULL, NULL});
   }
   m->off[b->nstreams] = k;
   memcpy(m->all, m->byst, n * sizeof *m->all);
   qsort(m->all, n, sizeof *m->all, hentry_cmp);
   for (size_t i = 0; i < n; i++)
     m->mint[n + i] = (int32_t)i;
-  for (size_t i = n; i-- > 1;)
-    m->mint[i] = earlier(b, m->all, m->mint[2 * i], m->mint[2 * i + 1]) ? m->mint[2 * i] : m->mint[2 * i + 1];
+  tree_build(m->mint, n, &(tree_order){b, m->all});
   return m;
 }
 
@@ -1988,20 +2025,8 @@ static int32_t last_in(const markidx *m, size_t s, int64_t lo, int64_t hi)
 {
   const hentry *e = m->byst + m->off[s];
   size_t len = m->off[s + 1] - m->off[s];
-  size_t l = lower_ts(e, len, lo) + len, r = lower_ts(e, len, hi) + len;
-  const int32_t *t = m->maxt + 2 * m->off[s];
-  int32_t best = -1;
-  for (; l < r; l >>= 1, r >>= 1) {
-    if (l & 1) {
-      best = t[l] > best ? t[l] : best;
-      l++;
-    }
-    if (r & 1) {
-      r--;
-      best = t[r] > best ? t[r] : best;
-    }
-  }
-  return best;
+  return tree_query(m->maxt + 2 * m->off[s], len, lower_ts(e, len, lo), lower_ts(e, len, hi),
+                    &(tree_order){NULL, NULL});
 }
 
 /* ProfilerStep#N → `mark` on the stream of the step's first GPU op, after the last op of that stream launched
@@ -2016,20 +2041,8 @@ static void place_marks(build *b)
   for (size_t si = 0; si < k->nsteps; si++) {
     const span_ev *st = &k->steps[si];
     int64_t lo = st->ts, hi = st->ts + st->dur;
-    size_t l = lower_ts(m->all, m->nall, lo) + m->nall, r = lower_ts(m->all, m->nall, hi) + m->nall;
-    int32_t first = -1;
-    for (; l < r; l >>= 1, r >>= 1) {
-      if (l & 1) {
-        if (earlier(b, m->all, m->mint[l], first))
-          first = m->mint[l];
-        l++;
-      }
-      if (r & 1) {
-        r--;
-        if (earlier(b, m->all, m->mint[r], first))
-          first = m->mint[r];
-      }
-    }
+    int32_t first = tree_query(m->mint, m->nall, lower_ts(m->all, m->nall, lo), lower_ts(m->all, m->nall, hi),
+                               &(tree_order){b, m->all});
     if (first < 0) {
       dt_trace_add_note(b->t, "kineto warning: '%s' launched no GPU work; no mark for it", k->names.s[st->name]);
       continue;
