@@ -6,6 +6,7 @@
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
 #include "dt_bench.h"
+#include "dt_cli.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -231,23 +232,14 @@ int dt_cmd_bench(int argc, char **argv)
       }
       break;
     case O_ALGO: /* docs/replay.md; an algorithm that cannot run the op here falls back to the default */
-      if (dt_algo_from_name(optarg) < 0)
-        return usage("--algo expects auto, ring, tree, nvls, nvls-tree, hier, collnet, chain or direct, found '%s'",
-                     optarg);
-      o.algo = (dt_algo)dt_algo_from_name(optarg);
-      break;
     case O_PROTO:
-      if (strcmp(optarg, "auto") != 0 && (o.proto = dt_proto_from_name(optarg)) < 0)
-        return usage("--proto expects auto, LL, LL128 or Simple, found '%s'", optarg);
+    case O_FIDELITY: {
+      char why[160];
+      if (dt_cli_model_option(opt == O_ALGO ? "algo" : opt == O_PROTO ? "proto" : "fidelity", optarg, &o.fidelity,
+                              &o.algo, &o.proto, why, sizeof why) != 0)
+        return usage("%s", why);
       break;
-    case O_FIDELITY:
-      if (strcmp(optarg, "flow") == 0)
-        o.fidelity = DT_FIDELITY_FLOW;
-      else if (strcmp(optarg, "step") == 0)
-        o.fidelity = DT_FIDELITY_STEP;
-      else
-        return usage("--fidelity expects flow or step, found '%s'", optarg);
-      break;
+    }
     case O_EXACT:
       o.exact = 1;
       break;

@@ -630,25 +630,16 @@ int dt_cmd_jobs(int argc, char **argv)
       break;
     }
     case 'f':
-      if (strcmp(optarg, "flow") && strcmp(optarg, "step")) {
-        usage("--fidelity expects flow or step, found '%s'", optarg);
-        goto done;
-      }
-      ro.fidelity = strcmp(optarg, "step") == 0 ? DT_FIDELITY_STEP : DT_FIDELITY_FLOW;
-      break;
     case 'a':
-      if (dt_algo_from_name(optarg) < 0) {
-        usage("--algo expects auto, ring, tree, nvls, nvls-tree, hier, collnet, chain or direct, found '%s'", optarg);
-        goto done;
-      }
-      ro.algo = (dt_algo)dt_algo_from_name(optarg);
-      break;
-    case 'P':
-      if (strcmp(optarg, "auto") != 0 && (ro.proto = dt_proto_from_name(optarg)) < 0) {
-        usage("--proto expects auto, LL, LL128 or Simple, found '%s'", optarg);
+    case 'P': {
+      char why[160];
+      if (dt_cli_model_option(opt == 'f' ? "fidelity" : opt == 'a' ? "algo" : "proto", optarg, &ro.fidelity,
+                              &ro.algo, &ro.proto, why, sizeof why) != 0) {
+        usage("%s", why);
         goto done;
       }
       break;
+    }
     case 'C': {
       char why[512];
       if (!strchr(optarg, ':')) {

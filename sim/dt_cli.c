@@ -215,6 +215,34 @@ int dt_cli_check_cfg(const char *kv, char *why, size_t why_size)
   return -1;
 }
 
+int dt_cli_model_option(const char *name, const char *arg, dt_fidelity *fidelity, dt_algo *algo, int *proto,
+                        char *why, size_t why_size)
+{
+  if (strcmp(name, "fidelity") == 0) {
+    if (strcmp(arg, "flow") == 0 || strcmp(arg, "step") == 0) {
+      *fidelity = strcmp(arg, "step") == 0 ? DT_FIDELITY_STEP : DT_FIDELITY_FLOW;
+      return 0;
+    }
+    snprintf(why, why_size, "--fidelity expects flow or step, found '%s'", arg);
+  } else if (strcmp(name, "algo") == 0) {
+    int a = dt_algo_from_name(arg);
+    if (a >= 0) {
+      *algo = (dt_algo)a;
+      return 0;
+    }
+    snprintf(why, why_size, "--algo expects auto, ring, tree, nvls, nvls-tree, hier, collnet, chain or direct, "
+             "found '%s'", arg);
+  } else {
+    int pr = strcmp(arg, "auto") == 0 ? -1 : dt_proto_from_name(arg);
+    if (pr >= 0 || strcmp(arg, "auto") == 0) {
+      *proto = pr;
+      return 0;
+    }
+    snprintf(why, why_size, "--proto expects auto, LL, LL128 or Simple, found '%s'", arg);
+  }
+  return -1;
+}
+
 static int usage_error(const char *cmdname, const char *fmt, const char *arg)
 {
   fprintf(stderr, "dtsim %s: ", cmdname);
@@ -565,15 +593,16 @@ static int cmd_run(int argc, char **argv)
       break;
     }
     case 'f':
-      if (strcmp(optarg, "flow") == 0)
-        ro.fidelity = DT_FIDELITY_FLOW;
-      else if (strcmp(optarg, "step") == 0)
-        ro.fidelity = DT_FIDELITY_STEP;
-      else {
-        usage_error("run", "--fidelity expects flow or step, found '%s'", optarg);
+    case 'a': /* collective algorithm, docs/replay.md */
+    case 'P': {
+      char why[160];
+      if (dt_cli_model_option(opt == 'f' ? "fidelity" : opt == 'a' ? "algo" : "proto", optarg, &ro.fidelity,
+                              &ro.algo, &ro.proto, why, sizeof why) != 0) {
+        usage_error("run", "%s", why);
         goto done_usage;
       }
       break;
+    }
     case 'p':
       if (!*optarg) {
         usage_error("run", "%s", "--placement expects a file name (lines 'rank node gpu'), found ''");
@@ -612,20 +641,6 @@ static int cmd_run(int argc, char **argv)
       ro.simgrid_argv = sg_cfg;
       break;
     }
-    case 'a': /* collective algorithm, docs/replay.md */
-      if (dt_algo_from_name(optarg) < 0) {
-        usage_error("run", "--algo expects auto, ring, tree, nvls, nvls-tree, hier, collnet, chain or direct, "
-                           "found '%s'", optarg);
-        goto done_usage;
-      }
-      ro.algo = (dt_algo)dt_algo_from_name(optarg);
-      break;
-    case 'P':
-      if (strcmp(optarg, "auto") != 0 && (ro.proto = dt_proto_from_name(optarg)) < 0) {
-        usage_error("run", "--proto expects auto, LL, LL128 or Simple, found '%s'", optarg);
-        goto done_usage;
-      }
-      break;
     case 'h':
       fputs(run_usage, stdout);
       rc = EXIT_OK;

@@ -7,6 +7,8 @@
 int dt_cli_main(int argc, char **argv);
 
 #include "../common/dt_error.h"
+#include "../platforms/dt_platform.h"
+#include "../replay/dt_replay.h"
 #include "../traces/dt_trace.h"
 
 #include "../traces/dt_trace_io.h"
@@ -23,6 +25,13 @@ int dt_cli_main(int argc, char **argv);
 /* Takes one of IMPORT_LONG_OPTIONS (opt, with getopt's optarg) into io. Returns 1 if handled, 0 if opt is not
  * one, -1 on a bad value (message printed for cmdname). */
 int dt_cli_import_option(int opt, const char *cmdname, dt_import_opts *io);
+
+/* The collective-model options `run`, `jobs` and `bench` share, named without their dashes: "fidelity" (flow|step,
+ * into *fidelity), "algo" (auto or an algorithm, dt_algo_from_name, into *algo) and "proto" (auto, -1, or a
+ * dt_proto, dt_proto_from_name, into *proto). Only the named option's target is written. Returns 0, or -1 with
+ * why set to the usage message ("--fidelity expects flow or step, found 'x'"). */
+int dt_cli_model_option(const char *name, const char *arg, dt_fidelity *fidelity, dt_algo *algo, int *proto,
+                        char *why, size_t why_size);
 
 /* 0 when KEY:VALUE is a SimGrid setting `run --cfg` accepts with a value in its range, else -1 with why set. */
 int dt_cli_check_cfg(const char *kv, char *why, size_t why_size);
