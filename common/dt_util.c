@@ -152,6 +152,43 @@ int dt_parse_whole(const char *s, long long lo, long long hi, long long *out)
   return rc;
 }
 
+int dt_parse_rank_list(const char *s, int32_t limit, int32_t **out, size_t *n)
+{
+  *out = NULL;
+  *n = 0;
+  if (!s || limit < 1)
+    return -1;
+  char *copy = dt_xstrdup(s);
+  size_t cap = 0;
+  int rc = 0;
+  for (char *item = copy; rc == 0;) {
+    char *comma = strchr(item, ','), *dash;
+    if (comma)
+      *comma = '\0';
+    long long a, b;
+    if ((dash = strchr(item, '-')) != NULL)
+      *dash = '\0';
+    if (dt_parse_whole(item, 0, limit - 1, &a) != 0 || (dash && dt_parse_whole(dash + 1, a, limit - 1, &b) != 0))
+      rc = -1;
+    else if (!dash)
+      b = a;
+    for (long long v = a; rc == 0 && v <= b; v++) {
+      *out = dt_grow(*out, &cap, *n, sizeof **out);
+      (*out)[(*n)++] = (int32_t)v;
+    }
+    if (!comma)
+      break;
+    item = comma + 1;
+  }
+  free(copy);
+  if (rc != 0) {
+    free(*out);
+    *out = NULL;
+    *n = 0;
+  }
+  return rc;
+}
+
 void *dt_grow(void *array, size_t *cap, size_t need, size_t elem)
 {
   if (need < *cap)

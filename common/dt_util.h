@@ -53,6 +53,12 @@ int dt_parse_whole(const char *s, long long lo, long long hi, long long *out);
  * when it does not fit 64 bits). */
 int dt_parse_whole_u64(const char *s, uint64_t hi, uint64_t *out);
 
+/* A list of ranks or nodes "0-7,9": comma-separated whole numbers (dt_parse_whole's spelling: digits alone) and
+ * ranges first-last (first <= last), every one below limit, no empty item. Returns 0 with *out, a new array of
+ * the *n (>= 1) values in the order written (repeats kept; the caller frees), or -1 with *out NULL and *n 0 when
+ * s is not such a list. */
+int dt_parse_rank_list(const char *s, int32_t limit, int32_t **out, size_t *n);
+
 /* Grows an array so that index `need` fits: *cap doubles (from at least 8). elem is sizeof one element.
  * Returns the (possibly moved) array; new elements are zeroed. */
 void *dt_grow(void *array, size_t *cap, size_t need, size_t elem);

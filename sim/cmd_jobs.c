@@ -102,47 +102,6 @@ static int is_job_flag(const char *a)
   return strcmp(a, "--job") == 0 || strncmp(a, "--job=", 6) == 0;
 }
 
-/* Node list "0-3,8" within 0 .. nnodes-1 into a new array (caller frees); -1 when it is not one. */
-static int parse_nodes(const char *s, int nnodes, int32_t **out, size_t *n)
-{
-  size_t cap = 0;
-  *out = NULL;
-  *n = 0;
-  const char *q = s;
-  while (*q) {
-    char *end;
-    if (!isdigit((unsigned char)*q))
-      goto bad;
-    long a = strtol(q, &end, 10), b;
-    if (a < 0 || a >= nnodes)
-      goto bad;
-    q = end;
-    b = a;
-    if (*q == '-') {
-      if (!isdigit((unsigned char)q[1]))
-        goto bad;
-      b = strtol(q + 1, &end, 10);
-      if (b < a || b >= nnodes)
-        goto bad;
-      q = end;
-    }
-    for (long v = a; v <= b; v++) {
-      *out = dt_grow(*out, &cap, *n, sizeof **out);
-      (*out)[(*n)++] = (int32_t)v;
-    }
-    if (*q == ',' && q[1])
-      q++;
-    else if (*q)
-      goto bad;
-  }
-  if (*n > 0)
-    return 0;
-bad:
-  free(*out);
-  *out = NULL;
-  return -1;
-}
-
 /* "0-3,8": the sorted distinct nodes of a job's GPUs. */
 static void nodes_label(const dt_platform *p, const job *j, char *buf, size_t size)
 {
@@ -307,7 +266,7 @@ static int load_job(const dt_platform *p, job *j, int *next_node, dt_error *err)
     int32_t *nodes = NULL;
     size_t nn = 0;
     if (j->nodes) {
-      if (parse_nodes(j->nodes, p->nodes, &nodes, &nn) != 0)
+      if (dt_parse_rank_list(j->nodes, p->nodes, &nodes, &nn) != 0)
         return dt_error_set(err, "", 0, 0, "job '%s': --nodes expects node numbers and ranges like 0-3,8 within "
                             "the platform's nodes 0-%d, found '%s'", j->name, p->nodes - 1, j->nodes);
     } else {

@@ -401,48 +401,6 @@ static int var_option(int opt, dt_var_opts *vo, size_t *samples)
 /* Ranks a --timeline shows when --timeline-ranks does not say. */
 #define TIMELINE_DEFAULT_RANKS 64
 
-/* Parses a rank list "0-7,16" (ranks below nranks) into a new array (caller frees). Returns 0, or -1 when it is
- * not one. */
-static int parse_rank_list(const char *s, int32_t nranks, int32_t **out, size_t *n)
-{
-  size_t cap = 0;
-  *out = NULL;
-  *n = 0;
-  const char *p = s;
-  while (*p) {
-    char *end;
-    if (!isdigit((unsigned char)*p)) /* digits alone, as every whole number (strtol took '+1' and ' 1') */
-      goto bad;
-    long a = strtol(p, &end, 10), b;
-    if (end == p || a < 0 || a >= nranks)
-      goto bad;
-    p = end;
-    b = a;
-    if (*p == '-') {
-      if (!isdigit((unsigned char)p[1]))
-        goto bad;
-      b = strtol(p + 1, &end, 10);
-      if (end == p + 1 || b < a || b >= nranks)
-        goto bad;
-      p = end;
-    }
-    for (long r = a; r <= b; r++) {
-      *out = dt_grow(*out, &cap, *n, sizeof **out);
-      (*out)[(*n)++] = (int32_t)r;
-    }
-    if (*p == ',')
-      p++;
-    else if (*p)
-      goto bad;
-  }
-  if (*n > 0)
-    return 0;
-bad:
-  free(*out);
-  *out = NULL;
-  return -1;
-}
-
 /* Joins the trace paths into one label for the report header. */
 static char *trace_label(char **paths, int n)
 {
@@ -699,7 +657,7 @@ static int cmd_run(int argc, char **argv)
   if (ro.timeline) {
     size_t n = 0;
     if (tl_ranks_arg) {
-      if (parse_rank_list(tl_ranks_arg, t->nranks, &tl_ranks, &n) != 0) {
+      if (dt_parse_rank_list(tl_ranks_arg, t->nranks, &tl_ranks, &n) != 0) {
         char last[32];
         snprintf(last, sizeof last, "%d", (int)t->nranks - 1);
         usage_error("run", "--timeline-ranks expects a list of ranks like 0-7,16 within the trace's 0-%s", last);

@@ -251,6 +251,30 @@ START_TEST(test_whole_u64)
 }
 END_TEST
 
+/* dt_parse_rank_list: "0-7,9" as --timeline-ranks and a job's --nodes write it; every value below the limit. */
+START_TEST(test_rank_list)
+{
+  int32_t *r = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(dt_parse_rank_list("0-2,9,4", 10, &r, &n), 0);
+  ck_assert_uint_eq(n, 5);
+  const int32_t want[] = {0, 1, 2, 9, 4};
+  for (size_t i = 0; i < 5; i++)
+    ck_assert_int_eq(r[i], want[i]);
+  free(r);
+  ck_assert_int_eq(dt_parse_rank_list("7", 8, &r, &n), 0);
+  ck_assert(n == 1 && r[0] == 7);
+  free(r);
+  const char *bad[] = {"", ",", "0,", ",0", "0,,1", "8", "0-8", "3-2", "-1", "0-", "+1", " 1", "1 ", "1-2-3", "a",
+                       "0x1", "99999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    r = (int32_t *)&n;
+    ck_assert_msg(dt_parse_rank_list(bad[i], 8, &r, &n) == -1, "'%s' accepted", bad[i]);
+    ck_assert(r == NULL && n == 0);
+  }
+}
+END_TEST
+
 START_TEST(test_format)
 {
   char buf[64];
@@ -285,6 +309,7 @@ int main(void)
       {"format", test_format, 1},
       {"whole", test_whole, 1},
       {"whole_u64", test_whole_u64, 1},
+      {"rank_list", test_rank_list, 1},
   };
   return dt_test_run(dt_test_suite("units", cases, sizeof cases / sizeof cases[0], 0));
 }
