@@ -330,15 +330,22 @@ static void closed_exchange(const rp_inst *x, const rp_phase *ph, const rp_listi
   if (folded_rep(x) && po->flows) {
     double b = before > 0 ? before : 0, start = rp_now() + b;
     double wait = rp_closed_time(x, L->cf_bytes, L->cf_lat, L->cf_rate);
-    if (c->linkload) {
-      int32_t *src, *dst;
-      size_t nf;
-      po->flows(x->gs, ph, &src, &dst, &nf);
-      for (size_t f = 0; f < nf; f++)
-        dt_linkload_add(c->linkload, rp_gpu_of_member(c, x->g, src[f]), rp_gpu_of_member(c, x->g, dst[f]),
-                        L->cf_bytes, start, start + wait, x->op->kind, x->g);
-      free(src);
-      free(dst);
+    if (c->linkload) { /* the group's flows of this pattern are a flow set of the accounting, listed once */
+      uint64_t key = (uint64_t)(uint32_t)x->g << 16 | (uint64_t)ph->pattern << 8 | ph->arg;
+      int32_t set = dt_linkload_set_find(c->linkload, key);
+      if (set < 0) {
+        int32_t *src, *dst;
+        size_t nf;
+        po->flows(x->gs, ph, &src, &dst, &nf);
+        for (size_t f = 0; f < nf; f++) {
+          src[f] = rp_gpu_of_member(c, x->g, src[f]);
+          dst[f] = rp_gpu_of_member(c, x->g, dst[f]);
+        }
+        set = dt_linkload_set_new(c->linkload, key, nf, src, dst);
+        free(src);
+        free(dst);
+      }
+      dt_linkload_add_set(c->linkload, set, L->cf_bytes, start, start + wait, x->op->kind, x->g);
     }
     rp_sleep(b + wait + (after > 0 ? after : 0));
   } else if (L->ns > 0) {

@@ -38,17 +38,30 @@ typedef struct ll_labels {
 } ll_labels;
 
 /* The log of transfers not applied yet, in the order recorded, as uint32 words: per record a start and an end (two
- * doubles), the bytes (a double), the group (int32), the op kind with REC_ flags, a count, then that many directions
- * the record's transfers crossed, each busy over [start, end). Transfers recorded one after the other with the
- * same interval, bytes, group and kind (a folded ring's members) share a record. The bytes go to the directions'
- * records when the log is folded (in the log's order: the same sums as adding them at once), so that recording a
- * transfer writes the log's tail only; the per-direction records are then touched in one tight pass. A record
- * stays, applied, while its interval may still overlap a later one. Routes are resolved when a transfer is
- * recorded (a route that changes later, a link failing during the run, does not move it). */
+ * doubles), the bytes (a double), the group (int32), the op kind with REC_ flags, a count of link crossings, then
+ * either that many directions the record's transfers crossed, each busy over [start, end), or (REC_SET) a flow
+ * set's index and the offset of the record's first crossing in the set's directions. Transfers recorded one after
+ * the other with the same interval, bytes, group and kind share a record; a flow set's transfers (a folded ring's
+ * members, dt_linkload_add_set) take one record of 11 words whatever their number. The bytes go to the
+ * directions' records when the log is folded (in the log's order: the same sums as adding them at once), so that
+ * recording a transfer writes the log's tail only; the per-direction records are then touched in one tight pass.
+ * A record stays, applied, while its interval may still overlap a later one. Routes are resolved when a transfer
+ * or a flow set is recorded (a route that changes later, a link failing during the run, does not move it). */
 #define REC_HEAD 9
-#define REC_WORDS(n) (REC_HEAD + (size_t)(n))
 #define REC_APPLIED 0x100u /* its bytes are in the directions' records */
 #define REC_TIMED 0x200u   /* it lasts (start < end): its interval counts for busy time and concurrency */
+#define REC_SET 0x400u     /* its directions are a flow set's: r[9] the set, r[10] the first one's offset */
+#define REC_WORDS(r) (REC_HEAD + ((r)[7] & REC_SET ? (size_t)2 : (size_t)(r)[8]))
+
+/* A flow set (dt_linkload_set_new): transfers between fixed GPUs recorded together, their routes resolved once. */
+typedef struct ll_set {
+  uint64_t key;     /* the caller's */
+  uint32_t gen;     /* the route generation it was resolved in (dt_linkload_forget_routes starts a new one) */
+  uint32_t nflows;  /* flows with a route */
+  uint32_t *first;  /* [nflows + 1] offset of each flow's first direction in dirs */
+  uint32_t *dirs;   /* [first[nflows]] the flows' directions, flow by flow */
+  int32_t *src;     /* [nflows] each flow's source GPU (jobs) */
+} ll_set;
 
 /* A direction's state during one fold's pass over the log. */
 typedef struct ll_fold {
@@ -112,7 +125,14 @@ struct dt_linkload {
   double (*watermark)(void *);
   void *wm_data;
   uint64_t transfers;
-  size_t radix[8][256]; /* sort_times' digit counts */
+  size_t radix[8][256]; /* sort_times' digit counts (only the rows of the bytes the keys differ in are used) */
+  uint32_t *keep;       /* fold_log: the records it keeps, before they go back to the log's start */
+  size_t keep_cap;
+  ll_set *sets;         /* [nsets] flow sets, every one ever resolved (the log's records may name old ones) */
+  size_t nsets, sets_cap;
+  uint32_t *set_tab;    /* [set_tab_cap] open addressing by key: set index + 1, 0 empty (the newest per key) */
+  size_t set_tab_cap;
+  uint32_t route_gen;
   ll_rshort (*rsets)[RWAYS]; /* [RSETS] by source GPU, in routes_mem */
   ll_route *routes;     /* [ROUTE_CACHE], direct-mapped by GPU pair, in routes_mem */
   void *routes_mem;
@@ -256,17 +276,24 @@ static void sort_times(dt_linkload *ll, double *a, double *tmp, size_t n)
     return;
   }
   size_t (*count)[256] = ll->radix;
-  memset(ll->radix, 0, sizeof ll->radix);
+  uint64_t u0 = order_key(a[0]), diff = 0; /* the bytes in which some key differs from the first */
+  for (size_t k = 1; k < n; k++)
+    diff |= order_key(a[k]) ^ u0;
+  int digit[8], nd = 0;
+  for (int b = 0; b < 8; b++)
+    if ((diff >> (8 * b)) & 0xff) {
+      digit[nd++] = b;
+      memset(count[b], 0, sizeof count[b]);
+    }
   for (size_t k = 0; k < n; k++) {
     uint64_t u = order_key(a[k]);
-    for (int b = 0; b < 8; b++)
-      count[b][(u >> (8 * b)) & 0xff]++;
+    for (int q = 0; q < nd; q++)
+      count[digit[q]][(u >> (8 * digit[q])) & 0xff]++;
   }
   double *src = a, *dst = tmp;
-  for (int b = 0; b < 8; b++) {
+  for (int q = 0; q < nd; q++) {
+    int b = digit[q];
     size_t *c = count[b], sum = 0;
-    if (c[(order_key(a[0]) >> (8 * b)) & 0xff] == n) /* every key has this byte */
-      continue;
     for (int d = 0; d < 256; d++) {
       size_t x = c[d];
       c[d] = sum;
@@ -317,63 +344,102 @@ static void rec_get(const uint32_t *r, double *s, double *e)
   memcpy(e, r + 2, sizeof *e);
 }
 
-/* A record's transfers' bytes to the directions they crossed. */
-static void rec_apply(dt_linkload *ll, const uint32_t *r)
+/* The directions a record's transfers crossed (r[8] of them). */
+static const uint32_t *rec_dirs(const dt_linkload *ll, const uint32_t *r)
 {
-  double bytes;
-  memcpy(&bytes, r + 4, sizeof bytes);
-  int32_t group = (int32_t)r[6];
-  dt_op_kind kind = (dt_op_kind)(r[7] & 0xffu);
-  dt_dim dim = group >= 0 && (size_t)group < ll->t->ngroups ? ll->t->groups[group].dim : ll->p2p_dim;
-  for (uint32_t h = 0; h < r[8]; h++) {
-    uint32_t di = r[REC_HEAD + h];
-    ll_dir *d = &ll->dirs[di];
-    d->bytes += bytes;
-    d->transfers++;
-    if (!d->open || d->group != group || d->kind != kind)
-      run_open(ll, di, group, kind, dim);
-    d->run_group += bytes;
-    d->run_dim += bytes;
-    d->run_kind += bytes;
+  return r[7] & REC_SET ? ll->sets[r[9]].dirs + r[10] : r + REC_HEAD;
+}
+
+/* The label sums of direction d take a record's bytes: its open run's, or a run opened for the record. */
+static inline void dir_take(dt_linkload *ll, uint32_t di, double bytes, int32_t group, dt_op_kind kind, dt_dim dim)
+{
+  ll_dir *d = &ll->dirs[di];
+  d->bytes += bytes;
+  d->transfers++;
+  if (!d->open || d->group != group || d->kind != kind)
+    run_open(ll, di, group, kind, dim);
+  d->run_group += bytes;
+  d->run_dim += bytes;
+  d->run_kind += bytes;
+}
+
+/* One of a fold's intervals [s, e) of direction di, add = the part before w (min(e, w) - s). */
+static inline void dir_interval(dt_linkload *ll, uint32_t di, double s, double e, double w, double add,
+                                size_t *ntouched)
+{
+  ll_fold *f = &ll->fs[di];
+  if (f->n++ == 0) {
+    ll->touched[(*ntouched)++] = di;
+    f->acc = ll->dirs[di].busy;
+    f->in_order = 1;
+    f->before = 0;
+  } else if (!(s >= f->last_e)) {
+    f->in_order = 0;
+  }
+  f->last_e = e;
+  if (s < w) {
+    f->acc += add;
+    f->before = 1;
   }
 }
 
 /* Applies the log's bytes and folds its intervals up to w (intervals 0: applies only, keeps every interval). Every
  * direction's busy time and peak before w become final (no later transfer starts before w) and what is active at
- * w stays in the log, clipped to start at w. One pass over the log sums each direction's intervals as they come:
- * the usual case is a direction whose intervals were recorded in order, each after the one before ended (a GPU
- * port's ring steps), whose union is their sum and at most one is active at once; the directions where that does
- * not hold are swept sorted (sweep_dir). A second pass keeps what is active. */
+ * w stays in the log, clipped to start at w. One pass over the log applies the bytes and sums each direction's
+ * intervals as they come: the usual case is a direction whose intervals were recorded in order, each after the one
+ * before ended (a GPU port's ring steps), whose union is their sum and at most one is active at once; the records
+ * still active are copied aside as it goes. Only when some direction's intervals were not in order does a second
+ * pass gather them, to be swept sorted (sweep_dir). */
 static void fold_log(dt_linkload *ll, double w, int intervals)
 {
-  size_t ntouched = 0;
+  size_t ntouched = 0, q = 0, kept = 0, kn = 0;
   for (size_t p = 0; p < ll->log_n;) {
-    const uint32_t *r = &ll->log[p];
-    if (!(r[7] & REC_APPLIED))
-      rec_apply(ll, r);
-    uint32_t nh = r[8];
-    if (intervals && (r[7] & REC_TIMED)) {
-      double s, e;
-      rec_get(r, &s, &e);
-      for (uint32_t h = 0; h < nh; h++) {
-        uint32_t di = r[REC_HEAD + h];
-        ll_fold *f = &ll->fs[di];
-        if (f->n++ == 0) {
-          ll->touched[ntouched++] = di;
-          f->acc = ll->dirs[di].busy;
-          f->in_order = 1;
-          f->before = 0;
-        } else if (!(s >= f->last_e)) {
-          f->in_order = 0;
+    uint32_t *r = &ll->log[p];
+    uint32_t nh = r[8], flags = r[7];
+    size_t words = REC_WORDS(r);
+    const uint32_t *dirs = rec_dirs(ll, r);
+    double s, e;
+    rec_get(r, &s, &e);
+    int timed = intervals && (flags & REC_TIMED);
+    double add = (e < w ? e : w) - s;
+    if (!(flags & REC_APPLIED)) {
+      double bytes;
+      memcpy(&bytes, r + 4, sizeof bytes);
+      int32_t group = (int32_t)r[6];
+      dt_op_kind kind = (dt_op_kind)(flags & 0xffu);
+      dt_dim dim = group >= 0 && (size_t)group < ll->t->ngroups ? ll->t->groups[group].dim : ll->p2p_dim;
+      if (timed) /* both in one pass over the directions */
+        for (uint32_t h = 0; h < nh; h++) {
+          dir_take(ll, dirs[h], bytes, group, kind, dim);
+          dir_interval(ll, dirs[h], s, e, w, add, &ntouched);
         }
-        f->last_e = e;
-        if (s < w) {
-          f->acc += (e < w ? e : w) - s;
-          f->before = 1;
-        }
-      }
+      else
+        for (uint32_t h = 0; h < nh; h++)
+          dir_take(ll, dirs[h], bytes, group, kind, dim);
+    } else if (timed) {
+      for (uint32_t h = 0; h < nh; h++)
+        dir_interval(ll, dirs[h], s, e, w, add, &ntouched);
     }
-    p += REC_WORDS(nh);
+    if ((flags & REC_TIMED) && (!intervals || e > w)) { /* still active: kept, applied */
+      uint32_t *to;
+      if (!intervals) { /* nothing to gather: compacted in place */
+        to = &ll->log[q];
+        q += words;
+      } else {
+        if (kn + words > ll->keep_cap) {
+          ll->keep_cap = 2 * (kn + words) + 1024;
+          ll->keep = dt_xrealloc(ll->keep, sizeof *ll->keep * ll->keep_cap);
+        }
+        to = &ll->keep[kn];
+        kn += words;
+      }
+      memmove(to, r, sizeof *r * words);
+      if (intervals && s < w)
+        memcpy(to, &w, sizeof w);
+      to[7] |= REC_APPLIED;
+      kept += nh;
+    }
+    p += words;
   }
   size_t total = 0, most = 0;
   for (size_t k = 0; k < ntouched; k++) {
@@ -391,43 +457,41 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
         most = f->n;
     }
   }
-  if (total > 0 && ll->sorted_cap < 2 * total + most) {
-    ll->sorted_cap = 2 * total + most;
-    free(ll->sorted);
-    ll->sorted = dt_xmalloc(sizeof *ll->sorted * ll->sorted_cap);
-  }
-  size_t q = 0, kept = 0;
-  for (size_t p = 0; p < ll->log_n;) { /* gathers the out-of-order directions' intervals, keeps the active ones */
-    uint32_t *r = &ll->log[p];
-    double s, e;
-    rec_get(r, &s, &e);
-    uint32_t nh = r[8];
-    if (total > 0 && (r[7] & REC_TIMED))
-      for (uint32_t h = 0; h < nh; h++)
-        if (ll->fs[r[REC_HEAD + h]].n) {
-          size_t o = ll->offset[r[REC_HEAD + h]]++;
-          ll->sorted[o] = s;
-          ll->sorted[total + o] = e;
-        }
-    if ((r[7] & REC_TIMED) && (!intervals || e > w)) {
-      if (intervals && s < w)
-        s = w;
-      memmove(&ll->log[q], r, sizeof *r * REC_WORDS(nh));
-      memcpy(&ll->log[q], &s, sizeof s);
-      ll->log[q + 7] |= REC_APPLIED;
-      q += REC_WORDS(nh);
-      kept += nh;
+  if (total > 0) { /* gathers the out-of-order directions' intervals from the log as it was */
+    if (ll->sorted_cap < 2 * total + most) {
+      ll->sorted_cap = 2 * total + most;
+      free(ll->sorted);
+      ll->sorted = dt_xmalloc(sizeof *ll->sorted * ll->sorted_cap);
     }
-    p += REC_WORDS(nh);
+    for (size_t p = 0; p < ll->log_n;) {
+      const uint32_t *r = &ll->log[p];
+      if (r[7] & REC_TIMED) {
+        double s, e;
+        rec_get(r, &s, &e);
+        const uint32_t *dirs = rec_dirs(ll, r);
+        for (uint32_t h = 0; h < r[8]; h++)
+          if (ll->fs[dirs[h]].n) {
+            size_t o = ll->offset[dirs[h]]++;
+            ll->sorted[o] = s;
+            ll->sorted[total + o] = e;
+          }
+      }
+      p += REC_WORDS(r);
+    }
+    for (size_t k = 0; k < ntouched; k++) {
+      ll_fold *f = &ll->fs[ll->touched[k]];
+      if (!f->n)
+        continue;
+      size_t from = ll->offset[ll->touched[k]] - f->n;
+      sweep_dir(ll, &ll->dirs[ll->touched[k]], ll->sorted + from, ll->sorted + total + from,
+                ll->sorted + 2 * total, f->n, w);
+      f->n = 0;
+    }
   }
-  for (size_t k = 0; k < ntouched && total > 0; k++) {
-    ll_fold *f = &ll->fs[ll->touched[k]];
-    if (!f->n)
-      continue;
-    size_t from = ll->offset[ll->touched[k]] - f->n;
-    sweep_dir(ll, &ll->dirs[ll->touched[k]], ll->sorted + from, ll->sorted + total + from, ll->sorted + 2 * total,
-              f->n, w);
-    f->n = 0;
+  if (intervals) {
+    if (kn > 0)
+      memcpy(ll->log, ll->keep, sizeof *ll->log * kn);
+    q = kn;
   }
   ll->log_n = q;
   ll->last_rec = SIZE_MAX;
@@ -443,12 +507,38 @@ static void fold_all(dt_linkload *ll, double w)
     fold_log(ll, w, 1);
 }
 
+/* Room for `words` more words at the log's tail. */
+static void log_reserve(dt_linkload *ll, size_t words)
+{
+  if (ll->log_n + words > ll->log_cap) {
+    ll->log_cap = ll->log_cap ? 2 * ll->log_cap : 1 << 16;
+    if (ll->log_cap < ll->log_n + words)
+      ll->log_cap = ll->log_n + words;
+    ll->log = dt_xrealloc(ll->log, sizeof *ll->log * ll->log_cap);
+  }
+}
+
+/* After a transfer was logged: folds when the log holds more than the limit (then the limit doubles if the fold
+ * freed less than half of it). */
+static void fold_if_full(dt_linkload *ll)
+{
+  if (ll->zhops > ll->limit) /* transfers without a duration: apply them, nothing to fold */
+    fold_log(ll, -INFINITY, 0);
+  if (ll->pending > ll->limit) {
+    if (ll->watermark)
+      fold_all(ll, ll->watermark(ll->wm_data));
+    if (ll->pending > ll->limit / 2)
+      ll->limit *= 2;
+  }
+}
+
 void dt_linkload_forget_routes(dt_linkload *ll)
 {
   if (!ll)
     return;
   memset(ll->rsets, 0, sizeof *ll->rsets * RSETS);
   memset(ll->routes, 0, sizeof *ll->routes * ROUTE_CACHE);
+  ll->route_gen++; /* the flow sets are resolved again when next used */
 }
 
 /* The route from GPU src to dst: its hop count (-1 when there is none), *dirs its directions (in the caches, or in
@@ -517,10 +607,7 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
     kind = DT_OP_OTHER;
   ll->transfers++;
   uint32_t flags = (uint32_t)kind | (end_s > start_s ? REC_TIMED : 0);
-  if (ll->log_n + REC_WORDS(nh) > ll->log_cap) {
-    ll->log_cap = ll->log_cap ? 2 * ll->log_cap : 1 << 16;
-    ll->log = dt_xrealloc(ll->log, sizeof *ll->log * ll->log_cap);
-  }
+  log_reserve(ll, REC_HEAD + (size_t)nh);
   uint32_t *r = ll->last_rec != SIZE_MAX ? &ll->log[ll->last_rec] : NULL;
   double rs = 0, re = 0, rb = 0;
   if (r) {
@@ -541,7 +628,7 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
     r[7] = flags;
     r[8] = (uint32_t)nh;
     memcpy(r + REC_HEAD, route, sizeof *route * (size_t)nh);
-    ll->log_n += REC_WORDS(nh);
+    ll->log_n += REC_HEAD + (size_t)nh;
   }
   if (flags & REC_TIMED)
     ll->pending += (size_t)nh;
@@ -551,13 +638,119 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
   if (job >= 0 && job < ll->njobs)
     for (int h = 0; h < nh; h++)
       ll->jbytes[route[h] * (size_t)ll->njobs + (size_t)job] += bytes;
-  if (ll->zhops > ll->limit) /* transfers without a duration: apply them, nothing to fold */
-    fold_log(ll, -INFINITY, 0);
-  if (ll->pending > ll->limit) {
-    if (ll->watermark)
-      fold_all(ll, ll->watermark(ll->wm_data));
-    if (ll->pending > ll->limit / 2)
-      ll->limit *= 2;
+  fold_if_full(ll);
+}
+
+/* The set of key, or of a free slot for it, in the flow sets' table. */
+static size_t set_slot(const dt_linkload *ll, uint64_t key)
+{
+  size_t h = dt_mix64(key) & (ll->set_tab_cap - 1);
+  while (ll->set_tab[h] && ll->sets[ll->set_tab[h] - 1].key != key)
+    h = (h + 1) & (ll->set_tab_cap - 1);
+  return h;
+}
+
+int32_t dt_linkload_set_find(const dt_linkload *ll, uint64_t key)
+{
+  if (!ll || !ll->set_tab_cap)
+    return -1;
+  uint32_t i = ll->set_tab[set_slot(ll, key)];
+  if (!i || ll->sets[i - 1].gen != ll->route_gen)
+    return -1;
+  return (int32_t)(i - 1);
+}
+
+int32_t dt_linkload_set_new(dt_linkload *ll, uint64_t key, size_t nflows, const int32_t *src_gpu,
+                            const int32_t *dst_gpu)
+{
+  if (!ll || ll->nsets >= INT32_MAX)
+    return -1;
+  if (ll->nsets == ll->sets_cap) {
+    ll->sets_cap = ll->sets_cap ? 2 * ll->sets_cap : 64;
+    ll->sets = dt_xrealloc(ll->sets, sizeof *ll->sets * ll->sets_cap);
+  }
+  if ((ll->nsets + 1) * 2 > ll->set_tab_cap) { /* at most half full */
+    size_t ocap = ll->set_tab_cap;
+    uint32_t *old = ll->set_tab;
+    ll->set_tab_cap = ocap ? 2 * ocap : 128;
+    ll->set_tab = dt_xcalloc(ll->set_tab_cap, sizeof *ll->set_tab);
+    for (size_t h = 0; h < ocap; h++)
+      if (old[h])
+        ll->set_tab[set_slot(ll, ll->sets[old[h] - 1].key)] = old[h];
+    free(old);
+  }
+  ll_set *S = &ll->sets[ll->nsets];
+  S->key = key;
+  S->gen = ll->route_gen;
+  S->nflows = 0;
+  S->first = dt_xmalloc(sizeof *S->first * (nflows + 1));
+  S->src = dt_xmalloc(sizeof *S->src * (nflows + 1));
+  size_t cap = 4 * nflows + 4, nd = 0;
+  S->dirs = dt_xmalloc(sizeof *S->dirs * cap);
+  for (size_t f = 0; f < nflows; f++) {
+    uint32_t buf[DT_ROUTE_MAX_HOPS];
+    const uint32_t *route;
+    int nh = src_gpu[f] < 0 || dst_gpu[f] < 0 ? -1 : route_of(ll, src_gpu[f], dst_gpu[f], buf, &route);
+    if (nh < 0) /* no route: as dt_linkload_add, nothing recorded */
+      continue;
+    if (nd + (size_t)nh > cap) {
+      cap = 2 * (nd + (size_t)nh);
+      S->dirs = dt_xrealloc(S->dirs, sizeof *S->dirs * cap);
+    }
+    memcpy(S->dirs + nd, route, sizeof *route * (size_t)nh);
+    S->first[S->nflows] = (uint32_t)nd;
+    S->src[S->nflows++] = src_gpu[f];
+    nd += (size_t)nh;
+  }
+  S->first[S->nflows] = (uint32_t)nd;
+  ll->set_tab[set_slot(ll, key)] = (uint32_t)(ll->nsets + 1); /* the newest set of the key */
+  return (int32_t)ll->nsets++;
+}
+
+void dt_linkload_add_set(dt_linkload *ll, int32_t set, double bytes, double start_s, double end_s,
+                         dt_op_kind kind, int32_t group)
+{
+  if (!ll || !(bytes > 0) || set < 0 || (size_t)set >= ll->nsets)
+    return;
+  const ll_set *S = &ll->sets[set];
+  if ((unsigned)kind >= DT_OP_COUNT)
+    kind = DT_OP_OTHER;
+  /* the same records, counts and folds as S->nflows calls of dt_linkload_add in flow order: the flows up to the
+     one after which that would fold go in one record, then the fold, then the rest */
+  for (uint32_t f0 = 0; f0 < S->nflows;) {
+    double s = start_s < ll->folded ? ll->folded : start_s, e = end_s < s ? s : end_s;
+    uint32_t flags = (uint32_t)kind | (e > s ? REC_TIMED : 0) | REC_SET;
+    size_t *count = flags & REC_TIMED ? &ll->pending : &ll->zhops;
+    uint32_t f1 = S->nflows;
+    if (*count + (S->first[f1] - S->first[f0]) > ll->limit) { /* it folds after flow f1 - 1 */
+      f1 = f0 + 1;
+      while (*count + (S->first[f1] - S->first[f0]) <= ll->limit)
+        f1++;
+    }
+    uint32_t nh = S->first[f1] - S->first[f0];
+    log_reserve(ll, REC_HEAD + 2);
+    uint32_t *r = &ll->log[ll->log_n];
+    memcpy(r, &s, sizeof s);
+    memcpy(r + 2, &e, sizeof e);
+    memcpy(r + 4, &bytes, sizeof bytes);
+    r[6] = (uint32_t)group;
+    r[7] = flags;
+    r[8] = nh;
+    r[9] = (uint32_t)set;
+    r[10] = S->first[f0];
+    ll->log_n += REC_HEAD + 2;
+    ll->last_rec = SIZE_MAX; /* a set's record is not extended */
+    ll->transfers += f1 - f0;
+    *count += nh;
+    if (ll->jbytes)
+      for (uint32_t f = f0; f < f1; f++) {
+        int32_t job = ll->job_of_gpu[S->src[f]];
+        if (job >= 0 && job < ll->njobs)
+          for (uint32_t h = S->first[f]; h < S->first[f + 1]; h++)
+            ll->jbytes[S->dirs[h] * (size_t)ll->njobs + (size_t)job] += bytes;
+      }
+    fold_if_full(ll);
+    f0 = f1;
   }
 }
 
@@ -676,6 +869,14 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
   free(ll->gslots);
   free(ll->jbytes);
   free(ll->routes_mem);
+  free(ll->keep);
+  for (size_t k = 0; k < ll->nsets; k++) {
+    free(ll->sets[k].first);
+    free(ll->sets[k].dirs);
+    free(ll->sets[k].src);
+  }
+  free(ll->sets);
+  free(ll->set_tab);
   free(ll);
   return s;
 }

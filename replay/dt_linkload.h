@@ -95,6 +95,25 @@ void dt_linkload_forget_routes(dt_linkload *ll);
 void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double bytes, double start_s, double end_s,
                      dt_op_kind kind, int32_t group);
 
+/* Flow sets: transfers between fixed GPUs that are recorded together, again and again (a collective's exchange
+ * over its group: every member to its ring successor). Registered once under a caller's key, their routes are
+ * resolved once; each dt_linkload_add_set then logs one small record for all of them, however many, and the
+ * per-direction work happens when the log is folded. The results are those of calling dt_linkload_add for each
+ * flow in order, identical to the last bit.
+ *
+ * dt_linkload_set_find: the set registered under key, or -1 when there is none or when the routes changed since it
+ * was (dt_linkload_forget_routes): then register it again. NULL ll: -1. */
+int32_t dt_linkload_set_find(const dt_linkload *ll, uint64_t key);
+/* Registers the nflows transfers src_gpu[k] -> dst_gpu[k] (global GPUs; arrays borrowed, copied) under key (a
+ * key registered before now names this set) and returns the set's index, >= 0 (-1: NULL ll). Flows with no route
+ * or a negative GPU are left out, as dt_linkload_add leaves them out. O(nflows) route lookups. */
+int32_t dt_linkload_set_new(dt_linkload *ll, uint64_t key, size_t nflows, const int32_t *src_gpu,
+                            const int32_t *dst_gpu);
+/* Records every flow of set `set` as one transfer of `bytes`, active in [start_s, end_s), of `kind` on `group`:
+ * the same as dt_linkload_add for each flow in order. Bytes <= 0 or a bad set: nothing. O(1) but for a fold. */
+void dt_linkload_add_set(dt_linkload *ll, int32_t set, double bytes, double start_s, double end_s,
+                         dt_op_kind kind, int32_t group);
+
 /* Ends the accounting: folds what is left, frees ll, returns the results (free with dt_linkstats_free). */
 dt_linkstats *dt_linkload_finish(dt_linkload *ll);
 

@@ -375,6 +375,106 @@ START_TEST(test_many_directions)
 }
 END_TEST
 
+/* Flow sets (dt_linkload_add_set) against the same flows added one by one (dt_linkload_add), on the fat-tree of
+ * test_many_directions: sets of 1 to 12 flows over fixed GPUs (rings, pairs), of two groups and pairs, some
+ * instances without a duration, under a watermark that folds the log many times (so inside sets too), jobs told
+ * apart and the routes dropped halfway (the sets are resolved again). Every figure equal to the bit. */
+START_TEST(test_flow_sets)
+{
+  dt_platform p = dt_test_platform(8, 2);
+  p.nics_per_node = 2;
+  p.nic_bandwidth = 50e9;
+  p.nic_latency = 1e-6;
+  p.link_bandwidth = 100e9;
+  p.link_latency = 1e-7;
+  p.topology = DT_NET_FAT_TREE;
+  p.levels = 3;
+  p.radix = 4;
+  dt_topology *topo = NULL;
+  dt_error err;
+  ck_assert_int_eq(dt_topology_build(&p, &topo, &err), DT_OK);
+  dt_trace *t = dt_trace_new(16);
+  int32_t all[16], job_of_gpu[16];
+  for (int i = 0; i < 16; i++) {
+    all[i] = i;
+    job_of_gpu[i] = i < 10 ? i % 3 : -1;
+  }
+  int g[2] = {dt_trace_add_group(t, "tp.0", all, 2, 0, 0, &err), dt_trace_add_group(t, "dp.0", all, 16, 0, 0, &err)};
+  enum { NSETS = 24, MAXF = 12 };
+  int32_t src[NSETS][MAXF], dst[NSETS][MAXF];
+  size_t nf[NSETS];
+  unsigned x = 777;
+  for (int k = 0; k < NSETS; k++) {
+    x = x * 1103515245u + 12345u;
+    nf[k] = 1 + (x >> 16) % MAXF;
+    int32_t first = (int32_t)(x >> 24 & 15);
+    for (size_t f = 0; f < nf[k]; f++) { /* a ring over consecutive GPUs, or a pair when one flow */
+      src[k][f] = (first + (int32_t)f) % 16;
+      dst[k][f] = (first + (int32_t)(f + 1) % (int32_t)nf[k] + (nf[k] == 1 ? 5 : 0)) % 16;
+    }
+  }
+  dt_linkload *one = dt_linkload_new(topo, t), *set = dt_linkload_new(topo, t);
+  dt_linkload_set_watermark(one, wm, NULL);
+  dt_linkload_set_watermark(set, wm, NULL);
+  dt_linkload_set_jobs(one, job_of_gpu, 3);
+  dt_linkload_set_jobs(set, job_of_gpu, 3);
+  ck_assert_int_eq(dt_linkload_set_find(set, 5), -1);
+  double base = 0;
+  size_t n = 60000, resolved = 0;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 1103515245u + 12345u;
+    int k = (int)((x >> 16) % NSETS), which = (int)(x >> 24 & 3);
+    int32_t group = which < 2 ? g[which] : -1;
+    dt_op_kind kind = which < 2 ? ((x >> 27 & 1) ? DT_OP_ALLREDUCE : DT_OP_ALLGATHER) : DT_OP_SEND;
+    x = x * 1103515245u + 12345u;
+    double bytes = (double)(1 + (x >> 16 & 0xfff)) / ((x >> 28 & 1) ? 3.0 : 1.0);
+    base += (double)(x >> 20 & 3) * 1e-6 / 3;
+    next_start = base - 2e-3; /* lagging: folds keep much, so when the limit doubles depends on where they happen */
+    x = x * 1103515245u + 12345u;
+    double start = base + (double)(x >> 16 & 7) * 1e-6, end = start + (double)(x >> 20 & 15) * 1e-6 / 7;
+    if (i == n / 2) {
+      dt_linkload_forget_routes(one);
+      dt_linkload_forget_routes(set);
+      ck_assert_int_eq(dt_linkload_set_find(set, (uint64_t)k), -1);
+    }
+    for (size_t f = 0; f < nf[k]; f++)
+      dt_linkload_add(one, src[k][f], dst[k][f], bytes, start, end, kind, group);
+    int32_t id = dt_linkload_set_find(set, (uint64_t)k);
+    if (id < 0) {
+      id = dt_linkload_set_new(set, (uint64_t)k, nf[k], src[k], dst[k]);
+      resolved++;
+    }
+    ck_assert_int_ge(id, 0);
+    ck_assert_int_eq(dt_linkload_set_find(set, (uint64_t)k), id);
+    dt_linkload_add_set(set, id, bytes, start, end, kind, group);
+  }
+  ck_assert_uint_ge(resolved, NSETS + 1); /* again after the routes were dropped */
+  dt_linkstats *a = dt_linkload_finish(one), *b = dt_linkload_finish(set);
+  ck_assert_uint_eq(a->transfers, b->transfers);
+  ck_assert_uint_eq(a->nlinks, b->nlinks);
+  ck_assert_uint_gt(a->nlinks, 10);
+  for (size_t k = 0; k < a->nlinks; k++) {
+    const dt_link_load *A = &a->links[k], *B = &b->links[k];
+    ck_assert_str_eq(A->name, B->name);
+    ck_assert(A->bytes == B->bytes && A->busy_s == B->busy_s);
+    ck_assert_uint_eq(A->peak_flows, B->peak_flows);
+    ck_assert_uint_eq(A->transfers, B->transfers);
+    ck_assert(memcmp(A->by_dim, B->by_dim, sizeof A->by_dim) == 0);
+    ck_assert(memcmp(A->by_kind, B->by_kind, sizeof A->by_kind) == 0);
+    ck_assert_uint_eq(A->ngroups, B->ngroups);
+    for (size_t i = 0; i < A->ngroups; i++)
+      ck_assert(A->groups[i].group == B->groups[i].group && A->groups[i].bytes == B->groups[i].bytes);
+  }
+  for (int c = 0; c < DT_LC_COUNT; c++)
+    ck_assert(memcmp(a->classes[c].by_job, b->classes[c].by_job, sizeof a->classes[c].by_job) == 0 &&
+              a->classes[c].shared == b->classes[c].shared);
+  dt_linkstats_free(a);
+  dt_linkstats_free(b);
+  dt_trace_free(t);
+  dt_topology_free(topo);
+}
+END_TEST
+
 START_TEST(test_dim_names)
 {
   ck_assert_int_eq(dt_dim_from_group_name("tp.pp0.dp1"), DT_DIM_TP);
@@ -395,6 +495,7 @@ int main(void)
 {
   const dt_test_case cases[] = {
       {"hand", test_hand, 0}, {"fold", test_fold, 0}, {"fold_orders", test_fold_orders, 3},
-      {"many_directions", test_many_directions, 0}, {"dim_names", test_dim_names, 0}};
+      {"many_directions", test_many_directions, 0}, {"flow_sets", test_flow_sets, 0},
+      {"dim_names", test_dim_names, 0}};
   return dt_test_run(dt_test_suite("linkload", cases, sizeof cases / sizeof cases[0], 60));
 }
