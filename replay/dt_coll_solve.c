@@ -50,8 +50,17 @@ struct rp_solver {
   int32_t *gate[4]; /* start a, start b, end a, end b */
   int32_t *lk_off;  /* [nflows + 1] into lk */
   int32_t *lk;
+  double *coef;     /* per incidence: the flow's consumption weight on the link (1; |flow orbit| / |link orbit|
+                       in a quotient problem) */
   size_t nflows, cap_flows, nlk, cap_lk;
-  size_t rounds;
+  size_t rounds, solved_flows;
+  /* symmetries (rp_solver_symmetry) and the quotient problem built from them */
+  int ngen;
+  int32_t **gen_flow, **gen_gate;
+  int fold_state;   /* 0: not checked since the problem changed; 1: quotient built; -1: no symmetry holds */
+  rp_solver *quo;   /* the quotient: one flow per flow orbit, one link per link orbit, one gate per gate orbit */
+  int32_t *forb, *gorb; /* per flow / gate: its orbit's flow / gate in quo */
+  int32_t *qflow, *qgate; /* per quotient flow / gate: its representative (the orbit's smallest index) */
 };
 
 rp_solver *rp_solver_new(void)
@@ -79,6 +88,18 @@ void rp_solver_free(rp_solver *s)
     free(s->gate[k]);
   free(s->lk_off);
   free(s->lk);
+  free(s->coef);
+  for (int k = 0; k < s->ngen; k++) {
+    free(s->gen_flow[k]);
+    free(s->gen_gate[k]);
+  }
+  free(s->gen_flow);
+  free(s->gen_gate);
+  rp_solver_free(s->quo);
+  free(s->forb);
+  free(s->gorb);
+  free(s->qflow);
+  free(s->qgate);
   free(s);
 }
 
@@ -94,6 +115,7 @@ int32_t rp_solver_link(rp_solver *s, double bandwidth)
     s->cap = dt_xrealloc(s->cap, sizeof *s->cap * s->cap_links);
   }
   s->cap[s->nlinks] = bandwidth;
+  s->fold_state = 0;
   return (int32_t)s->nlinks++;
 }
 
@@ -107,6 +129,7 @@ int32_t rp_solver_gate_after(rp_solver *s, double delay, int32_t pred)
     s->gpred = dt_xrealloc(s->gpred, sizeof *s->gpred * s->cap_gates);
   }
   size_t g = s->ngates++;
+  s->fold_state = 0;
   s->delay[g] = delay > 0 ? delay : 0;
   s->gtime[g] = NAN;
   s->gpred[g] = pred >= 0 && (size_t)pred < g ? pred : -1;
@@ -136,8 +159,10 @@ int32_t rp_solver_flow(rp_solver *s, double bytes, double latency, const int32_t
   while (s->nlk + (size_t)nlinks > s->cap_lk) {
     s->cap_lk = grow(s->cap_lk);
     s->lk = dt_xrealloc(s->lk, sizeof *s->lk * s->cap_lk);
+    s->coef = dt_xrealloc(s->coef, sizeof *s->coef * s->cap_lk);
   }
   size_t f = s->nflows;
+  s->fold_state = 0;
   s->bytes[f] = bytes > 0 ? bytes : 0;
   s->lat[f] = latency > 0 ? latency : 0;
   s->start[f] = s->finish[f] = NAN;
@@ -149,8 +174,10 @@ int32_t rp_solver_flow(rp_solver *s, double bytes, double latency, const int32_t
     if (s->gate[k][f] >= 0 && (k == 2 || s->gate[3][f] != s->gate[2][f]))
       s->ginputs[s->gate[k][f]]++;
   for (int i = 0; i < nlinks; i++)
-    if (links[i] >= 0 && (size_t)links[i] < s->nlinks)
+    if (links[i] >= 0 && (size_t)links[i] < s->nlinks) {
+      s->coef[s->nlk] = 1;
       s->lk[s->nlk++] = links[i];
+    }
   s->lk_off[f + 1] = (int32_t)s->nlk;
   s->nflows++;
   return (int32_t)f;
@@ -158,8 +185,22 @@ int32_t rp_solver_flow(rp_solver *s, double bytes, double latency, const int32_t
 
 void rp_solver_flow_count(rp_solver *s, int32_t f, int count)
 {
-  if (f >= 0 && (size_t)f < s->nflows && count >= 1)
+  if (f >= 0 && (size_t)f < s->nflows && count >= 1) {
     s->mult[f] = count;
+    s->fold_state = 0;
+  }
+}
+
+void rp_solver_set_bytes(rp_solver *s, int32_t f, double bytes)
+{
+  if (f >= 0 && (size_t)f < s->nflows)
+    s->bytes[f] = bytes > 0 ? bytes : 0;
+}
+
+void rp_solver_set_delay(rp_solver *s, int32_t g, double delay)
+{
+  if (g >= 0 && (size_t)g < s->ngates)
+    s->delay[g] = delay > 0 ? delay : 0;
 }
 
 double rp_solver_gate_time(const rp_solver *s, int32_t g)
@@ -180,6 +221,11 @@ double rp_solver_flow_finish(const rp_solver *s, int32_t f)
 size_t rp_solver_rounds(const rp_solver *s)
 {
   return s->rounds;
+}
+
+size_t rp_solver_solved_flows(const rp_solver *s)
+{
+  return s->solved_flows;
 }
 
 /* ---- the event heap (gate fires and latencies paid), earliest first ---- */
@@ -266,6 +312,7 @@ static void solve(run *r)
 {
   const rp_solver *s = r->s;
   const int32_t *lk = s->lk, *lk_off = s->lk_off;
+  const double *coef = s->coef;
   uint32_t ep = ++r->epoch; /* a link's lpos is valid in this solve when stamp == ep */
   size_t nl = 0;
   for (size_t k = 0; k < r->nshare; k++) {
@@ -279,10 +326,10 @@ static void solve(run *r)
         r->stamp[l] = ep;
         r->lpos[l] = (int32_t)nl;
         r->light[nl++] = l;
-        r->usage[l] = w;
+        r->usage[l] = w * coef[j];
         r->rem[l] = s->cap[l];
       } else {
-        r->usage[l] += w;
+        r->usage[l] += w * coef[j];
       }
     }
   }
@@ -312,8 +359,8 @@ static void solve(run *r)
           int32_t k = lk[q];
           if (r->lpos[k] < 0)
             continue;
-          dupdate(&r->rem[k], v, r->cap_rp[k]);
-          dupdate(&r->usage[k], w, r->rp);
+          dupdate(&r->rem[k], v * coef[q], r->cap_rp[k]);
+          dupdate(&r->usage[k], w * coef[q], r->rp);
           if (!(r->usage[k] > r->rp) || !(r->rem[k] > r->cap_rp[k])) {
             int32_t p = r->lpos[k];
             r->light[p] = r->light[--nl];
@@ -399,9 +446,11 @@ static int gate_fire(run *r, int32_t g, double now)
   return joined;
 }
 
-int rp_solver_run(rp_solver *s, double time_precision, double rate_precision)
+/* The simulation of every flow (rp_solver_run without a symmetry). */
+static int run_flows(rp_solver *s, double time_precision, double rate_precision)
 {
   size_t nf = s->nflows, ng = s->ngates, nl = s->nlinks;
+  s->solved_flows = nf;
   run r = {0};
   r.s = s;
   r.tp = time_precision > 0 ? time_precision : 0;
@@ -616,6 +665,237 @@ int rp_solver_run(rp_solver *s, double time_precision, double rate_precision)
   return ok ? 0 : -1;
 }
 
+/* ---- symmetries: the quotient problem ---- */
+
+int rp_solver_symmetry(rp_solver *s, const int32_t *flow_perm, const int32_t *gate_perm)
+{
+  size_t nf = s->nflows, ng = s->ngates;
+  if ((!flow_perm && nf > 0) || (!gate_perm && ng > 0))
+    return -1;
+  uint8_t *seen = dt_xcalloc((nf > ng ? nf : ng) + 1, 1);
+  int ok = 1;
+  for (size_t f = 0; f < nf && ok; f++) {
+    ok = flow_perm[f] >= 0 && (size_t)flow_perm[f] < nf && !seen[flow_perm[f]];
+    if (ok)
+      seen[flow_perm[f]] = 1;
+  }
+  memset(seen, 0, (nf > ng ? nf : ng) + 1);
+  for (size_t g = 0; g < ng && ok; g++) {
+    ok = gate_perm[g] >= 0 && (size_t)gate_perm[g] < ng && !seen[gate_perm[g]];
+    if (ok)
+      seen[gate_perm[g]] = 1;
+  }
+  free(seen);
+  if (!ok)
+    return -1;
+  s->gen_flow = dt_xrealloc(s->gen_flow, sizeof *s->gen_flow * (size_t)(s->ngen + 1));
+  s->gen_gate = dt_xrealloc(s->gen_gate, sizeof *s->gen_gate * (size_t)(s->ngen + 1));
+  s->gen_flow[s->ngen] = dt_xmalloc(sizeof **s->gen_flow * (nf + 1));
+  s->gen_gate[s->ngen] = dt_xmalloc(sizeof **s->gen_gate * (ng + 1));
+  if (nf > 0)
+    memcpy(s->gen_flow[s->ngen], flow_perm, sizeof *flow_perm * nf);
+  if (ng > 0)
+    memcpy(s->gen_gate[s->ngen], gate_perm, sizeof *gate_perm * ng);
+  s->ngen++;
+  s->fold_state = 0;
+  return 0;
+}
+
+/* Union-find with the smallest index as the root. */
+static int32_t uf_find(int32_t *up, int32_t x)
+{
+  while (up[x] != x) {
+    up[x] = up[up[x]];
+    x = up[x];
+  }
+  return x;
+}
+
+static void uf_join(int32_t *up, int32_t a, int32_t b)
+{
+  a = uf_find(up, a);
+  b = uf_find(up, b);
+  if (a < b)
+    up[b] = a;
+  else if (b < a)
+    up[a] = b;
+}
+
+static int32_t gate_image(const int32_t *gp, int32_t g)
+{
+  return g >= 0 ? gp[g] : -1;
+}
+
+/* Whether generator k maps the problem's structure onto itself (gates' waits, flows' gates, counts, latencies
+ * and routes, capacities; bytes and delays are checked per run); its permutation of the links into pi. */
+static int symmetric(const rp_solver *s, int k, int32_t *pi, int32_t *pinv)
+{
+  const int32_t *F = s->gen_flow[k], *G = s->gen_gate[k];
+  for (size_t l = 0; l < s->nlinks; l++)
+    pi[l] = pinv[l] = -1;
+  for (size_t g = 0; g < s->ngates; g++)
+    if (s->gpred[G[g]] != gate_image(G, s->gpred[g]) || s->ginputs[G[g]] != s->ginputs[g])
+      return 0;
+  for (size_t f = 0; f < s->nflows; f++) {
+    int32_t h = F[f];
+    if (s->lat[h] != s->lat[f] || s->mult[h] != s->mult[f] ||
+        s->lk_off[h + 1] - s->lk_off[h] != s->lk_off[f + 1] - s->lk_off[f])
+      return 0;
+    for (int q = 0; q < 4; q++)
+      if (s->gate[q][h] != gate_image(G, s->gate[q][f]))
+        return 0;
+    for (int32_t j = s->lk_off[f], jh = s->lk_off[h]; j < s->lk_off[f + 1]; j++, jh++) {
+      int32_t a = s->lk[j], b = s->lk[jh];
+      if (pi[a] < 0) {
+        if (pinv[b] >= 0 || s->cap[a] != s->cap[b])
+          return 0;
+        pi[a] = b;
+        pinv[b] = a;
+      } else if (pi[a] != b) {
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+/* Builds the quotient of the structure under the generators that hold (fold_state 1), or sets fold_state -1. Flow
+ * orbit O crossing link orbit L (|L| links of one capacity) loads each link of L by |O| / |L| times a flow's rate
+ * per crossing of its representative: in the symmetric solution every flow of O has one rate and every link of L
+ * one load, so the quotient's max-min steps are the full problem's. */
+static void build_quotient(rp_solver *s)
+{
+  size_t nf = s->nflows, ng = s->ngates, nl = s->nlinks;
+  s->fold_state = -1;
+  rp_solver_free(s->quo);
+  s->quo = NULL;
+  int32_t *fup = dt_xmalloc(sizeof *fup * (nf + 1)), *gup = dt_xmalloc(sizeof *gup * (ng + 1));
+  int32_t *lup = dt_xmalloc(sizeof *lup * (nl + 1));
+  int32_t *pi = dt_xmalloc(sizeof *pi * (nl + 1)), *pinv = dt_xmalloc(sizeof *pinv * (nl + 1));
+  for (size_t f = 0; f < nf; f++)
+    fup[f] = (int32_t)f;
+  for (size_t g = 0; g < ng; g++)
+    gup[g] = (int32_t)g;
+  for (size_t l = 0; l < nl; l++)
+    lup[l] = (int32_t)l;
+  int held = 0;
+  for (int k = 0; k < s->ngen; k++) {
+    if (!symmetric(s, k, pi, pinv))
+      continue;
+    held++;
+    for (size_t f = 0; f < nf; f++)
+      uf_join(fup, (int32_t)f, s->gen_flow[k][f]);
+    for (size_t g = 0; g < ng; g++)
+      uf_join(gup, (int32_t)g, s->gen_gate[k][g]);
+    for (size_t l = 0; l < nl; l++)
+      if (pi[l] >= 0)
+        uf_join(lup, (int32_t)l, pi[l]);
+  }
+  free(pi);
+  free(pinv);
+  size_t qf = 0;
+  for (size_t f = 0; f < nf; f++)
+    qf += uf_find(fup, (int32_t)f) == (int32_t)f;
+  if (!held || qf == nf) {
+    free(fup);
+    free(gup);
+    free(lup);
+    return;
+  }
+  rp_solver *q = rp_solver_new();
+  s->forb = dt_xrealloc(s->forb, sizeof *s->forb * (nf + 1));
+  s->gorb = dt_xrealloc(s->gorb, sizeof *s->gorb * (ng + 1));
+  s->qflow = dt_xrealloc(s->qflow, sizeof *s->qflow * (qf + 1));
+  s->qgate = dt_xrealloc(s->qgate, sizeof *s->qgate * (ng + 1));
+  /* gates, in order of their representatives (a gate's predecessor has a smaller index, so has its orbit's) */
+  size_t nqg = 0;
+  for (size_t g = 0; g < ng; g++) {
+    int32_t rg = uf_find(gup, (int32_t)g);
+    if (rg == (int32_t)g) {
+      s->qgate[nqg] = rg;
+      s->gorb[g] = rp_solver_gate_after(q, s->delay[g], s->gpred[g] >= 0 ? s->gorb[uf_find(gup, s->gpred[g])] : -1);
+      nqg++;
+    } else {
+      s->gorb[g] = s->gorb[rg];
+    }
+  }
+  /* links: one per orbit, with its size */
+  int32_t *lorb = dt_xmalloc(sizeof *lorb * (nl + 1));
+  double *lsize = dt_xcalloc(nl + 1, sizeof *lsize);
+  for (size_t l = 0; l < nl; l++) {
+    int32_t rl = uf_find(lup, (int32_t)l);
+    lorb[l] = rl == (int32_t)l ? rp_solver_link(q, s->cap[l]) : lorb[rl];
+    lsize[lorb[l]]++;
+  }
+  double *fsize = dt_xcalloc(nf + 1, sizeof *fsize);
+  for (size_t f = 0; f < nf; f++)
+    fsize[uf_find(fup, (int32_t)f)]++;
+  int32_t *links = NULL;
+  size_t lcap = 0;
+  size_t nqf = 0;
+  for (size_t f = 0; f < nf; f++) {
+    int32_t rf = uf_find(fup, (int32_t)f);
+    if (rf != (int32_t)f) {
+      s->forb[f] = s->forb[rf];
+      continue;
+    }
+    size_t nh = (size_t)(s->lk_off[f + 1] - s->lk_off[f]);
+    if (nh > lcap) {
+      lcap = nh;
+      links = dt_xrealloc(links, sizeof *links * lcap);
+    }
+    for (size_t h = 0; h < nh; h++)
+      links[h] = lorb[s->lk[s->lk_off[f] + (int32_t)h]];
+    int32_t g4[4];
+    for (int k = 0; k < 4; k++)
+      g4[k] = s->gate[k][f] >= 0 ? s->gorb[s->gate[k][f]] : -1;
+    int32_t qfl = rp_solver_flow(q, s->bytes[f], s->lat[f], links, (int)nh, g4[0], g4[1], g4[2], g4[3]);
+    q->mult[qfl] = s->mult[f];
+    for (size_t h = 0; h < nh; h++)
+      q->coef[q->lk_off[qfl] + (int32_t)h] = fsize[f] / lsize[links[h]];
+    s->forb[f] = qfl;
+    s->qflow[nqf++] = (int32_t)f;
+  }
+  free(links);
+  free(lorb);
+  free(lsize);
+  free(fsize);
+  free(fup);
+  free(gup);
+  free(lup);
+  s->quo = q;
+  s->fold_state = 1;
+}
+
+int rp_solver_run(rp_solver *s, double time_precision, double rate_precision)
+{
+  if (s->ngen > 0 && s->fold_state == 0)
+    build_quotient(s);
+  int fold = s->fold_state == 1;
+  /* bytes and delays (set per run) must be the same over each orbit */
+  for (size_t f = 0; f < s->nflows && fold; f++)
+    fold = s->bytes[f] == s->bytes[s->qflow[s->forb[f]]];
+  for (size_t g = 0; g < s->ngates && fold; g++)
+    fold = s->delay[g] == s->delay[s->qgate[s->gorb[g]]];
+  if (!fold)
+    return run_flows(s, time_precision, rate_precision);
+  rp_solver *q = s->quo;
+  for (size_t k = 0; k < q->nflows; k++)
+    q->bytes[k] = s->bytes[s->qflow[k]];
+  for (size_t k = 0; k < q->ngates; k++)
+    q->delay[k] = s->delay[s->qgate[k]];
+  int rc = run_flows(q, time_precision, rate_precision);
+  for (size_t f = 0; f < s->nflows; f++) {
+    s->start[f] = q->start[s->forb[f]];
+    s->finish[f] = q->finish[s->forb[f]];
+  }
+  for (size_t g = 0; g < s->ngates; g++)
+    s->gtime[g] = q->gtime[s->gorb[g]];
+  s->rounds = q->rounds;
+  s->solved_flows = q->nflows;
+  return rc;
+}
+
 /* ---- a collective instance of an exclusive group, evaluated ---- */
 
 /* At most this many flows per instance are evaluated; larger instances are simulated. */
@@ -643,8 +923,13 @@ typedef struct solved {
   double *bytes, *t0, *t1;
 } solved;
 
+typedef struct built built;
+/* Problems kept for the other sizes of an instance (evaluate). */
+#define BUILT_KEEP 4
+
 typedef struct rp_solved {
   solved keep[SOLVED_KEEP];
+  built *built; /* [BUILT_KEEP] */
   uint64_t clock;
 } rp_solved;
 
@@ -657,16 +942,6 @@ static void solved_clear(solved *e)
   free(e->t0);
   free(e->t1);
   memset(e, 0, sizeof *e);
-}
-
-void rp_solve_free(rp_ctx *c)
-{
-  if (!c || !c->solved)
-    return;
-  for (int k = 0; k < SOLVED_KEEP; k++)
-    solved_clear(&c->solved->keep[k]);
-  free(c->solved);
-  c->solved = NULL;
 }
 
 static long whole(double bytes)
@@ -783,37 +1058,131 @@ static int list_instance(const rp_inst *x, const rp_algo_row *row, send_rec **ou
   return 1;
 }
 
-/* Evaluates the instance. Gates G[q][i] = q * n + i: member i done with phase q - 1 and its latency (G[0][i]: the
- * fixed latency). A send of phase q from i to j starts when G[q][i] and G[q][j] have fired and ends into
- * G[q + 1][i] and G[q + 1][j]; G[q + 1][i] also waits for G[q][i] (a member with nothing to send or receive in a
- * phase still waits its latency). */
-static void evaluate(rp_ctx *c, const rp_inst *x, solved *e)
+/* An instance's problem less its bytes and latencies, kept for the instances of other sizes of the same op and
+ * algorithm on the same group (their listings differ only in bytes and latencies: checked send by send). */
+typedef struct built {
+  int32_t g; /* + 1, 0: empty */
+  int kind, algo, P;
+  int32_t n;
+  uint64_t stamp;
+  int ok;        /* 0: some flow has no route (not evaluated) */
+  size_t ns, nf;
+  send_rec *sr;  /* [ns] the listing it was built from (bytes not used) */
+  size_t *ord;   /* [ns] the sends sorted by flow */
+  int32_t *fbeg; /* [nf + 1] flow u's sends are ord[fbeg[u] .. fbeg[u + 1]) */
+  int32_t *flow_of; /* [ns] */
+  rp_solver *s;
+} built;
+
+static void built_clear(built *b)
 {
-  const rp_gshape *gs = x->gs;
-  int32_t n = gs->n;
-  e->ok = 0;
-  e->n = n;
-  const rp_algo_row *row = rp_algo_row_of(rp_algo_kind(x->op->kind), x->algo);
-  send_rec *sr = NULL;
-  size_t ns = 0;
-  double *tail = NULL;
-  int P = 0;
-  if (!row || !list_instance(x, row, &sr, &ns, &tail, &P))
+  free(b->sr);
+  free(b->ord);
+  free(b->fbeg);
+  free(b->flow_of);
+  rp_solver_free(b->s);
+  memset(b, 0, sizeof *b);
+}
+
+/* Flow u's key (sender, receiver, phase) against (a, b, q). */
+static int flow_cmp(const built *b, int32_t u, int32_t a, int32_t to, int32_t q)
+{
+  const send_rec *k = &b->sr[b->ord[b->fbeg[u]]];
+  if (k->from != a)
+    return (k->from > a) - (k->from < a);
+  if (k->to != to)
+    return (k->to > to) - (k->to < to);
+  return (k->phase > q) - (k->phase < q);
+}
+
+/* The flow of sender a, receiver `to`, phase q (flows are sorted by that key, one flow per key), or -1. */
+static int32_t flow_find(const built *b, int32_t a, int32_t to, int32_t q)
+{
+  int32_t lo = 0, hi = (int32_t)b->nf;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2, c = flow_cmp(b, mid, a, to, q);
+    if (c == 0)
+      return mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return -1;
+}
+
+/* Declares the member permutation perm (a member and its image) as a symmetry of b's problem when it maps every
+ * flow onto a flow: flow (a, b, phase q) onto (perm[a], perm[b], q), gate G[q][i] onto G[q][perm[i]]. The solver
+ * checks the rest (routes, counts, latencies, bytes, delays) and ignores it when it does not hold. */
+static void add_symmetry(built *b, const int32_t *perm)
+{
+  int32_t n = b->n, ident = 1;
+  for (int32_t i = 0; i < n && ident; i++)
+    ident = perm[i] == i;
+  if (ident)
     return;
-  rp_solver *s = rp_solver_new();
+  int32_t *fp = dt_xmalloc(sizeof *fp * (b->nf + 1));
+  size_t ng = (size_t)(b->P + 1) * (size_t)n;
+  int32_t *gp = dt_xmalloc(sizeof *gp * (ng + 1));
+  int ok = 1;
+  for (size_t u = 0; u < b->nf && ok; u++) {
+    const send_rec *k = &b->sr[b->ord[b->fbeg[u]]];
+    fp[u] = flow_find(b, perm[k->from], perm[k->to], k->phase);
+    ok = fp[u] >= 0;
+  }
+  for (size_t g = 0; g < ng; g++)
+    gp[g] = (int32_t)(g / (size_t)n * (size_t)n) + perm[g % (size_t)n];
+  if (ok)
+    rp_solver_symmetry(b->s, fp, gp);
+  free(fp);
+  free(gp);
+}
+
+/* The symmetries a group's channels suggest (NCCL model, several channels): channel 0's order onto channel 1's
+ * (on a node whose channels start on successive GPUs, the rotation of every node's GPUs that maps channel c's
+ * rings and trees onto channel c + 1's), and channel 0's order onto itself reversed (the mirror that maps a
+ * double binary tree's first tree onto the second of another channel). Each is checked before it is used. */
+static void add_symmetries(const rp_gshape *gs, built *b)
+{
+  int32_t n = gs->n;
+  if (gs->nchannels < 2 || n < 2)
+    return;
+  int32_t *perm = dt_xmalloc(sizeof *perm * (size_t)n);
+  for (int32_t p = 0; p < n; p++)
+    perm[gs->order[p]] = gs->order[(size_t)n + p];
+  add_symmetry(b, perm);
+  for (int32_t p = 0; p < n; p++)
+    perm[gs->order[p]] = gs->order[n - 1 - p];
+  add_symmetry(b, perm);
+  free(perm);
+}
+
+/* Builds b's problem from the listing sr (sender by sender): identical sends (same members, phase and bytes: the
+ * same route and gates) are one flow of that many, routes become the solver's links. Gates G[q][i] = q * n + i:
+ * member i done with phase q - 1 and its latency (G[0][i]: the fixed latency). A send of phase q from i to j
+ * starts when G[q][i] and G[q][j] have fired and ends into G[q + 1][i] and G[q + 1][j]; G[q + 1][i] also waits
+ * for G[q][i] (a member with nothing to send or receive in a phase still waits its latency). Bytes and delays are
+ * set per instance (set_sizes). */
+static void build(rp_ctx *c, const rp_inst *x, const send_rec *sr, size_t ns, int P, double eff, built *b)
+{
+  int32_t n = x->gs->n;
+  b->n = n;
+  b->P = P;
+  b->ns = ns;
+  b->sr = dt_xmalloc(sizeof *b->sr * (ns + 1));
+  memcpy(b->sr, sr, sizeof *sr * ns);
+  rp_solver *s = b->s = rp_solver_new();
   for (int32_t i = 0; i < n; i++)
-    rp_solver_gate_after(s, x->fixed, -1);
+    rp_solver_gate_after(s, 0, -1);
   for (int q = 0; q < P; q++)
     for (int32_t i = 0; i < n; i++)
-      rp_solver_gate_after(s, tail[(size_t)q * n + i], (int32_t)((size_t)q * n + i));
+      rp_solver_gate_after(s, 0, (int32_t)((size_t)q * n + i));
   uint32_t *map = rp_link_scratch(c); /* topology link direction -> local link + 1 */
   size_t ntouched = 0, touched_cap = 256;
   size_t *touched = dt_xmalloc(sizeof *touched * touched_cap);
-  double eff = x->eff > 0 ? x->eff : 1.0;
-  /* identical sends (same members, phase and bytes: the same route and gates) are one flow of that many: a
-   * member's flows of several channels or trees often join the same two GPUs */
-  size_t *ord = dt_xmalloc(sizeof *ord * (ns + 1));
-  int32_t *flow_of = dt_xmalloc(sizeof *flow_of * (ns + 1));
+  size_t *ord = b->ord = dt_xmalloc(sizeof *ord * (ns + 1));
+  b->flow_of = dt_xmalloc(sizeof *b->flow_of * (ns + 1));
+  b->fbeg = dt_xmalloc(sizeof *b->fbeg * (ns + 2));
   for (size_t k = 0; k < ns; k++)
     ord[k] = k;
   sort_sends = sr;
@@ -836,14 +1205,16 @@ static void evaluate(rp_ctx *c, const rp_inst *x, solved *e)
     b0 = b1;
   }
   int routed = 1;
+  size_t nf = 0;
   for (size_t u = 0; u < ns && routed;) {
     size_t v = u + 1;
     while (v < ns && cmp_same(&ord[u], &ord[v]) == 0)
       v++;
     const send_rec *sk = &sr[ord[u]];
     dt_hop hops[DT_ROUTE_MAX_HOPS];
-    int32_t a = sk->from, b = sk->to;
-    int nh = dt_topology_route(c->topo, rp_gpu_of_member(c, x->g, a), rp_gpu_of_member(c, x->g, b), hops, NULL, NULL);
+    int32_t a = sk->from, to = sk->to;
+    int nh = dt_topology_route(c->topo, rp_gpu_of_member(c, x->g, a), rp_gpu_of_member(c, x->g, to), hops, NULL,
+                               NULL);
     if (nh <= 0) { /* a flow to itself, or no route: SimGrid's loopback or an error, not modelled here */
       routed = 0;
       break;
@@ -865,41 +1236,138 @@ static void evaluate(rp_ctx *c, const rp_inst *x, solved *e)
       links[h] = (int32_t)map[d] - 1;
     }
     int32_t q = sk->phase;
-    int32_t f = rp_solver_flow(s, (double)whole(sk->bytes / eff), lat, links, nh, (int32_t)((size_t)q * n + a),
-                               (int32_t)((size_t)q * n + b), (int32_t)((size_t)(q + 1) * n + a),
-                               (int32_t)((size_t)(q + 1) * n + b));
+    int32_t f = rp_solver_flow(s, 0, lat, links, nh, (int32_t)((size_t)q * n + a), (int32_t)((size_t)q * n + to),
+                               (int32_t)((size_t)(q + 1) * n + a), (int32_t)((size_t)(q + 1) * n + to));
     rp_solver_flow_count(s, f, (int)(v - u));
+    b->fbeg[nf++] = (int32_t)u;
     for (size_t w = u; w < v; w++)
-      flow_of[ord[w]] = f;
+      b->flow_of[ord[w]] = f;
     u = v;
   }
-  free(ord);
+  b->fbeg[nf] = (int32_t)ns;
+  b->nf = nf;
   for (size_t i = 0; i < ntouched; i++)
     map[touched[i]] = 0;
   free(touched);
-  if (routed && rp_solver_run(s, sg_cfg_get_double("surf/precision"), sg_cfg_get_double("maxmin/precision")) == 0) {
-    e->ok = 1;
-    e->end = dt_xmalloc(sizeof *e->end * (size_t)n);
-    e->off = dt_xcalloc((size_t)n + 1, sizeof *e->off);
-    e->dst = dt_xmalloc(sizeof *e->dst * (ns + 1));
-    e->bytes = dt_xmalloc(sizeof *e->bytes * (ns + 1));
-    e->t0 = dt_xmalloc(sizeof *e->t0 * (ns + 1));
-    e->t1 = dt_xmalloc(sizeof *e->t1 * (ns + 1));
-    for (int32_t i = 0; i < n; i++)
-      e->end[i] = rp_solver_gate_time(s, (int32_t)((size_t)P * n + i));
-    /* the sends were listed member by member: already grouped by sender, phase by phase */
-    for (size_t k = 0; k < ns; k++) {
-      e->off[sr[k].from + 1]++;
-      e->dst[k] = sr[k].to;
-      e->bytes[k] = sr[k].bytes;
-      e->t0[k] = rp_solver_flow_start(s, flow_of[k]);
-      e->t1[k] = rp_solver_flow_finish(s, flow_of[k]);
+  b->ok = routed;
+  if (routed)
+    add_symmetries(x->gs, b);
+}
+
+/* Whether b's problem is this listing's: the same sends (members, phase, tag) in the same order, and each flow's
+ * sends of one whole size, different from any other flow of the same members and phase (then sorting and merging
+ * them would give b's flows again). */
+static int reusable(const built *b, const send_rec *sr, size_t ns, int P, double eff)
+{
+  if (b->ns != ns || b->P != P)
+    return 0;
+  for (size_t k = 0; k < ns; k++)
+    if (sr[k].from != b->sr[k].from || sr[k].to != b->sr[k].to || sr[k].phase != b->sr[k].phase ||
+        sr[k].tag != b->sr[k].tag)
+      return 0;
+  long prev = -1;
+  for (size_t u = 0; u < b->nf; u++) {
+    long w = whole(sr[b->ord[b->fbeg[u]]].bytes / eff);
+    for (int32_t k = b->fbeg[u] + 1; k < b->fbeg[u + 1]; k++)
+      if (whole(sr[b->ord[k]].bytes / eff) != w)
+        return 0;
+    const send_rec *x = &b->sr[b->ord[b->fbeg[u]]];
+    if (u > 0) {
+      const send_rec *y = &b->sr[b->ord[b->fbeg[u - 1]]];
+      if (x->from == y->from && x->to == y->to && x->phase == y->phase && w <= prev)
+        return 0; /* sorted by bytes there: the order would change */
     }
-    for (int32_t i = 0; i < n; i++)
-      e->off[i + 1] += e->off[i];
+    prev = w;
   }
-  rp_solver_free(s);
-  free(flow_of);
+  return 1;
+}
+
+/* This instance's bytes and latencies into b's problem. */
+static void set_sizes(built *b, const send_rec *sr, const double *tail, double fixed, double eff)
+{
+  int32_t n = b->n;
+  for (int32_t i = 0; i < n; i++)
+    rp_solver_set_delay(b->s, i, fixed);
+  for (int q = 0; q < b->P; q++)
+    for (int32_t i = 0; i < n; i++)
+      rp_solver_set_delay(b->s, (int32_t)((size_t)(q + 1) * n + i), tail[(size_t)q * n + i]);
+  for (size_t u = 0; u < b->nf; u++)
+    rp_solver_set_bytes(b->s, (int32_t)u, (double)whole(sr[b->ord[b->fbeg[u]]].bytes / eff));
+}
+
+void rp_solve_free(rp_ctx *c)
+{
+  if (!c || !c->solved)
+    return;
+  for (int k = 0; k < SOLVED_KEEP; k++)
+    solved_clear(&c->solved->keep[k]);
+  for (int k = 0; k < BUILT_KEEP; k++)
+    built_clear(&c->solved->built[k]);
+  free(c->solved->built);
+  free(c->solved);
+  c->solved = NULL;
+}
+
+/* Evaluates the instance with its group's kept problem when one fits (the same op and algorithm, another size),
+ * else with a new one, kept in place of the least recently used. */
+static void evaluate(rp_ctx *c, const rp_inst *x, solved *e)
+{
+  const rp_gshape *gs = x->gs;
+  int32_t n = gs->n;
+  e->ok = 0;
+  e->n = n;
+  const rp_algo_row *row = rp_algo_row_of(rp_algo_kind(x->op->kind), x->algo);
+  send_rec *sr = NULL;
+  size_t ns = 0;
+  double *tail = NULL;
+  int P = 0;
+  if (!row || !list_instance(x, row, &sr, &ns, &tail, &P))
+    return;
+  double eff = x->eff > 0 ? x->eff : 1.0;
+  rp_solved *sv = c->solved;
+  built *b = NULL, *victim = &sv->built[0];
+  for (int k = 0; k < BUILT_KEEP && !b; k++) {
+    built *q = &sv->built[k];
+    if (q->g == x->g + 1 && q->kind == (int)x->op->kind && q->algo == (int)x->algo && q->n == n &&
+        reusable(q, sr, ns, P, eff))
+      b = q;
+    else if (q->stamp < victim->stamp)
+      victim = q;
+  }
+  if (!b) {
+    b = victim;
+    built_clear(b);
+    b->g = x->g + 1;
+    b->kind = (int)x->op->kind;
+    b->algo = (int)x->algo;
+    build(c, x, sr, ns, P, eff, b);
+  }
+  b->stamp = ++sv->clock;
+  if (b->ok) {
+    set_sizes(b, sr, tail, x->fixed, eff);
+    rp_solver *s = b->s;
+    if (rp_solver_run(s, sg_cfg_get_double("surf/precision"), sg_cfg_get_double("maxmin/precision")) == 0) {
+      e->ok = 1;
+      e->end = dt_xmalloc(sizeof *e->end * (size_t)n);
+      e->off = dt_xcalloc((size_t)n + 1, sizeof *e->off);
+      e->dst = dt_xmalloc(sizeof *e->dst * (ns + 1));
+      e->bytes = dt_xmalloc(sizeof *e->bytes * (ns + 1));
+      e->t0 = dt_xmalloc(sizeof *e->t0 * (ns + 1));
+      e->t1 = dt_xmalloc(sizeof *e->t1 * (ns + 1));
+      for (int32_t i = 0; i < n; i++)
+        e->end[i] = rp_solver_gate_time(s, (int32_t)((size_t)P * n + i));
+      /* the sends were listed member by member: already grouped by sender, phase by phase */
+      for (size_t k = 0; k < ns; k++) {
+        e->off[sr[k].from + 1]++;
+        e->dst[k] = sr[k].to;
+        e->bytes[k] = sr[k].bytes;
+        e->t0[k] = rp_solver_flow_start(s, b->flow_of[k]);
+        e->t1[k] = rp_solver_flow_finish(s, b->flow_of[k]);
+      }
+      for (int32_t i = 0; i < n; i++)
+        e->off[i + 1] += e->off[i];
+    }
+  }
   free(sr);
   free(tail);
 }
@@ -918,8 +1386,10 @@ int rp_solve_plan_wait(const rp_inst *x, const rp_plan *pl)
     phases += pl->ph[q].steps > 0;
   if (!phases || rp_plan_closed(gs, pl))
     return 0;
-  if (!c->solved)
+  if (!c->solved) {
     c->solved = dt_xcalloc(1, sizeof *c->solved);
+    c->solved->built = dt_xcalloc(BUILT_KEEP, sizeof *c->solved->built);
+  }
   rp_solved *sv = c->solved;
   solve_key key = {x->g + 1, (int)x->op->kind, (int)x->algo, (int)x->proto, x->S, x->eff, x->hop, x->net_hop, x->fixed};
   solved *e = NULL, *victim = &sv->keep[0];

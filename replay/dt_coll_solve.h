@@ -40,6 +40,25 @@ int32_t rp_solver_flow(rp_solver *s, double bytes, double latency, const int32_t
  * same rate, so one variable of `count` times the weight carries them (rp_solver_flow_start/finish: each one's). */
 void rp_solver_flow_count(rp_solver *s, int32_t f, int count);
 
+/* Changes flow f's bytes (whole bytes, >= 0) or gate g's delay (s, >= 0) for the next rp_solver_run: a problem
+ * whose structure (links, routes, gates) repeats is built once and re-run with new sizes and latencies. */
+void rp_solver_set_bytes(rp_solver *s, int32_t f, double bytes);
+void rp_solver_set_delay(rp_solver *s, int32_t g, double delay);
+
+/* Declares a symmetry of the problem: flow_perm (nflows entries) and gate_perm (ngates entries) are permutations
+ * of the flows and gates added so far. It is checked when the problem is run: when the flows' images start and
+ * end on the images of their gates, with their counts and latencies, on routes that one permutation of the links
+ * maps hop by hop onto theirs (links of equal bandwidth), and the gates' images wait for the images of their
+ * predecessors, it is a symmetry of the structure; when also every flow's image has its bytes and every gate's
+ * its delay (checked at every run), the run evaluates the quotient problem: one flow per orbit of the flows
+ * under the symmetries that hold, one link per orbit of the links (a flow orbit of size |O| loads each link of a
+ * link orbit of size |L| by |O| / |L| of its rate per crossing) and one gate per orbit of the gates. Max-min
+ * sharing gives every flow of an orbit the same rate, so the answer is the full problem's (to rounding), and
+ * every flow and gate gets its orbit's times. A symmetry that does not hold is ignored (the run is the full
+ * problem's). Returns 0, or -1 when an argument is not a permutation (nothing is declared; gate_perm may be NULL
+ * when there are no gates). Copies both. */
+int rp_solver_symmetry(rp_solver *s, const int32_t *flow_perm, const int32_t *gate_perm);
+
 /* Runs the problem from time 0. time_precision (s) is SimGrid's surf/precision (events less than this apart
  * happen at the earlier one's time), rate_precision its maxmin/precision (a link whose remaining bandwidth falls
  * below that fraction of its capacity is full). Returns 0, or -1 when some gate never fires or a flow never
@@ -52,6 +71,8 @@ double rp_solver_flow_start(const rp_solver *s, int32_t f);
 double rp_solver_flow_finish(const rp_solver *s, int32_t f);
 /* Distinct event times the run went through (each one a re-solve of the sharing), for benchmarks. */
 size_t rp_solver_rounds(const rp_solver *s);
+/* Flows the last run simulated: the quotient's when a symmetry held, else every flow (for tests, benchmarks). */
+size_t rp_solver_solved_flows(const rp_solver *s);
 
 /* ---- a collective instance of an exclusive group, evaluated (rp_plan_run's hook) ---- */
 

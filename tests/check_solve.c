@@ -1,7 +1,10 @@
 /* Check suite for replay/dt_coll_solve.c, the evaluator of SimGrid's CM02 flow sharing: hand-computed max-min
  * cases (two flows of different latencies on one link, flows joining at once with different weights, a
  * bottleneck shared by three flows with one ending early, gates and delays, identical flows as one, zero latency
- * and zero bytes, the time precision, a gate waiting for itself). Pure C, no SimGrid. */
+ * and zero bytes, the time precision, a gate waiting for itself), problems re-run with new bytes and delays,
+ * and symmetries: folded problems whose quotient must weigh a flow orbit against a smaller link orbit, a flow
+ * crossing two links of one orbit, gates in orbits, and declared symmetries that do not hold (different
+ * latencies, routes no link permutation maps, bytes or delays that differ in one run). Pure C, no SimGrid. */
 #include "replay/dt_coll_solve.h"
 
 #include "dt_test.h"
@@ -172,12 +175,164 @@ START_TEST(test_cycle)
 }
 END_TEST
 
+/* Re-running a problem with new bytes and delays gives the new answer: one flow of 100 B (latency 1, 100 B/s)
+ * after a gate of delay 1 ends at 3; with 300 B and delay 0.5, at 0.5 + 1 + 3 = 4.5. */
+START_TEST(test_rerun)
+{
+  rp_solver *s = rp_solver_new();
+  int32_t l = rp_solver_link(s, 100);
+  int32_t g = rp_solver_gate(s, 1);
+  int32_t f = rp_solver_flow(s, 100, 1, &l, 1, g, -1, -1, -1);
+  ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
+  close_to(rp_solver_flow_finish(s, f), 3);
+  rp_solver_set_bytes(s, f, 300);
+  rp_solver_set_delay(s, g, 0.5);
+  ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
+  close_to(rp_solver_flow_start(s, f), 0.5);
+  close_to(rp_solver_flow_finish(s, f), 4.5);
+  rp_solver_free(s);
+}
+END_TEST
+
+/* A and B (100 B, latency 1) cross the shared link S (150 B/s) and their own links PA, PB (1000 B/s); C (100 B,
+ * latency 0.5) crosses S alone. Swapping A and B (PA and PB) is a symmetry; its quotient has one flow for {A, B},
+ * which loads S twice per unit of rate (orbit of 2 flows on an orbit of 1 link). By hand: C shares S alone from
+ * 0.5 to 1 (75 B); from 1 the weights are 1, 1 and 2 (1 / latency): A and B get 150 / 4 = 37.5 B/s, C 75; C's 25 B
+ * left end at 1 + 1/3; A and B then have 87.5 B left at 75 B/s each: they end at 4/3 + 7/6 = 2.5. With a load of
+ * one (no factor 2) A and B would end at 2. */
+START_TEST(test_fold_shared)
+{
+  rp_solver *s = rp_solver_new();
+  int32_t S = rp_solver_link(s, 150), PA = rp_solver_link(s, 1000), PB = rp_solver_link(s, 1000);
+  int32_t ra[2] = {PA, S}, rb[2] = {PB, S};
+  int32_t a = rp_solver_flow(s, 100, 1, ra, 2, -1, -1, -1, -1);
+  int32_t b = rp_solver_flow(s, 100, 1, rb, 2, -1, -1, -1, -1);
+  int32_t c = rp_solver_flow(s, 100, 0.5, &S, 1, -1, -1, -1, -1);
+  int32_t swap[3] = {b, a, c};
+  ck_assert_int_eq(rp_solver_symmetry(s, swap, NULL), 0);
+  ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
+  ck_assert_uint_eq(rp_solver_solved_flows(s), 2);
+  close_to(rp_solver_flow_finish(s, c), 4.0 / 3);
+  close_to(rp_solver_flow_finish(s, a), 2.5);
+  close_to(rp_solver_flow_finish(s, b), 2.5);
+  /* B twice as large: no symmetry in this run, every flow is simulated. A ends at 2.5 as before; B has 100 B
+   * left then, alone on S: 2.5 + 100/150. */
+  rp_solver_set_bytes(s, b, 200);
+  ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
+  ck_assert_uint_eq(rp_solver_solved_flows(s), 3);
+  close_to(rp_solver_flow_finish(s, a), 2.5);
+  close_to(rp_solver_flow_finish(s, b), 2.5 + 100.0 / 150);
+  rp_solver_free(s);
+}
+END_TEST
+
+/* A declared permutation that is no symmetry is ignored: swapping A and C above (latencies 1 and 0.5) or a
+ * rotation of three flows whose routes no link permutation maps onto each other (f0 on L0 L1, f1 on L1 L2, f2 on
+ * L0 L2: f0 -> f1 needs L1 -> L2, f1 -> f2 needs L1 -> L0). Not a permutation at all: refused. */
+START_TEST(test_fold_refused)
+{
+  rp_solver *s = rp_solver_new();
+  int32_t S = rp_solver_link(s, 150), PA = rp_solver_link(s, 1000), PB = rp_solver_link(s, 1000);
+  int32_t ra[2] = {PA, S}, rb[2] = {PB, S};
+  int32_t a = rp_solver_flow(s, 100, 1, ra, 2, -1, -1, -1, -1);
+  int32_t b = rp_solver_flow(s, 100, 1, rb, 2, -1, -1, -1, -1);
+  int32_t c = rp_solver_flow(s, 100, 0.5, &S, 1, -1, -1, -1, -1);
+  int32_t swap_ac[3] = {c, b, a}, twice[3] = {a, a, c};
+  ck_assert_int_eq(rp_solver_symmetry(s, twice, NULL), -1);
+  ck_assert_int_eq(rp_solver_symmetry(s, swap_ac, NULL), 0);
+  ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
+  ck_assert_uint_eq(rp_solver_solved_flows(s), 3);
+  close_to(rp_solver_flow_finish(s, c), 4.0 / 3);
+  close_to(rp_solver_flow_finish(s, a), 2.5);
+  rp_solver_free(s);
+
+  s = rp_solver_new();
+  int32_t L[3];
+  for (int k = 0; k < 3; k++)
+    L[k] = rp_solver_link(s, 90);
+  int32_t r0[2] = {L[0], L[1]}, r1[2] = {L[1], L[2]}, r2[2] = {L[0], L[2]};
+  int32_t f0 = rp_solver_flow(s, 90, 1, r0, 2, -1, -1, -1, -1);
+  int32_t f1 = rp_solver_flow(s, 90, 1, r1, 2, -1, -1, -1, -1);
+  int32_t f2 = rp_solver_flow(s, 90, 1, r2, 2, -1, -1, -1, -1);
+  int32_t rot[3] = {f1, f2, f0};
+  ck_assert_int_eq(rp_solver_symmetry(s, rot, NULL), 0);
+  ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
+  ck_assert_uint_eq(rp_solver_solved_flows(s), 3);
+  close_to(rp_solver_flow_finish(s, f2), 3); /* every link carries two flows: 45 B/s each */
+  rp_solver_free(s);
+}
+END_TEST
+
+/* Three links in a ring (90 B/s) and three flows (90 B, latency 1), f_i on L_i and L_{i+1}: the rotation is a
+ * symmetry with one flow orbit and one link orbit of 3, and the quotient's one flow crosses the one link twice.
+ * Every link carries two flows, 45 B/s each: all end at 1 + 2 = 3 (one crossing counted: 1 + 1 = 2). */
+START_TEST(test_fold_ring)
+{
+  rp_solver *s = rp_solver_new();
+  int32_t L[3], f[3];
+  for (int k = 0; k < 3; k++)
+    L[k] = rp_solver_link(s, 90);
+  for (int k = 0; k < 3; k++) {
+    int32_t r[2] = {L[k], L[(k + 1) % 3]};
+    f[k] = rp_solver_flow(s, 90, 1, r, 2, -1, -1, -1, -1);
+  }
+  int32_t rot[3] = {f[1], f[2], f[0]};
+  ck_assert_int_eq(rp_solver_symmetry(s, rot, NULL), 0);
+  ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
+  ck_assert_uint_eq(rp_solver_solved_flows(s), 1);
+  for (int k = 0; k < 3; k++)
+    close_to(rp_solver_flow_finish(s, f[k]), 3);
+  rp_solver_free(s);
+}
+END_TEST
+
+/* Gates in orbits, as two members of a collective: g0, g1 (delay 1) start f0, f1 (100 B, latency 1, sharing S of
+ * 100 B/s), which end into g2, g3 (delay 0.5); those start f2, f3 (the same, on S), which end into g4, g5 (delay
+ * 0). Swapping the members (f0 f1, f2 f3, g0 g1, g2 g3, g4 g5) is a symmetry: f0 and f1 share S from 2 at 50 B/s
+ * and end at 4, g2 and g3 fire at 4.5, f2 and f3 share from 5.5 and end at 7.5. With g1's delay 2 (no symmetry in
+ * that run): f0 alone on S from 2 ends at 3, f1 from 3 at 4; g2 at 3.5, g3 at 4.5; f2 alone from 4.5 ends at 5.5,
+ * f3 from 5.5 at 6.5. */
+START_TEST(test_fold_gates)
+{
+  rp_solver *s = rp_solver_new();
+  int32_t S = rp_solver_link(s, 100);
+  int32_t g0 = rp_solver_gate(s, 1), g1 = rp_solver_gate(s, 1);
+  int32_t g2 = rp_solver_gate_after(s, 0.5, g0), g3 = rp_solver_gate_after(s, 0.5, g1);
+  int32_t g4 = rp_solver_gate_after(s, 0, g2), g5 = rp_solver_gate_after(s, 0, g3);
+  int32_t f0 = rp_solver_flow(s, 100, 1, &S, 1, g0, -1, g2, -1);
+  int32_t f1 = rp_solver_flow(s, 100, 1, &S, 1, g1, -1, g3, -1);
+  int32_t f2 = rp_solver_flow(s, 100, 1, &S, 1, g2, -1, g4, -1);
+  int32_t f3 = rp_solver_flow(s, 100, 1, &S, 1, g3, -1, g5, -1);
+  int32_t fp[4] = {f1, f0, f3, f2}, gp[6] = {g1, g0, g3, g2, g5, g4};
+  ck_assert_int_eq(rp_solver_symmetry(s, fp, gp), 0);
+  ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
+  ck_assert_uint_eq(rp_solver_solved_flows(s), 2);
+  close_to(rp_solver_flow_finish(s, f1), 4);
+  close_to(rp_solver_gate_time(s, g3), 4.5);
+  close_to(rp_solver_flow_start(s, f3), 4.5);
+  close_to(rp_solver_flow_finish(s, f3), 7.5);
+  close_to(rp_solver_gate_time(s, g5), 7.5);
+  rp_solver_set_delay(s, g1, 2);
+  ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
+  ck_assert_uint_eq(rp_solver_solved_flows(s), 4);
+  close_to(rp_solver_flow_finish(s, f0), 3);
+  close_to(rp_solver_flow_finish(s, f1), 4);
+  close_to(rp_solver_gate_time(s, g2), 3.5);
+  close_to(rp_solver_gate_time(s, g3), 4.5);
+  close_to(rp_solver_flow_finish(s, f2), 5.5);
+  close_to(rp_solver_flow_finish(s, f3), 6.5);
+  rp_solver_free(s);
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {{"two_latencies", test_two_latencies, 0}, {"weighted_join", test_weighted_join, 0},
                                 {"three_share", test_three_share, 0},     {"gates", test_gates, 0},
                                 {"gate_chain", test_gate_chain, 0},       {"count", test_count, 0},
                                 {"zero", test_zero, 0},                   {"precision", test_precision, 0},
-                                {"cycle", test_cycle, 0}};
+                                {"cycle", test_cycle, 0},                 {"rerun", test_rerun, 0},
+                                {"fold_shared", test_fold_shared, 0},     {"fold_refused", test_fold_refused, 0},
+                                {"fold_ring", test_fold_ring, 0},         {"fold_gates", test_fold_gates, 0}};
   return dt_test_run(dt_test_suite("solve", cases, sizeof cases / sizeof cases[0], 60));
 }
