@@ -10,14 +10,33 @@ DTSIM=${1:?usage: e2e_calibrate.sh DTSIM}
 source "$(dirname "$0")/e2e-lib.sh"
 CSV=validation/references/h100_8gpu_allreduce.csv
 
-"$DTSIM" calibrate platforms/dgx-h100.yaml tests/data/h100_all_reduce_perf.txt -o "$tmp/cal.yaml" --json \
-  >"$tmp/cal.json" 2>"$tmp/err"; rc=$?
+TXT=tests/data/h100_all_reduce_perf.txt
+# The leave-one-out error refits once per row (21 fits of 21 rows: most of this test's CPU). Under the sanitizers
+# (DTSIM_TEST_SCALE > 1, about 60 CPU s for the whole table, which a loaded machine stretches past the test's
+# timeout) it runs on every other row of the table (11 fits of 11 rows, a quarter of the work) and the fit of the
+# whole table runs without it; in Release the whole table's run does both.
+if [ "${DTSIM_TEST_SCALE:-1}" -gt 1 ]; then
+  awk '/^#/ { print; next } n++ % 2 == 0' "$TXT" >"$tmp/loo.txt"
+  "$DTSIM" calibrate platforms/dgx-h100.yaml "$TXT" -o "$tmp/cal.yaml" --no-loo --json >"$tmp/cal.json" 2>"$tmp/err"; rc=$?
+  "$DTSIM" calibrate platforms/dgx-h100.yaml "$tmp/loo.txt" -o "$tmp/loo.yaml" --json >"$tmp/loo.json" 2>/dev/null; lrc=$?
+  nloo=11
+else
+  "$DTSIM" calibrate platforms/dgx-h100.yaml "$TXT" -o "$tmp/cal.yaml" --json >"$tmp/cal.json" 2>"$tmp/err"; rc=$?
+  cp "$tmp/cal.json" "$tmp/loo.json"; cp "$tmp/cal.yaml" "$tmp/loo.yaml"; lrc=$rc
+  nloo=21
+fi
 check "calibrate on the text output exits 0 and writes a valid platform" \
   '[ $rc -eq 0 ] && "$DTSIM" platform check "$tmp/cal.yaml" | grep -q "^ok: dgx-h100-calibrated"'
-fit=$(jq .fit_error "$tmp/cal.json"); before=$(jq .median_error_before "$tmp/cal.json"); loo=$(jq .loo_error "$tmp/cal.json")
+fit=$(jq .fit_error "$tmp/cal.json"); before=$(jq .median_error_before "$tmp/cal.json")
+loo=$(jq .loo_error "$tmp/loo.json"); loofit=$(jq .fit_error "$tmp/loo.json")
 check "the fit ($fit) is no worse than the shipped platform ($before)" 'awk -v a="$fit" -v b="$before" "BEGIN{exit !(a <= b)}"'
-check "the leave-one-out error is printed ($loo) and not below the fit error" \
-  'awk -v a="$loo" -v b="$fit" "BEGIN{exit !(a == a + 0 && a >= b)}"'
+check "the leave-one-out error is printed ($loo over $nloo rows), each row has its prediction, the file says it" \
+  '[ $lrc -eq 0 ] && awk -v a="$loo" "BEGIN{exit !(a == a + 0 && a > 0)}" &&
+   jq -e "(.rows | length) == $nloo and all(.rows[]; .loo_s > 0)" "$tmp/loo.json" >/dev/null && grep -q "leave-one-out" "$tmp/loo.yaml"'
+if [ $nloo -eq 21 ]; then
+  check "the whole table's leave-one-out error ($loo) is not below its fit error ($loofit)" \
+    'awk -v a="$loo" -v b="$loofit" "BEGIN{exit !(a >= b)}"'
+fi
 check "all 21 rows are fitted" '[ "$(jq ".rows | length" "$tmp/cal.json")" -eq 21 ]'
 
 # benchmark the written platform on the table's sizes and compute its median |error| against the CSV
@@ -28,14 +47,13 @@ med=$(join <(sort "$tmp/meas") <(sort "$tmp/sim") | awk '{e = $3 / $2 - 1; if (e
   awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
 check "the written platform recovers the table within its own fit error (bench: $med, fit: $fit)" 'close "$med" "$fit" 0.02'
 check "the written file carries the rows and the fit error in comments" \
-  'grep -q "^# *17179869184 B *62648.00" "$tmp/cal.yaml" && grep -q "^# fit error (median |error| over the rows): " "$tmp/cal.yaml" &&
-   grep -q "leave-one-out" "$tmp/cal.yaml"'
+  'grep -q "^# *17179869184 B *62648.00" "$tmp/cal.yaml" && grep -q "^# fit error (median |error| over the rows): " "$tmp/cal.yaml"'
 
 # the -J JSON of the same run gives the same fit
 "$DTSIM" calibrate platforms/dgx-h100.yaml tests/data/h100_all_reduce_perf.json --no-loo --json >"$tmp/j.json" 2>/dev/null; rc=$?
 check "the JSON (-J) input fits the same parameters" \
   '[ $rc -eq 0 ] && [ "$(jq -c .params "$tmp/j.json")" = "$(jq -c .params "$tmp/cal.json")" ] && jq -e ".loo_error == null" "$tmp/j.json" >/dev/null'
-"$DTSIM" calibrate platforms/dgx-h100.yaml tests/data/h100_all_reduce_perf.txt --no-loo >"$tmp/t.txt" 2>/dev/null
+"$DTSIM" calibrate platforms/dgx-h100.yaml "$TXT" --no-loo >"$tmp/t.txt" 2>/dev/null
 check "text output lists parameters and errors" \
   'grep -q "model.bandwidth_factor .* 0.8 ->" "$tmp/t.txt" && grep -q "^median |error|: before 5.5" "$tmp/t.txt"'
 

@@ -86,14 +86,20 @@ check "text output lists the sources" 'grep -q "nemo-24.07 .* over 1 row" "$tmp/
 
 # bad input: an unknown source, a bad number, a missing column; each names the file and line
 mkdir -p "$tmp/refs"
-head -7 validation/references/e2e_iterations.csv >"$tmp/refs/e2e_iterations.csv"
+# the shipped file's comments, header and first two rows, then the bad row: its line number is one past them
+start_refs() {
+  grep '^#' validation/references/e2e_iterations.csv >"$tmp/refs/e2e_iterations.csv"
+  grep -v '^#' validation/references/e2e_iterations.csv | head -3 >>"$tmp/refs/e2e_iterations.csv"
+  bad=$(($(wc -l <"$tmp/refs/e2e_iterations.csv") + 1))
+}
+start_refs
 echo "nowhere,gpt3-5b,8,H100-SXM,fp8,16,1,2048,1,1,1,1,8,1.0," >>"$tmp/refs/e2e_iterations.csv"
 "$DTSIM" validate --e2e --references "$tmp/refs" >/dev/null 2>"$tmp/err"; rc=$?
-check "unknown source: exit 2 at file:8" '[ $rc -eq 2 ] && grep -q "e2e_iterations.csv:8: unknown source .nowhere." "$tmp/err"'
-head -7 validation/references/e2e_iterations.csv >"$tmp/refs/e2e_iterations.csv"
+check "unknown source: exit 2 at file:$bad" '[ $rc -eq 2 ] && grep -q "e2e_iterations.csv:$bad: unknown source .nowhere." "$tmp/err"'
+start_refs
 echo "nemo-24.07,gpt3-5b,8,H100-SXM,fp8,16,1,2048,1,1,1,1,8,soon," >>"$tmp/refs/e2e_iterations.csv"
 "$DTSIM" validate --e2e --references "$tmp/refs" >/dev/null 2>"$tmp/err"; rc=$?
-check "bad iter_s: exit 2 at file:8" '[ $rc -eq 2 ] && grep -q "e2e_iterations.csv:8: column .iter_s.: expected seconds above zero, found .soon." "$tmp/err"'
+check "bad iter_s: exit 2 at file:$bad" '[ $rc -eq 2 ] && grep -q "e2e_iterations.csv:$bad: column .iter_s.: expected seconds above zero, found .soon." "$tmp/err"'
 # --json goes through the JSON library: a quote and a backslash in a (skipped) row's model stay one valid string;
 # a source whose rows are all above --max-gpus is said to be skipped, not to "calibrate"
 grep '^#' validation/references/e2e_iterations.csv >"$tmp/refs/e2e_iterations.csv"
