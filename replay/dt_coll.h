@@ -30,6 +30,7 @@ typedef struct rp_gshape {
   double bw_intra;      /* smallest route bandwidth between two members of one node */
   double bw_net;        /* inter-node bandwidth per member: its NIC's bandwidth shared by the members on it */
   int nics_used;        /* fewest distinct NICs a node's members use */
+  int32_t ring_ar_inter; /* network steps of a ring all-reduce in NCCL's tuner: 2(N-1); 2N before 2.23 */
   /* exact shortcuts (dt_coll_closed.c), for a group nothing else can share the links of (rp_group_exclusive):
    * for its ring and its all-to-all exchange (1: uniform, 0: simulate the flows) the common route latency and
    * fair share */
@@ -240,7 +241,7 @@ double rp_plan_flow_list(const rp_inst *x, const rp_phase *ph, rp_listing *L);
 double rp_plan_estimate(const dt_platform *p, const rp_gshape *gs, const rp_plan *pl, rp_costs k);
 
 /* NCCL's network steps of a ring over the group (src/graph/tuning.cc, nInterSteps): 0 on one node, 2(N - 1) for an
- * all-reduce (allreduce != 0), N - 1 otherwise. */
+ * all-reduce (allreduce != 0; 2N with nccl.version before 2.23), N - 1 otherwise. */
 size_t rp_ring_inter_steps(const rp_gshape *gs, int allreduce);
 /* Depth of a heap-shaped binary tree over m members: floor(log2 m). */
 int rp_tree_depth(int32_t m);

@@ -445,6 +445,9 @@ const rp_gshape *rp_gshape_of(rp_ctx *c, int32_t g)
   s->node_first[s->nnodes] = n;
   s->min_per_node = n;
   s->nics_used = p->nics_per_node > 0 ? p->nics_per_node : 1;
+  /* ncclTopoTuneModel's nInterSteps for a ring all-reduce (src/graph/tuning.cc): 2 nNodes up to 2.22.3, 2 (nNodes -
+   * 1) from 2.23.4 */
+  s->ring_ar_inter = s->nnodes <= 1 ? 0 : p->nccl && p->nccl_version < 22300 ? 2 * s->nnodes : 2 * (s->nnodes - 1);
   for (int32_t d = 0; d < s->nnodes; d++) {
     int32_t f = s->node_first[d], m = s->node_first[d + 1] - f;
     if (m < s->min_per_node)

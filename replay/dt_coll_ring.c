@@ -10,7 +10,7 @@ size_t rp_ring_inter_steps(const rp_gshape *gs, int allreduce)
 {
   if (gs->nnodes <= 1)
     return 0;
-  return (size_t)(allreduce ? 2 * (gs->nnodes - 1) : gs->nnodes - 1);
+  return (size_t)(allreduce ? gs->ring_ar_inter : gs->nnodes - 1);
 }
 
 /* One step per channel: this member's send (to its successor, or to the relay of its hop), the send it relays,

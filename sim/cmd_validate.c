@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 enum { EXIT_OK = 0, EXIT_USAGE = 2 };
 
@@ -39,7 +40,10 @@ const char dt_cmd_validate_usage[] =
     "  --platforms DIR    the shipped platform files (default platforms)\n"
     "  --json             print one JSON object: {\"tables\": [{name, csv, column, platform, rows: [{config, op,\n"
     "                     size_bytes, metric, measured, simulated, rel_error}...], median_error_ge_1MiB,\n"
-    "                     median_error_lt_1MiB, rows_ge_1MiB, rows_lt_1MiB}...]}\n";
+    "                     median_error_lt_1MiB, rows_ge_1MiB, rows_lt_1MiB}...], simulations, sizes, cpu_s,\n"
+    "                     wall_s}\n"
+    "Every row is simulated (one forked benchmark per platform, configuration and op); the last line (JSON:\n"
+    "simulations, sizes, cpu_s, wall_s) says how many and what they cost.\n";
 
 /* How a reference CSV maps onto benchmarks. A `sweep` file has a size_bytes column and one column per measured
  * series (a time in us); each series is a table. A `matrix` file has configuration, metric, size_bytes and one
@@ -91,6 +95,22 @@ typedef struct table {
   point *pts;
   size_t n, cap;
 } table;
+
+/* What the run cost: every benchmark is simulated, one forked SimGrid process each (nothing is read from stored
+ * results); CPU seconds are the children's user + system time, which getrusage counts once they are waited for. */
+typedef struct run_cost {
+  size_t simulations, sizes;
+  double cpu_s, wall_s;
+} run_cost;
+
+static double children_cpu_s(void)
+{
+  struct rusage ru;
+  if (getrusage(RUSAGE_CHILDREN, &ru) != 0)
+    return 0;
+  return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec * 1e-6;
+}
 
 /* ---- CSV ---- */
 
@@ -439,7 +459,7 @@ static void print_median(const char *what, double m, size_t n, double target)
            m <= target ? "met" : "missed");
 }
 
-static void print_text(const char *platform_dir, const table *tables, size_t nt)
+static void print_text(const char *platform_dir, const table *tables, size_t nt, const run_cost *cost)
 {
   for (size_t ti = 0; ti < nt; ti++) {
     const table *t = &tables[ti];
@@ -464,6 +484,8 @@ static void print_text(const char *platform_dir, const table *tables, size_t nt)
     double mb = median_error(&tables[ti], 1, &nb), ms = median_error(&tables[ti], 0, &ns);
     printf("  %-36s  %6.1f %%  %6.1f %%\n", tables[ti].name, nb ? mb * 100 : 0.0, ns ? ms * 100 : 0.0);
   }
+  printf("simulated: %zu benchmarks (one forked simulation each), %zu sizes, %.2f CPU s, %.2f s wall\n",
+         cost->simulations, cost->sizes, cost->cpu_s, cost->wall_s);
 }
 
 static void json_num(yajl_gen g, double v)
@@ -496,7 +518,7 @@ static void json_kint(yajl_gen g, const char *k, long long v)
 
 /* The --json object, through yajl so that every string is quoted and escaped (a quote in a path broke the
  * printf version). */
-static void print_json(const char *platform_dir, const table *tables, size_t nt)
+static void print_json(const char *platform_dir, const table *tables, size_t nt, const run_cost *cost)
 {
   yajl_gen g = yajl_gen_alloc(NULL);
   yajl_gen_map_open(g);
@@ -541,6 +563,12 @@ static void print_json(const char *platform_dir, const table *tables, size_t nt)
     yajl_gen_map_close(g);
   }
   yajl_gen_array_close(g);
+  json_kint(g, "simulations", (long long)cost->simulations);
+  json_kint(g, "sizes", (long long)cost->sizes);
+  json_key(g, "cpu_s");
+  json_num(g, cost->cpu_s);
+  json_key(g, "wall_s");
+  json_num(g, cost->wall_s);
   yajl_gen_map_close(g);
   const unsigned char *buf;
   size_t len;
@@ -610,9 +638,14 @@ int dt_cmd_validate(int argc, char **argv)
       job *j = find_job(&jobs, &nj, &jcap, tables[ti].spec, &tables[ti].pts[i]);
       job_size_index(j, tables[ti].pts[i].size, 1);
     }
-  for (size_t k = 0; k < nj; k++)
+  run_cost cost = {nj, 0, children_cpu_s(), dt_wall_now()};
+  for (size_t k = 0; k < nj; k++) {
     if (run_job(platform_dir, &jobs[k], &err) != DT_OK)
       goto fail;
+    cost.sizes += jobs[k].nsizes;
+  }
+  cost.cpu_s = children_cpu_s() - cost.cpu_s;
+  cost.wall_s = dt_wall_now() - cost.wall_s;
   for (size_t ti = 0; ti < nt; ti++)
     for (size_t i = 0; i < tables[ti].n; i++) {
       point *p = &tables[ti].pts[i];
@@ -621,9 +654,9 @@ int dt_cmd_validate(int argc, char **argv)
       p->simulated = p->m == METRIC_TIME ? row->time_s * 1e6 : row->busbw / 1e9;
     }
   if (json)
-    print_json(platform_dir, tables, nt);
+    print_json(platform_dir, tables, nt, &cost);
   else
-    print_text(platform_dir, tables, nt);
+    print_text(platform_dir, tables, nt, &cost);
   rc = EXIT_OK;
   goto cleanup;
 fail:;

@@ -319,6 +319,28 @@ START_TEST(test_pat)
 }
 END_TEST
 
+/* PAT across nodes of 2 members with NVLS inside (NCCL 2.31+): the closed forms of check_coll's pat_nvls, priced;
+ * auto never picks it. loop: all-gather on 4 nodes x 2 (K 2), reduce-scatter on 3 x 2 (K 2, s = S/6) */
+START_TEST(test_pat_nvls)
+{
+  int rs = _i;
+  int32_t N = rs ? 3 : 4, m = 2, n = N * m;
+  dt_platform p = nodes_platform(N, m, m, 1);
+  p.nvls = 1;
+  const dt_proto_model *pm = &p.protocols[DT_PROTO_SIMPLE];
+  const dt_algo_model *pa = &p.algorithms[DT_ALGO_PAT];
+  double S = 64 * MIB, K = 2, e = pm->efficiency * pa->efficiency, s = rs ? S / n : S;
+  dt_op_kind kind = rs ? DT_OP_REDUCESCATTER : DT_OP_ALLGATHER;
+  fixture f;
+  fixture_first(&f, &p, n, kind, DT_ALGO_AUTO);
+  double pass = p.intra_latency + pm->hop_latency / 3.5 + (rs ? S : (double)(m - 1) * N * s) / (e * p.intra_bandwidth);
+  ck_assert_rel(priced(&f, kind, S, DT_ALGO_PAT, DT_PROTO_SIMPLE),
+                pa->latency + 2.8e-6 * n + K * (net_alpha(&p) + pm->net_hop_latency / 3.5) +
+                    (N - 1) * s / (e * p.nic_bandwidth) + pass);
+  fixture_free(&f);
+}
+END_TEST
+
 /* A textbook ring across nodes, one member per node: every hop is a NIC route, 2(n-1) alpha + 2(n-1)/n S/B
  * (the estimate once left out the first hop's latency). loop: 2 and 4 ranks. */
 START_TEST(test_textbook_ring_nodes)
@@ -529,6 +551,14 @@ START_TEST(test_table)
   ck_assert_int_eq(pl.ph[0].inter, 2);
   ck_assert(pl.ph[0].bytes == 1024);
   fixture_free(&f);
+  /* NCCL's tuner before 2.23 (2.17.1 to 2.22.3) counted 2N network steps in a ring all-reduce: 4 of the 6 */
+  p.nccl_version = 22203;
+  fixture_first(&f, &p, 4, DT_OP_ALLREDUCE, DT_ALGO_AUTO);
+  pl.nphases = 0;
+  rp_algo_row_of(DT_OP_ALLREDUCE, DT_ALGO_RING)->plan(f.gs, DT_OP_ALLREDUCE, 4096, 0, &pl);
+  ck_assert_int_eq(pl.ph[0].steps, 6);
+  ck_assert_int_eq(pl.ph[0].inter, 4);
+  fixture_free(&f);
 }
 END_TEST
 
@@ -545,6 +575,7 @@ int main(void)
       {"hier_heterogeneous", test_hier_heterogeneous, 0},
       {"nvls_tree", test_nvls_tree, 0},
       {"pat", test_pat, 2},
+      {"pat_nvls", test_pat_nvls, 2},
       {"textbook_ring_nodes", test_textbook_ring_nodes, 2},
       {"listings", test_listings, 0},
       {"plan_closed", test_plan_closed, 0},

@@ -164,6 +164,16 @@ check "every table has both medians as numbers" \
 "$DTSIM" validate >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "validate text prints a median line per table" \
   '[ $rc -eq 0 ] && [ "$(grep -c "median |error| >= 1 MiB" "$tmp/out")" = 5 ] && [ "$(grep -c "median |error| < 1 MiB" "$tmp/out")" = 5 ]'
+# every row is simulated, not read back: one benchmark per (platform, -g, configuration, op), and a platform whose
+# NVLink bandwidth factor is halved halves the H100 table's busbw at 16 GiB (bandwidth-bound)
+check "validate counts one simulation per benchmark" \
+  '[ "$(jq "[.tables[] | . as \$t | .rows[] | \"\(\$t.platform) \(\$t.gpus_per_process) \(.config) \(.op)\"] | unique | length" "$tmp/v.json")" = "$(jq .simulations "$tmp/v.json")" ] && jq -e ".cpu_s > 0 and .sizes > 0" "$tmp/v.json" >/dev/null'
+mkdir "$tmp/plat" && cp platforms/*.yaml "$tmp/plat/"
+sed -i 's/^model: {bandwidth_factor: 0.80,/model: {bandwidth_factor: 0.40,/' "$tmp/plat/dgx-h100.yaml"
+"$DTSIM" validate --platforms "$tmp/plat" --json >"$tmp/v2.json" 2>"$tmp/err"; rc=$?
+big() { jq '.tables[] | select(.name == "h100_8gpu_allreduce/oop_time_us") | .rows[-1].simulated' "$1"; }
+check "validate simulates the platform it is given (bandwidth factor 0.4: the 16 GiB row takes about twice as long)" \
+  '[ $rc -eq 0 ] && awk -v a="$(big "$tmp/v.json")" -v b="$(big "$tmp/v2.json")" "BEGIN { r = b / a; exit !(r > 1.9 && r < 2.05) }"'
 "$DTSIM" validate --references "$tmp/none" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "validate with a missing directory exits 2" '[ $rc -eq 2 ] && grep -q "cannot read the reference table" "$tmp/err"'
 mkdir "$tmp/refs" && cp validation/references/*.csv "$tmp/refs/"
