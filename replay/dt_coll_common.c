@@ -609,8 +609,8 @@ double rp_p2p_cost(const rp_ctx *c, int32_t src_rank, int32_t dst_rank, uint64_t
   int32_t ga = c->gpu_of_rank[src_rank], gb = c->gpu_of_rank[dst_rank];
   int net = ga / G != gb / G;
   /* a forced LL runs LL (as NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 would across nodes) */
-  dt_proto pr = c->proto == DT_PROTO_LL          ? DT_PROTO_LL
-                : c->proto >= 0                  ? DT_PROTO_SIMPLE
+  dt_proto pr = c->proto == DT_PROTO_LL             ? DT_PROTO_LL
+                : c->proto >= 0                     ? DT_PROTO_SIMPLE
                 : !net && bytes <= P2P_LL_THRESHOLD ? DT_PROTO_LL
                                                     : DT_PROTO_SIMPLE;
   const dt_proto_model *pm = &p->protocols[pr];

@@ -15,7 +15,8 @@
 #include <stdlib.h>
 
 /* NCCL 2.23: PAT for all-gather and reduce-scatter on one rank per node; 2.31: also across nodes of several ranks
- * with NVLS inside them ("multi-RPN PAT", src/tuning/pat.cc) (nccl.version, docs/platform.md) */
+ * with NVLS inside them ("multi-RPN PAT": the 2.31.2 change as aws-ofi-nccl's tuner PR #1394 describes it; its code
+ * read in src/tuning/pat.cc at v2.32.3-1, 2.31.2's source not being available) (nccl.version, docs/platform.md) */
 #define V_PAT 22300
 #define V_PAT_NVLS 23100
 
@@ -246,8 +247,8 @@ static const char *why_not_pat(const dt_platform *p, const rp_gshape *gs)
     return "it needs a group on two or more nodes";
   if (gs->max_per_node == 1)
     return NULL;
-  /* 2.31 (ncclPatEnable, src/tuning/pat.cc): several ranks per node need the NVLS transport, and every node as
-   * many local ranks as NVLS has heads (one per GPU with its own NIC, as dtsim reads it) */
+  /* 2.31 (ncclPatEnable, src/tuning/pat.cc at v2.32.3-1): several ranks per node need the NVLS transport, and every
+   * node as many local ranks as NVLS has heads (one per GPU with its own NIC, as dtsim reads it) */
   if (p->nccl_version < V_PAT_NVLS)
     return "it needs one member per node (NCCL's PAT before 2.31)";
   if (!p->nvls || p->intra_kind != DT_INTRA_NVSWITCH)
@@ -510,7 +511,7 @@ static void phase_estimate(const dt_platform *p, const rp_gshape *gs, const rp_p
     first = alpha = an;
     h = k.net_hop;
     B = Bn;
-    if (ph->pattern == RP_PAT_PAT) { /* step s moves min(d, N - d) shards */
+    if (ph->pattern == RP_PAT_PAT) {     /* step s moves min(d, N - d) shards */
       int32_t d = (int32_t)1 << ph->arg; /* all-gather's order; reduce-scatter's reverses it: the same sum */
       vol *= d < gs->nnodes - d ? d : gs->nnodes - d;
     }

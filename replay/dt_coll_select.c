@@ -19,7 +19,7 @@
 #define V_STRICT 22400       /* 2.24: an algorithm forced by NCCL_ALGO that cannot run is an error */
 
 /* NCCL's PAT latency model (ncclTopoTuneModel, src/graph/tuning.cc, 2.23-2.30.7; ncclTuningPatModelInit,
- * src/tuning/pat.cc, 2.31, the same for several ranks per node): baseLat + log2(nNodes) x interLat / 3.5 +
+ * src/tuning/pat.cc at v2.32.3-1, the same for several ranks per node): baseLat + log2(nNodes) x interLat / 3.5 +
  * 2.8 us x nRanks ("still a linear part") */
 #define PAT_NET_DIVISOR 3.5
 #define PAT_RANK_LATENCY 2.8e-6
@@ -152,7 +152,7 @@ void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, d
     for (int pr = 0; pr < DT_PROTO_COUNT; pr++) {
       if (c->proto >= 0 && pr != c->proto)
         continue;
-      /* PAT on several ranks per node (NCCL 2.31+) is opt-in only: ncclTuningPatModelSim (src/tuning/pat.cc)
+      /* PAT on several ranks per node (NCCL 2.31+) is opt-in only: ncclTuningPatModelSim (src/tuning/pat.cc, v2.32.3-1)
        * gives it FLT_MAX / 2, so the tuner never picks it; NCCL_ALGO (--algo pat) runs it */
       if (a == DT_ALGO_PAT && gs->max_per_node > 1)
         continue;

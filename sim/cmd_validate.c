@@ -12,13 +12,13 @@
 #include "dt_bench.h"
 
 #include <errno.h>
-#include <yajl/yajl_gen.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <yajl/yajl_gen.h>
 
 enum { EXIT_OK = 0, EXIT_USAGE = 2 };
 

@@ -485,9 +485,9 @@ START_TEST(test_pat)
 }
 END_TEST
 
-/* PAT across nodes of several members with NVLS inside them (NCCL >= 2.31, "multi-RPN PAT", src/tuning/pat.cc:
- * needs the NVLS transport and as many local ranks per node as NVLS heads): the exchange of test_pat between the
- * N nodes, per local index, and one NVLS pass inside each node (member k to k+1 in the node), after the exchange
+/* PAT across nodes of several members with NVLS inside them (NCCL >= 2.31, "multi-RPN PAT", src/tuning/pat.cc at
+ * v2.32.3-1: needs the NVLS transport and as many local ranks per node as NVLS heads): the exchange of test_pat between
+ * the N nodes, per local index, and one NVLS pass inside each node (member k to k+1 in the node), after the exchange
  * for an all-gather, before it for a reduce-scatter. NCCL's PAT costs as above, with the network latency of PAT
  * itself (Simple's net_hop_latency, 14 us; not the one-rank-per-node term) and every per-step latency / 3.5:
  *   all-gather, 4 nodes x 2 (K 2, shards 1 + 2):
@@ -558,7 +558,8 @@ START_TEST(test_pat_nvls)
   const dt_algo_model *pa = &p.algorithms[DT_ALGO_PAT];
   double e = pm->efficiency * pa->efficiency, K = 2, S = (double)S8, shard = rs ? S / n : S;
   double net = K * (net_alpha(&p) + pm->net_hop_latency / 3.5) + (N - 1) * shard / (e * p.nic_bandwidth);
-  double pass = p.intra_latency + pm->hop_latency / 3.5 + (rs ? S : (double)(m - 1) * N * shard) / (e * p.intra_bandwidth);
+  double pass =
+      p.intra_latency + pm->hop_latency / 3.5 + (rs ? S : (double)(m - 1) * N * shard) / (e * p.intra_bandwidth);
   double want = pa->latency + 2.8e-6 * n + net + pass;
   ck_assert_rel(one(&p, n, rs ? DT_OP_REDUCESCATTER : DT_OP_ALLGATHER, S8, fid_of(_i), DT_ALGO_PAT, DT_PROTO_SIMPLE),
                 want);

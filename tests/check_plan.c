@@ -334,9 +334,9 @@ START_TEST(test_pat_nvls)
   fixture f;
   fixture_first(&f, &p, n, kind, DT_ALGO_AUTO);
   double pass = p.intra_latency + pm->hop_latency / 3.5 + (rs ? S : (double)(m - 1) * N * s) / (e * p.intra_bandwidth);
-  ck_assert_rel(priced(&f, kind, S, DT_ALGO_PAT, DT_PROTO_SIMPLE),
-                pa->latency + 2.8e-6 * n + K * (net_alpha(&p) + pm->net_hop_latency / 3.5) +
-                    (N - 1) * s / (e * p.nic_bandwidth) + pass);
+  ck_assert_rel(priced(&f, kind, S, DT_ALGO_PAT, DT_PROTO_SIMPLE), pa->latency + 2.8e-6 * n +
+                                                                       K * (net_alpha(&p) + pm->net_hop_latency / 3.5) +
+                                                                       (N - 1) * s / (e * p.nic_bandwidth) + pass);
   fixture_free(&f);
 }
 END_TEST
