@@ -66,16 +66,34 @@ typedef struct rp_send {
   double bytes;
 } rp_send;
 
+/* What a busy instance waits for to be time-separated after all, per member (rp_closed_exclusive fills it): the
+ * member's ops that may meet it on its ports, by stream, as "stream q has completed its ops before need". Per
+ * rank r, entries off[r] .. off[r + 1] - 1 sorted by (group, instance). */
+typedef struct rp_sep_need {
+  size_t *off;  /* [nranks + 1] */
+  struct rp_need {
+    int32_t g, q; /* group; the rank's stream (position in its streams[]) */
+    int64_t k;    /* instance (op->match) */
+    size_t need;  /* ops of stream q that must have completed */
+  } *e;
+} rp_sep_need;
+/* Whether busy instance k of group g, all of whose members have arrived, is time-separated now: on every member,
+ * every op that may meet it on the member's GPU port and is not ordered after it has completed (its flows with
+ * it; those ordered after it start after it). Then it is waited as an exclusive group's would be; exact, since it
+ * depends only on what has happened. 0 for an instance that is not busy (it needs no look). dt_coll_common.c. */
+int rp_closed_ready(const rp_ctx *c, int32_t g, int64_t k);
 /* Exact shortcuts (dt_coll_closed.c). rp_closed_exclusive: per group (t->ngroups entries, caller frees), 1 when
  * nothing else in the trace can share the links its flows cross while one of its instances runs and its instances
  * never overlap each other, 2 when that holds for some of its instances only (a group inside one node whose
  * ports other traffic uses at other times): *busy (t->ngroups entries, each NULL or a bitmap, caller frees all)
  * then marks the others, rp_closed_busy(busy[g], k) = 1 when instance k (op->match) must be simulated
- * (NVSwitch platforms only, else all 0). rp_closed_uniform: whether the nflows flows src[k] -> dst[k] (members
+ * (NVSwitch platforms only, else all 0), and *need what its busy instances wait for (caller frees with
+ * rp_sep_need_free). rp_closed_uniform: whether the nflows flows src[k] -> dst[k] (members
  * of group g), all started at once with equal bytes, all have one route latency (*lat, s) and all get one
  * max-min fair share (*rate, bytes/s) from start to end; 0 when not (then they must be simulated). */
-uint8_t *rp_closed_exclusive(const rp_ctx *c, uint64_t ***busy);
+uint8_t *rp_closed_exclusive(const rp_ctx *c, uint64_t ***busy, rp_sep_need *need);
 int rp_closed_busy(const uint64_t *busy, int64_t k);
+void rp_sep_need_free(rp_sep_need *need);
 /* A count per link direction (2 x links + 1 entries, owned by the context), all 0: a caller may count in it and
  * must leave it all 0 again. */
 uint32_t *rp_link_scratch(const rp_ctx *c);

@@ -216,12 +216,35 @@ int rp_closed_busy(const uint64_t *busy, int64_t k)
   return w <= busy[0] && (busy[w] >> ((uint64_t)k % 64) & 1);
 }
 
+static int cmp_need(const void *a, const void *b)
+{
+  const struct rp_need *x = a, *y = b;
+  if (x->g != y->g)
+    return x->g < y->g ? -1 : 1;
+  if (x->k != y->k)
+    return x->k < y->k ? -1 : 1;
+  return (x->q > y->q) - (x->q < y->q);
+}
+
+void rp_sep_need_free(rp_sep_need *need)
+{
+  free(need->off);
+  free(need->e);
+  need->off = NULL;
+  need->e = NULL;
+}
+
 /* The instances of the candidate groups (cand[g]: inside one node, one stream per member, never batched) that
  * may meet other traffic on their members' GPU ports: an instance is busy when, on one of its members, an op
  * whose flows can cross that member's port (a collective of another group with two or more members on its node,
- * a send or receive with a peer on its node) is ordered neither before nor after it. */
-static void time_separate(const rp_ctx *c, const uint8_t *cand, int G, uint64_t **busy)
+ * a send or receive with a peer on its node) is ordered neither before nor after it. For each such member and
+ * stream, `need` gets the ops of that stream that must have completed for the instance to be separated at run
+ * time (rp_closed_ready): up to the last of those ops. */
+static void time_separate(const rp_ctx *c, const uint8_t *cand, int G, uint64_t **busy, rp_sep_need *need)
 {
+  size_t ne = 0, ecap = 0;
+  need->off = dt_xcalloc((size_t)c->t->nranks + 1, sizeof *need->off);
+  need->e = NULL;
   const dt_trace *t = c->t;
   size_t ng = t->ngroups;
   uint8_t *cand_rank = dt_xcalloc((size_t)t->nranks + 1, 1);
@@ -234,6 +257,8 @@ static void time_separate(const rp_ctx *c, const uint8_t *cand, int G, uint64_t 
   hb_body h = {0};
   size_t *pu = NULL, pu_cap = 0;
   for (int32_t r = 0; r < t->nranks; r++) {
+    size_t e0 = ne;
+    need->off[r + 1] = ne;
     if (!cand_rank[r])
       continue;
     const dt_rank *body = dt_trace_rank_body(t, r);
@@ -243,9 +268,9 @@ static void time_separate(const rp_ctx *c, const uint8_t *cand, int G, uint64_t 
     if (h.body != body)
       hb_build(&h, body);
     /* port users, counted: pu[off[s] + s + i] = port users among ops 0 .. i - 1 of stream s */
-    size_t need = h.off[ns] + ns;
-    if (need > pu_cap) {
-      pu_cap = need;
+    size_t npu = h.off[ns] + ns;
+    if (npu > pu_cap) {
+      pu_cap = npu;
       pu = dt_xrealloc(pu, sizeof *pu * pu_cap);
     }
     int32_t node = c->gpu_of_rank[r] / G;
@@ -292,11 +317,20 @@ static void time_separate(const rp_ctx *c, const uint8_t *cand, int G, uint64_t 
           const size_t *p = &pu[h.off[q] + q];
           if (p[lo] > p[hx[q] + 1]) {
             busy_set(busy, g, op->match);
-            break;
+            size_t last = lo;
+            while (p[last] == p[last - 1]) /* the last of them: p[last] - p[last - 1] = 1 */
+              last--;
+            if (ne == ecap) {
+              ecap = ecap ? 2 * ecap : 256;
+              need->e = dt_xrealloc(need->e, sizeof *need->e * ecap);
+            }
+            need->e[ne++] = (struct rp_need){g, (int32_t)q, op->match, last};
           }
         }
       }
     }
+    qsort(need->e + e0, ne - e0, sizeof *need->e, cmp_need);
+    need->off[r + 1] = ne;
   }
   hb_free(&h);
   free(pu);
@@ -305,7 +339,7 @@ static void time_separate(const rp_ctx *c, const uint8_t *cand, int G, uint64_t 
   free(cand_rank);
 }
 
-uint8_t *rp_closed_exclusive(const rp_ctx *c, uint64_t ***busy_out)
+uint8_t *rp_closed_exclusive(const rp_ctx *c, uint64_t ***busy_out, rp_sep_need *need)
 {
   const dt_platform *p = c->p;
   const dt_trace *t = c->t;
@@ -313,6 +347,8 @@ uint8_t *rp_closed_exclusive(const rp_ctx *c, uint64_t ***busy_out)
   uint8_t *ok = dt_xcalloc(ng + 1, 1);
   uint64_t **busy = dt_xcalloc(ng + 1, sizeof *busy);
   *busy_out = busy;
+  need->off = NULL;
+  need->e = NULL;
   if (p->intra_kind != DT_INTRA_NVSWITCH)
     return ok;
   int G = p->gpus_per_node > 0 ? p->gpus_per_node : 1;
@@ -403,7 +439,7 @@ uint8_t *rp_closed_exclusive(const rp_ctx *c, uint64_t ***busy_out)
     }
   }
   if (any) {
-    time_separate(c, cand, G, busy);
+    time_separate(c, cand, G, busy, need);
     for (size_t g = 0; g < ng; g++)
       if (cand[g])
         ok[g] = busy[g] ? 2 : 1;

@@ -37,6 +37,7 @@ typedef struct rp_coll {
   uint8_t *exclusive; /* per group (rp_closed_exclusive: 0, 1 every instance, 2 some), NULL with --exact */
   uint64_t **busy;    /* per group, the instances of a group with exclusive 2 that are not (rp_closed_busy) */
   rp_gshape **shared; /* per group with exclusive 2: its shape without shortcuts, for those instances */
+  rp_sep_need need;   /* what those instances wait for to be separated at run time (rp_closed_ready) */
   mbox_cache boxes;
   uint32_t *link_count; /* rp_link_scratch, allocated on first use */
   choice_stat choices[DT_OP_COUNT][DT_ALGO_COUNT][DT_PROTO_COUNT + 1]; /* last protocol column: none */
@@ -51,7 +52,7 @@ void rp_coll_init(rp_ctx *c)
   c->coll->shape = dt_xcalloc(c->t->ngroups + 1, sizeof *c->coll->shape);
   c->comm_active = dt_xcalloc((size_t)(c->t->nranks > 0 ? c->t->nranks : 1), sizeof *c->comm_active);
   if (!c->exact)
-    c->coll->exclusive = rp_closed_exclusive(c, &c->coll->busy);
+    c->coll->exclusive = rp_closed_exclusive(c, &c->coll->busy, &c->coll->need);
 }
 
 static void gshape_free(rp_gshape *s)
@@ -85,6 +86,31 @@ int rp_group_exclusive(const rp_ctx *c, int32_t g)
 static int group_exclusive_some(const rp_ctx *c, int32_t g)
 {
   return c->coll && c->coll->exclusive && g >= 0 && (size_t)g < c->t->ngroups && c->coll->exclusive[g] != 0;
+}
+
+int rp_closed_ready(const rp_ctx *c, int32_t g, int64_t k)
+{
+  if (!c->coll || !c->coll->exclusive || !c->stream_done || g < 0 || (size_t)g >= c->t->ngroups ||
+      c->coll->exclusive[g] != 2 || !rp_closed_busy(c->coll->busy[g], k) || !c->coll->need.off)
+    return 0;
+  const rp_sep_need *nd = &c->coll->need;
+  const dt_group *gr = &c->t->groups[g];
+  for (size_t i = 0; i < gr->nranks; i++) {
+    int32_t r = gr->ranks[i];
+    size_t lo = nd->off[r], hi = nd->off[r + 1];
+    while (lo < hi) { /* the member's first entry of (g, k) */
+      size_t mid = lo + (hi - lo) / 2;
+      const struct rp_need *e = &nd->e[mid];
+      if (e->g < g || (e->g == g && e->k < k))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (; lo < nd->off[r + 1] && nd->e[lo].g == g && nd->e[lo].k == k; lo++)
+      if (c->stream_done[c->rank_stream0[r] + (size_t)nd->e[lo].q] < nd->e[lo].need)
+        return 0;
+  }
+  return 1;
 }
 
 const rp_gshape *rp_gshape_inst(rp_ctx *c, int32_t g, int64_t match)
@@ -121,6 +147,7 @@ void rp_coll_free(rp_ctx *c)
     for (size_t g = 0; c->coll->shared && g < c->t->ngroups; g++)
       free(c->coll->shared[g]);
     free(c->coll->shared);
+    rp_sep_need_free(&c->coll->need);
     free(c->coll->link_count);
     free(c->coll->boxes.keys);
     free(c->coll->boxes.boxes);

@@ -75,6 +75,7 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
     rp_select(c, op, rp_gshape_of(c, g), &a, &pr);
     in->sel_algo = (int)a;
     in->sel_proto = (int)pr;
+    in->sep = rp_closed_ready(c, g, op->match);
     if (c->explain)
       in->xrow = rp_explain_choose(c, op, g, rp_gshape_of(c, g), a, pr);
     XBT_VERB("%s #%lld on %s (%d ranks): %llu bytes, last member arrived at %.9g s: %s/%s, estimate %.9g s",
@@ -95,7 +96,8 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
   x.i = i;
   x.n = n;
   x.id = in->id; /* the record stays live until this member completes: `in` remains valid */
-  x.gs = rp_gshape_inst(c, g, op->match); /* without shortcuts where other traffic may meet it */
+  /* without shortcuts where other traffic may meet it */
+  x.gs = in->sep ? rp_gshape_of(c, g) : rp_gshape_inst(c, g, op->match);
   x.fid = c->fidelity;
   x.S = op->kind == DT_OP_BARRIER ? 0 : (double)op->bytes;
   x.algo = (dt_algo)in->sel_algo;

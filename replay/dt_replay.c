@@ -1388,6 +1388,8 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     }
   }
   R.stream_done = dt_xcalloc(R.nstreams + 1, sizeof *R.stream_done);
+  R.c.stream_done = R.stream_done; /* time-separated instances look at it (rp_closed_ready) */
+  R.c.rank_stream0 = R.rank_stream0;
   R.cp = rp_cp_new(t, R.nstreams, R.rank_stream0);
   if (opts->timeline && !(R.tl = dt_timeline_open(opts->timeline, t, opts->timeline_ranks, opts->ntimeline_ranks, err)))
     goto cleanup;

@@ -34,6 +34,7 @@ typedef struct rp_live {
                           every member runs the same algorithm (all-to-allv members differ in their splits) */
   int sel_proto;
   int32_t xrow;        /* 1 + its --explain row (dt_explain.c), 0: none */
+  int sep;             /* 1: time-separated at its last arrival (rp_closed_ready), set by that member */
 } rp_live;
 
 typedef struct rp_table {
@@ -85,6 +86,9 @@ typedef struct rp_ctx {
   struct dt_faults *faults; /* slow and failed links (dt_degrade.h), NULL when none */
   struct dt_timeline *tl;     /* --timeline, for the fabric's counters (dt_timeline_transfer), or NULL */
   struct rp_solved *solved;   /* evaluated tree instances kept for reuse (dt_coll_solve.c), NULL until used */
+  /* the replay's per-stream progress (dt_replay.c): flat stream rank_stream0[r] + s of rank r has completed its
+   * ops before stream_done[...]; NULL outside a replay (rp_closed_ready then says no) */
+  const size_t *stream_done, *rank_stream0;
 } rp_ctx;
 
 /* Folding lock-step ranks (dt_coll_closed.c, docs/replay.md): on a textbook platform at flow fidelity, when every

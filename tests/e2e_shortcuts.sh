@@ -54,8 +54,9 @@ same "one NIC: same report with and without --exact" "$tmp/fast1.json" "$tmp/exa
 # 3. TP 4: two TP groups per node, and DP rings with a hop inside the node that use the same GPU ports. A TP
 #    instance is waited in closed form only when, on every member, the DP all-reduces (stream s1, after= the
 #    backward op that made their gradients) are ordered before or after it: here the TP ops of s0 up to the op the
-#    first DP bucket waits for. The later ones run while the DP rings may and stay flows. The count expected is
-#    taken from the trace itself (docs/replay.md, "Time-separated instances").
+#    first DP bucket waits for. The later ones may run while the DP rings do: flows, unless every DP all-reduce
+#    they are not ordered with has completed when they start. The count expected (at least) is taken from the
+#    trace itself (docs/replay.md, "Time-separated instances").
 # closed_tp TRACE: TP instances issued on s0 at or before the op the rank's first DP all-reduce waits for, and all
 closed_tp() {
   awk '/^rank /{ r = $2; i = -1; a[r] = -1; next }
@@ -68,8 +69,8 @@ T4="--gen gpt3-175b --tp 4 --pp 2 --dp 4 --global-batch 16 --layers 8"
 "$DTSIM" gen ${T4#--gen } -o "$tmp/tp4.dtt" 2>/dev/null
 read -r want total < <(closed_tp "$tmp/tp4.dtt")
 run "$tmp/fast4.json" bench/h100-16node.yaml $T4 && run "$tmp/exact4.json" bench/h100-16node.yaml $T4 --exact
-check "tp4: the TP instances before the DP buckets in closed form ($want of $total)" \
-  '[ "$(closed_note "$tmp/fast4.json")" = "$want" ] && [ "$want" -gt 0 ] && [ "$want" -lt "$total" ]'
+check "tp4: the TP instances before the DP buckets in closed form (at least $want of $total)" \
+  'n=$(closed_note "$tmp/fast4.json"); [ "$n" -ge "$want" ] && [ "$want" -gt 0 ] && [ "$n" -lt "$total" ]'
 check "tp4: --exact takes no shortcut" '! has_note "$tmp/exact4.json" "shortcuts:"'
 same "tp4: same report with and without --exact" "$tmp/fast4.json" "$tmp/exact4.json"
 # without DP overlap every DP all-reduce waits for the whole backward: every TP instance is separated from them,
@@ -94,6 +95,15 @@ same "tp4, DP inside the node: same report with and without --exact" "$tmp/fast4
 run "$tmp/fasto.json" bench/h100-16node.yaml "$tmp/overlap.dtt" && run "$tmp/exacto.json" bench/h100-16node.yaml "$tmp/overlap.dtt" --exact
 check "TP and DP at once on one port: only the instance before it in closed form" '[ "$(closed_note "$tmp/fasto.json")" = 2 ]'
 same "TP and DP at once on one port: same report with and without --exact" "$tmp/fasto.json" "$tmp/exacto.json"
+# the same with a compute of DUR between the two TP all-reduces: 10 ms, and the DP pairs (about 0.6 ms) have
+# completed when TP op 1 starts, which is then waited in closed form too (4 instances; the DP pairs, which TP op 1
+# may follow at any time, stay flows); 1 us, and they still run (2)
+for d in 10ms:4 1us:2; do
+  sed -e "/^s0 allreduce/{n;s/^s0 allreduce/s0 compute dur=${d%:*}\n&/}" "$tmp/overlap.dtt" >"$tmp/gap.dtt"
+  run "$tmp/fastg.json" bench/h100-16node.yaml "$tmp/gap.dtt" && run "$tmp/exactg.json" bench/h100-16node.yaml "$tmp/gap.dtt" --exact
+  check "TP, DP pairs, then TP ${d%:*} later: ${d#*:} instances in closed form" '[ "$(closed_note "$tmp/fastg.json")" = "${d#*:}" ]'
+  same "TP, DP pairs, then TP ${d%:*} later: same report with and without --exact" "$tmp/fastg.json" "$tmp/exactg.json"
+done
 # 4. all-to-all of 256 MiB on 64 single-GPU nodes behind one switch: every flow the same share, in closed form
 B="bench alltoall --platform bench/switch-1024x1.yaml --gpus 64 -b 256M -e 256M --json"
 "$DTSIM" $B >"$tmp/a2a.json" 2>/dev/null && "$DTSIM" $B --exact >"$tmp/a2ax.json" 2>/dev/null
