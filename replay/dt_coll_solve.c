@@ -996,6 +996,9 @@ static int list_instance(const rp_inst *x, const rp_algo_row *row, send_rec **ou
   rp_plan pl;
   size_t rcap = 64, nrt = 0;
   int64_t *rt = dt_xmalloc(sizeof *rt * rcap); /* this member's receive tags, (tag << 8 | phase) */
+  rp_send *lsends = NULL;
+  int32_t *ltags = NULL;
+  size_t lbuf_cap = 0;
   for (int32_t i = 0; i < n && ok; i++) {
     rp_inst xi = *x;
     xi.i = i;
@@ -1015,9 +1018,14 @@ static int list_instance(const rp_inst *x, const rp_algo_row *row, send_rec **ou
       if (ph->steps <= 0)
         continue; /* the executor skips it: no transfer, no latency */
       size_t lc = rp_plan_listing_cap(gs, ph);
+      if (lc + 1 > lbuf_cap) { /* the listing's buffers, reused from member to member */
+        lbuf_cap = lc + 1;
+        lsends = dt_xrealloc(lsends, sizeof *lsends * lbuf_cap);
+        ltags = dt_xrealloc(ltags, sizeof *ltags * lbuf_cap);
+      }
       rp_listing L = {0};
-      L.sends = dt_xmalloc(sizeof *L.sends * (lc + 1));
-      L.tags = dt_xmalloc(sizeof *L.tags * (lc + 1));
+      L.sends = lsends;
+      L.tags = ltags;
       tl[(size_t)q * n + i] = rp_plan_flow_list(&xi, ph, &L);
       for (size_t j = 0; j < L.ns; j++) {
         if (ns == cap) {
@@ -1033,17 +1041,27 @@ static int list_instance(const rp_inst *x, const rp_algo_row *row, send_rec **ou
         }
         rt[nrt++] = (int64_t)L.tags[j] << 8 | q;
       }
-      free(L.sends);
-      free(L.tags);
       if (ns > SOLVE_MAX_FLOWS)
         ok = 0;
     }
     /* every receive tag of this member in one phase only (its mailbox of that tag serves one phase) */
-    qsort(rt, nrt, sizeof *rt, cmp_i64);
+    if (nrt > 64) {
+      qsort(rt, nrt, sizeof *rt, cmp_i64);
+    } else { /* a few per member (a tree's 2C children and parents): insertion */
+      for (size_t u = 1; u < nrt; u++) {
+        int64_t v = rt[u];
+        size_t w = u;
+        for (; w > 0 && rt[w - 1] > v; w--)
+          rt[w] = rt[w - 1];
+        rt[w] = v;
+      }
+    }
     for (size_t j = 1; j < nrt && ok; j++)
       ok = !(rt[j] >> 8 == rt[j - 1] >> 8 && rt[j] != rt[j - 1]);
   }
   free(rt);
+  free(lsends);
+  free(ltags);
   if (P > 255)
     ok = 0;
   if (!ok || P < 0) {
