@@ -325,6 +325,110 @@ START_TEST(test_fold_gates)
 }
 END_TEST
 
+/* A two-node problem with the symmetry the evaluator finds on NCCL channels: 2 nodes x 4 GPUs, every GPU with an
+ * out and an in port (100 B/s) and a rail link each way between the nodes (40 B/s); three phases of flows between
+ * members (node d, GPU j) gated per member: inside the node to j + 1 (200 B, latency 1) and to j + 2 (two
+ * identical flows of 100 B), then across the nodes on rail j (150 B, latency 3), back to GPU j + 1 of node 0 on the
+ * other rail, and inside node 0 to j + 3 (80 B, latency 0.5), then once more inside the node. Rotating every
+ * node's GPUs (j -> j + 1) is a symmetry: solved with it (a quarter of the flows), every time equals the whole
+ * problem's solved without it. */
+enum { SYM_G = 4, SYM_M = 8, SYM_P = 3 };
+
+static int32_t sym_member(int d, int j)
+{
+  return d * SYM_G + (j % SYM_G);
+}
+
+static rp_solver *sym_problem(int declare, size_t *nflows)
+{
+  rp_solver *s = rp_solver_new();
+  int32_t out[SYM_M], in[SYM_M], rail[SYM_G], back[SYM_G], G[SYM_P + 1][SYM_M];
+  for (int m = 0; m < SYM_M; m++) {
+    out[m] = rp_solver_link(s, 100);
+    in[m] = rp_solver_link(s, 100);
+  }
+  for (int j = 0; j < SYM_G; j++) {
+    rail[j] = rp_solver_link(s, 40);
+    back[j] = rp_solver_link(s, 40);
+  }
+  for (int m = 0; m < SYM_M; m++)
+    G[0][m] = rp_solver_gate(s, 0.5);
+  for (int q = 1; q <= SYM_P; q++)
+    for (int m = 0; m < SYM_M; m++)
+      G[q][m] = rp_solver_gate_after(s, 0.25 * q, G[q - 1][m]);
+  /* flows in an order where flow k of GPU j is index base + j * per + k, so the rotation is known */
+  int32_t fperm[256], gperm[(SYM_P + 1) * SYM_M];
+  size_t nf = 0;
+  for (int q = 0; q < SYM_P; q++)
+    for (int d = 0; d < 2; d++) {
+      int per = q == 1 ? (d == 0 ? 2 : 1) : 2;
+      size_t base = nf;
+      for (int j = 0; j < SYM_G; j++) {
+        int32_t a = sym_member(d, j);
+        for (int k = 0; k < per; k++) {
+          int32_t b, r[3], nh = 2;
+          double bytes, lat;
+          if (q != 1) {
+            b = sym_member(d, j + 1 + k);
+            r[0] = out[a];
+            r[1] = in[b];
+            bytes = k == 0 ? 200 : 100;
+            lat = 1;
+          } else if (d == 0 && k == 0) {
+            b = sym_member(1, j);
+            r[0] = out[a], r[1] = rail[j], r[2] = in[b], nh = 3;
+            bytes = 150;
+            lat = 3;
+          } else if (d == 0) {
+            b = sym_member(0, j + 3);
+            r[0] = out[a], r[1] = in[b];
+            bytes = 80;
+            lat = 0.5;
+          } else {
+            b = sym_member(0, j + 1);
+            r[0] = out[a], r[1] = back[(j + 1) % SYM_G], r[2] = in[b], nh = 3;
+            bytes = 150;
+            lat = 3;
+          }
+          int32_t f = rp_solver_flow(s, bytes, lat, r, nh, G[q][a], G[q][b], G[q + 1][a], G[q + 1][b]);
+          if (q != 1 && k == 1)
+            rp_solver_flow_count(s, f, 2);
+          fperm[f] = (int32_t)(base + (size_t)((j + 1) % SYM_G) * (size_t)per + (size_t)k);
+          nf++;
+        }
+      }
+    }
+  for (int q = 0; q <= SYM_P; q++)
+    for (int d = 0; d < 2; d++)
+      for (int j = 0; j < SYM_G; j++)
+        gperm[G[q][sym_member(d, j)]] = G[q][sym_member(d, j + 1)];
+  if (declare)
+    ck_assert_int_eq(rp_solver_symmetry(s, fperm, gperm), 0);
+  *nflows = nf;
+  return s;
+}
+
+START_TEST(test_fold_matches_whole)
+{
+  size_t nf, nf2;
+  rp_solver *folded = sym_problem(1, &nf), *whole = sym_problem(0, &nf2);
+  ck_assert_int_eq(rp_solver_run(folded, TP, RP), 0);
+  ck_assert_int_eq(rp_solver_run(whole, TP, RP), 0);
+  ck_assert_uint_eq(rp_solver_solved_flows(folded), nf / SYM_G);
+  ck_assert_uint_eq(rp_solver_solved_flows(whole), nf);
+  for (size_t f = 0; f < nf; f++) {
+    close_to(rp_solver_flow_start(folded, (int32_t)f), rp_solver_flow_start(whole, (int32_t)f));
+    close_to(rp_solver_flow_finish(folded, (int32_t)f), rp_solver_flow_finish(whole, (int32_t)f));
+  }
+  for (int32_t g = 0; g < (SYM_P + 1) * SYM_M; g++)
+    close_to(rp_solver_gate_time(folded, g), rp_solver_gate_time(whole, g));
+  /* the last gate is later than the phases' latencies alone: the flows shared their links */
+  ck_assert(rp_solver_gate_time(whole, SYM_P * SYM_M) > 0.5 + 0.25 * (1 + 2 + 3) + 1 + 3 + 1);
+  rp_solver_free(folded);
+  rp_solver_free(whole);
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {{"two_latencies", test_two_latencies, 0}, {"weighted_join", test_weighted_join, 0},
@@ -333,6 +437,7 @@ int main(void)
                                 {"zero", test_zero, 0},                   {"precision", test_precision, 0},
                                 {"cycle", test_cycle, 0},                 {"rerun", test_rerun, 0},
                                 {"fold_shared", test_fold_shared, 0},     {"fold_refused", test_fold_refused, 0},
-                                {"fold_ring", test_fold_ring, 0},         {"fold_gates", test_fold_gates, 0}};
+                                {"fold_ring", test_fold_ring, 0},         {"fold_gates", test_fold_gates, 0},
+                                {"fold_matches_whole", test_fold_matches_whole, 0}};
   return dt_test_run(dt_test_suite("solve", cases, sizeof cases / sizeof cases[0], 60));
 }
