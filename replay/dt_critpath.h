@@ -1,9 +1,10 @@
 /* Internal to replay/: the critical path of the replay (docs/report.md), built forward as ops complete. Every
  * completed op becomes a node pointing at its critical predecessor: the latest-ending op among the previous op of
  * its stream and the streams its `after=` edges wait on; for a collective or send/recv whose last member arrived
- * after this one, the late member's predecessor (the path jumps to the rank that made everyone wait). Nodes are
- * reference counted, so memory follows the streams and instances in flight plus the path itself, never ranks x
- * ops; rp_cp_finish walks back from the op that ends last. */
+ * after this one, the late member's predecessor (the path jumps to the rank that made everyone wait). Consecutive
+ * ops of a stream that follow each other share one *run* (dt_critpath.c); runs and instance cells are reference
+ * counted, so memory follows the streams and instances in flight plus the ops that may still be on the path,
+ * never ranks x ops; rp_cp_finish walks back from the op that ends last. */
 #ifndef DT_CRITPATH_H
 #define DT_CRITPATH_H
 
@@ -23,9 +24,10 @@ rp_cp *rp_cp_new(const dt_trace *t, size_t nstreams, const size_t *rank_stream0)
 /* Stream fs of rank issues ops [i, j) of its stream st at simulated time `issue`: fixes their predecessor. */
 void rp_cp_issue(rp_cp *cp, int32_t rank, size_t fs, const dt_stream *st, size_t i, size_t j, double issue);
 
-/* Op `index` of stream fs of rank (kind, group g for a collective, -1 otherwise) completed at `end`, issued at
- * `issue`. For a collective or a send/recv, *cell is the instance's slot (rp_live.cp_cell, NULL when new) and
- * last_issue the last member's issue time (final by now). */
+/* Op `index` of stream fs of rank (op: that op of the rank's body; g: its group for a collective, -1 otherwise;
+ * both are read again from the trace when the path is walked) completed at `end`, issued at `issue`. For a
+ * collective or a send/recv, *cell is the instance's slot (rp_live.cp_cell, NULL when new) and last_issue the last
+ * member's issue time (final by now); cell NULL for an op whose own predecessor is its instance's (one member). */
 void rp_cp_done(rp_cp *cp, int32_t rank, size_t fs, size_t index, const dt_op *op, int32_t g, double issue, double end,
                 rp_cp_node **cell, double last_issue);
 

@@ -759,7 +759,10 @@ static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const 
   rp_live *l = pair ? pair_of(R, rank, op) : rp_instance_of(&R->c, op, rank);
   if (l->last_issue > issue)
     iv_add(&a->wait, issue, l->last_issue);
-  rp_cp_done(R->cp, rank, fs, index, op, g, issue, end, &l->cp_cell, l->last_issue);
+  /* an instance with one running member (a folded class's, a group of one) needs no cell: that member is its late
+   * one, so its predecessor is the op's own */
+  rp_cp_done(R->cp, rank, fs, index, op, g, issue, end, l->n == 1 && !(l->last_issue > issue) ? NULL : &l->cp_cell,
+             l->last_issue);
   rp_cp_set_hidden(R->cp, fs, hidden_by_compute(R, rank, fs));
   if (R->tl)
     dt_timeline_op(R->tl, rank, sid, index, op, g, issue, end, l->algo ? l->algo : pair ? "p2p" : NULL, l->proto);
