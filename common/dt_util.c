@@ -4,6 +4,7 @@
 #include "dt_outfile.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,4 +264,23 @@ double dt_quantile_sorted(const double *v, size_t n, double q)
   double pos = q * (double)(n - 1);
   size_t i = (size_t)pos;
   return i + 1 < n ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void dt_sort_doubles(double *v, size_t n)
+{
+  if (n > 1)
+    qsort(v, n, sizeof *v, cmp_double);
+}
+
+double dt_median_sorted(const double *v, size_t n)
+{
+  if (n == 0)
+    return NAN;
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }

@@ -78,15 +78,23 @@ static inline uint64_t dt_mix64(uint64_t x)
   return x ^ (x >> 33);
 }
 
-#ifdef __cplusplus
-}
-#endif
-
 /* Wall-clock seconds from an arbitrary origin (CLOCK_MONOTONIC), for progress lines and estimates of long runs. */
 double dt_wall_now(void);
 
 /* Quantile q in [0, 1] of the n values v, sorted ascending, by linear interpolation between order statistics
  * (Hyndman and Fan's definition 7: the value at position q (n - 1)); 0 when n is 0. */
 double dt_quantile_sorted(const double *v, size_t n, double q);
+
+/* Sorts the n values of v ascending, in place (qsort; a NaN compares equal to every value, so the order around
+ * one is unspecified: keep them out). */
+void dt_sort_doubles(double *v, size_t n);
+
+/* Median of the n values v, sorted ascending: the middle value for odd n, the mean of the two middle ones for
+ * even n; NAN when n is 0. */
+double dt_median_sorted(const double *v, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

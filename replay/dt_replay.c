@@ -1041,12 +1041,6 @@ static void note_to_stats(void *data, const char *text)
   add_note(ns->s, ns->cap, "%s", text);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static void describe_op(const dt_trace *t, int32_t rank, const dt_stream *st, size_t i, char *buf, size_t size)
 {
   const dt_op *op = &st->ops[i];
@@ -1147,7 +1141,7 @@ static dt_stats *collect_stats(replay_run *R)
     s->iterations_s = dt_xmalloc(sizeof *s->iterations_s);
     s->iterations_s[0] = s->makespan_s;
   } else {
-    qsort(R->marks, R->nmarks, sizeof *R->marks, cmp_double);
+    dt_sort_doubles(R->marks, R->nmarks);
     s->niterations = R->nmarks;
     s->iterations_s = dt_xmalloc(sizeof *s->iterations_s * R->nmarks);
     for (size_t i = 0; i < R->nmarks; i++)
@@ -1172,7 +1166,7 @@ static dt_stats *collect_stats(replay_run *R)
         js->iterations_s[0] = js->end_s;
         continue;
       }
-      qsort(R->jmarks[j], n, sizeof *R->jmarks[j], cmp_double);
+      dt_sort_doubles(R->jmarks[j], n);
       for (size_t i = 0; i < n; i++)
         js->iterations_s[i] = R->jmarks[j][i] - (i > 0 ? R->jmarks[j][i - 1] : 0);
     }

@@ -405,12 +405,6 @@ static int fit(fitter *F, const double *steps, size_t nsteps, size_t skip_t, siz
 
 /* ---- output ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Median |sim/meas - 1| over the rows of all tables (sim_of: 0 before, 1 after, 2 leave-one-out). */
 static double median_error(const table *t, size_t nt, int which)
 {
@@ -424,8 +418,8 @@ static double median_error(const table *t, size_t nt, int which)
       double s = which == 0 ? t[k].before[i] : which == 1 ? t[k].after[i] : t[k].loo[i];
       e[n++] = fabs(s / t[k].time_s[i] - 1);
     }
-  qsort(e, n, sizeof *e, cmp_double);
-  double m = n == 0 ? NAN : n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+  dt_sort_doubles(e, n);
+  double m = dt_median_sorted(e, n);
   free(e);
   return m;
 }

@@ -624,12 +624,6 @@ static double rel(double sim, double meas)
   return (sim - meas) / meas;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 typedef struct source_result {
   const char *source;
   const e2e_row *cal; /* the row its efficiency was fitted on (maybe another source's) */
@@ -672,8 +666,8 @@ static void results(const e2e_row *rows, size_t n, double bound, source_result *
     }
     res[k].npred = m;
     if (m > 0) {
-      qsort(errs, m, sizeof *errs, cmp_double);
-      res[k].median = m % 2 ? errs[m / 2] : (errs[m / 2 - 1] + errs[m / 2]) / 2;
+      dt_sort_doubles(errs, m);
+      res[k].median = dt_median_sorted(errs, m);
     }
     res[k].pass = m == 0 || res[k].median <= bound;
   }

@@ -421,12 +421,6 @@ static int run_job(const char *platform_dir, job *j, dt_error *err)
 
 /* ---- report ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double rel_error(const point *p)
 {
   return p->measured > 0 ? (p->simulated - p->measured) / p->measured : 0;
@@ -441,11 +435,8 @@ static double median_error(const table *t, int big, size_t *count)
     if (((double)t->pts[i].size >= MIB) == big)
       v[k++] = fabs(rel_error(&t->pts[i]));
   *count = k;
-  double m = NAN;
-  if (k > 0) {
-    qsort(v, k, sizeof *v, cmp_double);
-    m = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-  }
+  dt_sort_doubles(v, k);
+  double m = dt_median_sorted(v, k);
   free(v);
   return m;
 }

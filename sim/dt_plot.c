@@ -274,12 +274,6 @@ static int plot_heatmap(const char *dir, const dt_report_input *in, const dt_fab
   return close_checked(g, dir, "fabric_heatmap.gp", err) | rc;
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
-  double a = *(const double *)pa, b = *(const double *)pb;
-  return (a > b) - (a < b);
-}
-
 /* tiers: per link class of the platform, over every link direction of the class (unused ones count 0):
  * "class<TAB>links<TAB>used<TAB>busy_all<TAB>busy_max<TAB>util_min<TAB>util_p25<TAB>util_median<TAB>util_p75
  * <TAB>util_max<TAB>util_mean", busy_all = busy_sum / (links x makespan) (= busy_mean x used / links of
@@ -310,7 +304,7 @@ static int plot_tiers(const char *dir, const dt_report_input *in, dt_error *err)
         u[k] = util_of(&L->links[i], ms);
         sum += u[k++];
       }
-    qsort(u, C->links, sizeof *u, cmp_double); /* the unused directions are the leading zeros */
+    dt_sort_doubles(u, C->links); /* the unused directions are the leading zeros */
     fprintf(d, "%s\t%zu\t%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\n",
             dt_link_class_name((dt_link_class)c), C->links, C->used,
             ms > 0 ? C->busy_sum_s / ((double)C->links * ms) : 0, ms > 0 ? C->busy_max_s / ms : 0, u[0],

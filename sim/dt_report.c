@@ -975,21 +975,15 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
 
 /* ---- text ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* min, median, max of one per-rank field, selected by byte offset in dt_rank_stats */
 static void field_summary(const dt_stats *s, size_t offset, double out[3])
 {
   double *v = dt_xmalloc((size_t)s->nranks * sizeof *v);
   for (int32_t r = 0; r < s->nranks; r++)
     v[r] = *(const double *)((const char *)&s->per_rank[r] + offset);
-  qsort(v, (size_t)s->nranks, sizeof *v, cmp_double);
+  dt_sort_doubles(v, (size_t)s->nranks);
   out[0] = v[0];
-  out[1] = s->nranks % 2 ? v[s->nranks / 2] : (v[s->nranks / 2 - 1] + v[s->nranks / 2]) / 2;
+  out[1] = dt_median_sorted(v, (size_t)s->nranks);
   out[2] = v[s->nranks - 1];
   free(v);
 }

@@ -95,12 +95,6 @@ int dt_samples_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts
   return DT_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* The summary of field `offset` (a double of dt_sample_point) over the points. */
 static dt_sample_stat summarise(const dt_samples *sm, size_t offset, double *scratch)
 {
@@ -115,7 +109,7 @@ static dt_sample_stat summarise(const dt_samples *sm, size_t offset, double *scr
   }
   if (m == 0)
     return st;
-  qsort(scratch, m, sizeof *scratch, cmp_double);
+  dt_sort_doubles(scratch, m);
   st.mean = sum / (double)m;
   st.p5 = dt_quantile_sorted(scratch, m, 0.05);
   st.p95 = dt_quantile_sorted(scratch, m, 0.95);

@@ -275,6 +275,26 @@ START_TEST(test_rank_list)
 }
 END_TEST
 
+/* dt_sort_doubles, dt_median_sorted and dt_quantile_sorted: the order statistics the reports share, by hand. */
+START_TEST(test_order_stats)
+{
+  double v[] = {3, -1, 2.5, 0, 2.5};
+  dt_sort_doubles(v, 5);
+  const double want[] = {-1, 0, 2.5, 2.5, 3};
+  for (size_t i = 0; i < 5; i++)
+    ck_assert(v[i] == want[i]);
+  ck_assert(dt_median_sorted(v, 5) == 2.5);
+  double w[] = {4, 1, 3, 2};
+  dt_sort_doubles(w, 4);
+  ck_assert(w[0] == 1 && w[1] == 2 && w[2] == 3 && w[3] == 4);
+  ck_assert(dt_median_sorted(w, 4) == 2.5);         /* (2 + 3) / 2 */
+  ck_assert(dt_quantile_sorted(w, 4, 0.25) == 1.75); /* position 0.25 x 3 = 0.75: 1 + 0.75 x (2 - 1) */
+  ck_assert(dt_median_sorted(w, 1) == 1);
+  ck_assert(isnan(dt_median_sorted(w, 0)));
+  dt_sort_doubles(NULL, 0);
+}
+END_TEST
+
 START_TEST(test_format)
 {
   char buf[64];
@@ -310,6 +330,7 @@ int main(void)
       {"whole", test_whole, 1},
       {"whole_u64", test_whole_u64, 1},
       {"rank_list", test_rank_list, 1},
+      {"order_stats", test_order_stats, 1},
   };
   return dt_test_run(dt_test_suite("units", cases, sizeof cases / sizeof cases[0], 0));
 }
