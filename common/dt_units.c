@@ -107,19 +107,38 @@ int dt_parse_bandwidth(const char *text, double *out, char *why, size_t why_size
   return 0;
 }
 
-int dt_parse_time(const char *text, double *out, char *why, size_t why_size)
+/* A quantity read from a table of exact unit spellings, each a power of ten of the SI unit: its name for
+ * messages ("time"), what a bad value is told is expected, the SI unit and the largest value dtsim accepts (with
+ * the words that scope it, "" or " for one device"). */
+typedef struct unit_row {
+  const char *u;
+  int exp10;
+} unit_row;
+
+typedef struct unit_table {
+  const char *what, *expect, *si, *scope;
+  double max;
+  const unit_row *rows;
+  size_t nrows;
+} unit_table;
+
+static const unit_row time_units[] = {{"s", 0}, {"ms", -3}, {"us", -6}, {"\xC2\xB5s", -6}, {"ns", -9}, {"ps", -12}};
+static const unit_table time_table = {"time", "expected a time with a unit such as '500ns', '1.2us', '0.003ms' or '2s'",
+                                      "s", "", DT_TIME_MAX, time_units, sizeof time_units / sizeof time_units[0]};
+static const unit_row power_units[] = {{"W", 0}, {"mW", -3}, {"kW", 3}, {"KW", 3}, {"MW", 6}};
+static const unit_table power_table = {"power", "expected a power with a unit such as '700W' or '0.7kW'", "W",
+                                       " for one device", DT_POWER_MAX, power_units,
+                                       sizeof power_units / sizeof power_units[0]};
+
+/* Reads text as a number with one of tab's units into *out (in the SI unit). Returns 0, or -1 with why set. */
+static int parse_in_units(const unit_table *tab, const char *text, double *out, char *why, size_t why_size)
 {
   double v;
   char unit[32];
-  const char *expect = "expected a time with a unit such as '500ns', '1.2us', '0.003ms' or '2s'";
-  if (read_quantity(text, expect, &v, unit, sizeof unit, why, why_size) != 0)
+  if (read_quantity(text, tab->expect, &v, unit, sizeof unit, why, why_size) != 0)
     return -1;
-  static const struct {
-    const char *u;
-    int exp10;
-  } units[] = {{"s", 0}, {"ms", -3}, {"us", -6}, {"\xC2\xB5s", -6}, {"ns", -9}, {"ps", -12}};
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-    if (strcmp(unit, units[i].u) == 0) {
+  for (size_t i = 0; i < tab->nrows; i++)
+    if (strcmp(unit, tab->rows[i].u) == 0) {
       /* Scale in decimal, not by multiplying with an inexact 1e-3: "2.778747ms" reads as strtod("2.778747e-3"),
        * the double nearest to the written value, so a writer's shortest exact form reads back exactly. */
       const char *p = text;
@@ -127,20 +146,28 @@ int dt_parse_time(const char *text, double *out, char *why, size_t why_size)
         p++;
       size_t n = strspn(p, "0123456789.eE+-");
       char num[96];
+      double x;
       if (n > 0 && n < 64 && !memchr(p, 'e', n) && !memchr(p, 'E', n)) {
-        snprintf(num, sizeof num, "%.*se%d", (int)n, p, units[i].exp10);
-        *out = strtod(num, NULL);
+        snprintf(num, sizeof num, "%.*se%d", (int)n, p, tab->rows[i].exp10);
+        x = strtod(num, NULL);
       } else {
-        *out = v * pow(10.0, units[i].exp10);
+        x = v * pow(10.0, tab->rows[i].exp10);
       }
-      if (!(*out <= DT_TIME_MAX)) {
-        snprintf(why, why_size, "time '%s' is above the %.0e s dtsim accepts", text, DT_TIME_MAX);
+      if (!(x <= tab->max)) {
+        snprintf(why, why_size, "%s '%s' is above the %.0e %s dtsim accepts%s", tab->what, text, tab->max, tab->si,
+                 tab->scope);
         return -1;
       }
+      *out = x;
       return 0;
     }
-  snprintf(why, why_size, "%s, found unit '%s'", expect, unit);
+  snprintf(why, why_size, "%s, found unit '%s'", tab->expect, unit);
   return -1;
+}
+
+int dt_parse_time(const char *text, double *out, char *why, size_t why_size)
+{
+  return parse_in_units(&time_table, text, out, why, why_size);
 }
 
 int dt_parse_flop_rate(const char *text, double *out, char *why, size_t why_size)
@@ -166,27 +193,7 @@ int dt_parse_flop_rate(const char *text, double *out, char *why, size_t why_size
 
 int dt_parse_power(const char *text, double *out, char *why, size_t why_size)
 {
-  double v;
-  char unit[32];
-  const char *expect = "expected a power with a unit such as '700W' or '0.7kW'";
-  if (read_quantity(text, expect, &v, unit, sizeof unit, why, why_size) != 0)
-    return -1;
-  static const struct {
-    const char *u;
-    double mult;
-  } units[] = {{"W", 1.0}, {"mW", 1e-3}, {"kW", 1e3}, {"KW", 1e3}, {"MW", 1e6}};
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-    if (strcmp(unit, units[i].u) == 0) {
-      double w = v * units[i].mult;
-      if (!(w <= DT_POWER_MAX)) {
-        snprintf(why, why_size, "power '%s' is above the %.0e W dtsim accepts for one device", text, DT_POWER_MAX);
-        return -1;
-      }
-      *out = w;
-      return 0;
-    }
-  snprintf(why, why_size, "%s, found unit '%s'", expect, unit);
-  return -1;
+  return parse_in_units(&power_table, text, out, why, why_size);
 }
 
 int dt_parse_bytes(const char *text, uint64_t *out, char *why, size_t why_size)
