@@ -2,11 +2,13 @@
  * prefixes, bits and bytes, bad inputs) and the readable formatters. Expected values are hand conversions. */
 #include "dt_test.h"
 #include "common/dt_units.h"
+#include "common/dt_strtab.h"
 #include "common/dt_util.h"
 
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,6 +297,38 @@ START_TEST(test_order_stats)
 }
 END_TEST
 
+/* dt_strtab: indices in order of first appearance, prefixes by length, and lookups that stay right as it grows. */
+START_TEST(test_strtab)
+{
+  dt_strtab tab = {0};
+  ck_assert_int_eq(dt_strtab_find(&tab, "a", 1), -1);
+  ck_assert_int_eq(dt_strtab_intern(&tab, "a", 1), 0);
+  ck_assert_int_eq(dt_strtab_intern(&tab, "b", 1), 1);
+  ck_assert_int_eq(dt_strtab_intern(&tab, "a", 1), 0);
+  ck_assert_int_eq(dt_strtab_intern(&tab, "abc", 2), 2); /* "ab" */
+  ck_assert_str_eq(tab.s[2], "ab");
+  ck_assert_int_eq(dt_strtab_find(&tab, "ab", 2), 2);
+  ck_assert_int_eq(dt_strtab_find(&tab, "abc", 3), -1);
+  ck_assert_int_eq(dt_strtab_intern(&tab, "", 0), 3);
+  char key[32];
+  for (int i = 0; i < 5000; i++) { /* past several doublings of the index */
+    snprintf(key, sizeof key, "k%d", i);
+    ck_assert_int_eq(dt_strtab_intern(&tab, key, strlen(key)), 4 + i);
+  }
+  for (int i = 0; i < 5000; i++) {
+    snprintf(key, sizeof key, "k%d", i);
+    ck_assert_int_eq(dt_strtab_find(&tab, key, strlen(key)), 4 + i);
+  }
+  ck_assert_int_eq(dt_strtab_find(&tab, "b", 1), 1);
+  ck_assert_int_eq(dt_strtab_find(&tab, "k5000", 5), -1);
+  ck_assert_uint_eq(tab.n, 5004);
+  dt_strtab_free(&tab);
+  ck_assert_uint_eq(tab.n, 0);
+  ck_assert_int_eq(dt_strtab_find(&tab, "a", 1), -1);
+  dt_strtab_free(&tab);
+}
+END_TEST
+
 START_TEST(test_format)
 {
   char buf[64];
@@ -331,6 +365,7 @@ int main(void)
       {"whole_u64", test_whole_u64, 1},
       {"rank_list", test_rank_list, 1},
       {"order_stats", test_order_stats, 1},
+      {"strtab", test_strtab, 1},
   };
   return dt_test_run(dt_test_suite("units", cases, sizeof cases / sizeof cases[0], 0));
 }

@@ -6,6 +6,8 @@
 
 #include "dt_trace_io.h"
 
+#include "../common/dt_strtab.h"
+
 #include <stdint.h>
 #include <zlib.h>
 
@@ -34,31 +36,5 @@ void dt_import_note_assumptions(dt_trace *t, const char *importer);
  * (int8, ..., bf16, fp8e4m3); 0 / NULL for an unknown id. */
 unsigned dt_nccl_dtype_size(int id);
 const char *dt_nccl_dtype_name(int id);
-
-/* A string -> index map (open addressing, keys copied), for the importers' process and communicator tables. */
-typedef struct dt_strmap {
-  char **keys;
-  int32_t *vals;
-  size_t n, cap;
-} dt_strmap;
-
-/* Index stored for key, or -1. */
-int32_t dt_strmap_get(const dt_strmap *m, const char *key);
-/* Stores key -> val (key copied); key must not be in the map. */
-void dt_strmap_put(dt_strmap *m, const char *key, int32_t val);
-void dt_strmap_free(dt_strmap *m);
-
-/* Interned strings (names that repeat thousands of times: kernel and node names): each distinct string once,
- * indices in order of first appearance. */
-typedef struct dt_strtab {
-  char **s;       /* s[i]: the string of index i; owned */
-  size_t n, cap;
-  int32_t *slots; /* open addressing, -1 empty */
-  size_t nslots;
-} dt_strtab;
-
-/* Index of the first len bytes of s, added when new. */
-int32_t dt_strtab_intern(dt_strtab *tab, const char *s, size_t len);
-void dt_strtab_free(dt_strtab *tab);
 
 #endif

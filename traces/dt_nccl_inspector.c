@@ -78,7 +78,7 @@ typedef struct ins {
   uint64_t unknown;
   char unknown_names[160];
   char versions[128];
-  dt_strmap proc_index, comm_index; /* key -> procs[], header id -> comms[] */
+  dt_strtab proc_index, comm_index; /* key -> procs[], header id -> comms[] (the same numbering) */
 } ins;
 
 static void reset_record(ins *x)
@@ -92,10 +92,9 @@ static void reset_record(ins *x)
 
 static int32_t find_proc(ins *x, const char *key)
 {
-  int32_t found = dt_strmap_get(&x->proc_index, key);
-  if (found >= 0)
+  int32_t found = dt_strtab_intern(&x->proc_index, key, strlen(key));
+  if ((size_t)found < x->nprocs)
     return found;
-  dt_strmap_put(&x->proc_index, key, (int32_t)x->nprocs);
   x->procs = dt_grow(x->procs, &x->pcap, x->nprocs, sizeof *x->procs);
   iproc *p = &x->procs[x->nprocs];
   p->key = dt_xstrdup(key);
@@ -136,10 +135,8 @@ static int finish_record(ins *x)
   char key[200];
   snprintf(key, sizeof key, "%s:%" PRId64, x->host[0] ? x->host : x->path, x->pid);
   int32_t pi = find_proc(x, key);
-  int32_t found = dt_strmap_get(&x->comm_index, x->id);
-  size_t ci = found >= 0 ? (size_t)found : x->ncomms;
+  size_t ci = (size_t)dt_strtab_intern(&x->comm_index, x->id, strlen(x->id));
   if (ci == x->ncomms) {
-    dt_strmap_put(&x->comm_index, x->id, (int32_t)ci);
     x->comms = dt_grow(x->comms, &x->ccap, x->ncomms, sizeof *x->comms);
     icomm *c = &x->comms[x->ncomms++];
     c->id = dt_xstrdup(x->id);
@@ -467,8 +464,8 @@ static void free_ins(ins *x)
     free(x->procs[i].seen);
   }
   free(x->procs);
-  dt_strmap_free(&x->proc_index);
-  dt_strmap_free(&x->comm_index);
+  dt_strtab_free(&x->proc_index);
+  dt_strtab_free(&x->comm_index);
 }
 
 /* Whether sorted array a (n entries) holds v. */

@@ -67,7 +67,7 @@ typedef struct nl {
   char **paths;
   size_t npaths;
   uint32_t *tfile;    /* trace file index of each path */
-  dt_strmap proc_index, comm_index; /* id -> procs[], key -> comms[] */
+  dt_strtab proc_index, comm_index; /* id -> procs[], key -> comms[] (the same numbering) */
   char **names;       /* op names seen (few) */
   size_t nnames, names_cap;
   uint64_t unknown_ops; /* call lines of ops dtsim has no kind for */
@@ -178,10 +178,9 @@ static const char *nccl_message(const char *s, char *id, size_t size)
 
 static int32_t find_proc(nl *x, const char *id, uint32_t file, long line)
 {
-  int32_t found = dt_strmap_get(&x->proc_index, id);
-  if (found >= 0)
+  int32_t found = dt_strtab_intern(&x->proc_index, id, strlen(id));
+  if ((size_t)found < x->nprocs)
     return found;
-  dt_strmap_put(&x->proc_index, id, (int32_t)x->nprocs);
   x->procs = dt_grow(x->procs, &x->pcap, x->nprocs, sizeof *x->procs);
   proc *p = &x->procs[x->nprocs];
   memset(p, 0, sizeof *p);
@@ -222,10 +221,9 @@ static int32_t sibling_with_comm(const nl *x, int32_t pi, uint64_t ptr, int32_t 
 
 static int32_t find_comm(nl *x, const char *key, int32_t nranks, uint32_t file, long line)
 {
-  int32_t found = dt_strmap_get(&x->comm_index, key);
-  if (found >= 0)
+  int32_t found = dt_strtab_intern(&x->comm_index, key, strlen(key));
+  if ((size_t)found < x->ncomms)
     return found;
-  dt_strmap_put(&x->comm_index, key, (int32_t)x->ncomms);
   x->comms = dt_grow(x->comms, &x->ccap, x->ncomms, sizeof *x->comms);
   comm *c = &x->comms[x->ncomms];
   memset(c, 0, sizeof *c);
@@ -461,8 +459,8 @@ static void free_nl(nl *x)
   }
   free(x->procs);
   free(x->tfile);
-  dt_strmap_free(&x->proc_index);
-  dt_strmap_free(&x->comm_index);
+  dt_strtab_free(&x->proc_index);
+  dt_strtab_free(&x->comm_index);
   for (size_t i = 0; i < x->nnames; i++)
     free(x->names[i]);
   free(x->names);

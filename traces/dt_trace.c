@@ -130,7 +130,7 @@ void dt_trace_free(dt_trace *t)
     free(t->groups[g].ranks);
   }
   free(t->groups);
-  free(t->group_slots);
+  dt_strtab_free(&t->group_index);
   for (size_t i = 0; i < t->nfiles; i++)
     free(t->files[i]);
   free(t->files);
@@ -155,40 +155,6 @@ uint32_t dt_trace_add_file(dt_trace *t, const char *path)
   t->files = dt_grow(t->files, &t->files_cap, t->nfiles, sizeof *t->files);
   t->files[t->nfiles] = dt_xstrdup(path);
   return (uint32_t)t->nfiles++;
-}
-
-/* FNV-1a of a group name. */
-static uint64_t name_hash(const char *s)
-{
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
-static void slot_put(dt_trace *t, size_t g)
-{
-  size_t mask = t->group_slots_cap - 1, i = name_hash(t->groups[g].name) & mask;
-  while (t->group_slots[i])
-    i = (i + 1) & mask;
-  t->group_slots[i] = (int32_t)g + 1;
-}
-
-/* Puts the new group g (= t->ngroups, not yet counted) into the name index, rebuilt twice as large whenever
- * the load would pass one half. */
-static void index_group(dt_trace *t, size_t g)
-{
-  if ((g + 1) * 2 > t->group_slots_cap) {
-    size_t cap = t->group_slots_cap ? t->group_slots_cap * 2 : 64;
-    while (cap < (g + 1) * 2)
-      cap *= 2;
-    free(t->group_slots);
-    t->group_slots = dt_xcalloc(cap, sizeof *t->group_slots);
-    t->group_slots_cap = cap;
-    for (size_t j = 0; j < g; j++)
-      slot_put(t, j);
-  }
-  slot_put(t, g);
 }
 
 static int cmp_rank(const void *a, const void *b)
@@ -229,22 +195,13 @@ int dt_trace_add_group(dt_trace *t, const char *name, const int32_t *ranks, size
   memcpy(g->ranks, ranks, n * sizeof *g->ranks);
   g->file = file;
   g->line = line;
-  index_group(t, t->ngroups);
+  dt_strtab_intern(&t->group_index, name, strlen(name)); /* new: index ngroups */
   return (int)t->ngroups++;
 }
 
 int dt_trace_find_group(const dt_trace *t, const char *name)
 {
-  if (!t->group_slots_cap)
-    return -1;
-  size_t mask = t->group_slots_cap - 1;
-  for (size_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
-    int32_t v = t->group_slots[i];
-    if (v == 0)
-      return -1;
-    if (strcmp(t->groups[v - 1].name, name) == 0)
-      return v - 1;
-  }
+  return dt_strtab_find(&t->group_index, name, strlen(name));
 }
 
 /* Streams a rank may have before dt_trace_stream keeps a table of their ids (below it, a scan is as fast). */

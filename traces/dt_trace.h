@@ -6,6 +6,7 @@
 #define DT_TRACE_H
 
 #include "../common/dt_error.h"
+#include "../common/dt_strtab.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -149,9 +150,8 @@ typedef struct dt_trace {
   int32_t nranks;
   size_t ngroups, groups_cap;
   dt_group *groups;
-  int32_t *group_slots; /* index of group names for dt_trace_find_group (open addressing, group index + 1,
-                           0 empty), kept by dt_trace_add_group */
-  size_t group_slots_cap;
+  dt_strtab group_index; /* group names for dt_trace_find_group, numbered as groups[] (groups are only
+                           added), kept by dt_trace_add_group */
   dt_rank *ranks;     /* nranks entries */
   size_t nfiles, files_cap;
   char **files;       /* source files, for error positions; files[0] exists ("" when built in memory) */
