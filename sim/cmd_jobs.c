@@ -548,7 +548,6 @@ int dt_cmd_jobs(int argc, char **argv)
     first_job++;
   dt_replay_opts ro;
   dt_replay_opts_init(&ro);
-  char **sg_cfg = NULL;
   int json = 0, rc = EXIT_USAGE, opt;
   size_t top_links = 10;
   job jobs[DT_MERGE_MAX_JOBS];
@@ -601,19 +600,10 @@ int dt_cmd_jobs(int argc, char **argv)
     }
     case 'C': {
       char why[512];
-      if (!strchr(optarg, ':')) {
-        usage("--cfg expects a SimGrid setting KEY:VALUE, found '%s'", optarg);
-        goto done;
-      }
-      if (dt_cli_check_cfg(optarg, why, sizeof why) != 0) {
+      if (dt_cli_simgrid_option(0, optarg, &ro, why, sizeof why) != 0) {
         usage("%s", why);
         goto done;
       }
-      sg_cfg = dt_xrealloc(sg_cfg, sizeof *sg_cfg * (size_t)(ro.simgrid_argc + 1));
-      sg_cfg[ro.simgrid_argc] = dt_xmalloc(strlen(optarg) + 7);
-      sprintf(sg_cfg[ro.simgrid_argc], "--cfg=%s", optarg);
-      ro.simgrid_argc++;
-      ro.simgrid_argv = sg_cfg;
       break;
     }
     case OPT_DEGRADE:
@@ -811,9 +801,9 @@ done:
     free(jobs[k].label);
     dt_gen_flags_free(&jobs[k].gf);
   }
-  for (int i = 0; i < ro.simgrid_argc; i++)
-    free(sg_cfg[i]);
-  free(sg_cfg);
+  for (int i = 0; i < ro.simgrid_argc; i++) /* --cfg settings handed to SimGrid, owned here */
+    free(ro.simgrid_argv[i]);
+  free(ro.simgrid_argv);
   dt_faults_clear(&faults);
   dt_platform_free(p);
   return rc;

@@ -243,6 +243,22 @@ int dt_cli_model_option(const char *name, const char *arg, dt_fidelity *fidelity
   return -1;
 }
 
+int dt_cli_simgrid_option(int is_log, const char *arg, dt_replay_opts *ro, char *why, size_t why_size)
+{
+  if (!is_log && !strchr(arg, ':')) {
+    snprintf(why, why_size, "--cfg expects a SimGrid setting KEY:VALUE, found '%s'", arg);
+    return -1;
+  }
+  if ((is_log ? dt_check_log_setting(arg, why, why_size) : dt_cli_check_cfg(arg, why, why_size)) != 0)
+    return -1;
+  ro->simgrid_argv = dt_xrealloc(ro->simgrid_argv, sizeof *ro->simgrid_argv * (size_t)(ro->simgrid_argc + 1));
+  size_t size = strlen(arg) + 7;
+  ro->simgrid_argv[ro->simgrid_argc] = dt_xmalloc(size);
+  snprintf(ro->simgrid_argv[ro->simgrid_argc], size, "--%s=%s", is_log ? "log" : "cfg", arg);
+  ro->simgrid_argc++;
+  return 0;
+}
+
 static int usage_error(const char *cmdname, const char *fmt, const char *arg)
 {
   fprintf(stderr, "dtsim %s: ", cmdname);
@@ -472,7 +488,6 @@ static int cmd_run(int argc, char **argv)
   dt_import_opts_init(&io);
   dt_replay_opts ro;
   dt_replay_opts_init(&ro);
-  char **sg_cfg = NULL; /* --cfg settings handed to SimGrid, owned here */
   dt_faults faults;     /* --degrade, --fail, --flap */
   dt_faults_init(&faults);
   dt_fault_cmp fcmp;
@@ -569,34 +584,12 @@ static int cmd_run(int argc, char **argv)
       placement_path = optarg;
       break;
     case 'C': /* handed to SimGrid as --cfg=KEY:VALUE (e.g. contexts/factory:thread under a sanitizer) */
-      if (!strchr(optarg, ':')) {
-        usage_error("run", "--cfg expects a SimGrid setting KEY:VALUE, found '%s'", optarg);
-        goto done_usage;
-      }
-      {
-        char why[512];
-        if (dt_cli_check_cfg(optarg, why, sizeof why) != 0) {
-          usage_error("run", "%s", why);
-          goto done_usage;
-        }
-      }
-      sg_cfg = dt_xrealloc(sg_cfg, sizeof *sg_cfg * (size_t)(ro.simgrid_argc + 1));
-      sg_cfg[ro.simgrid_argc] = dt_xmalloc(strlen(optarg) + 7);
-      sprintf(sg_cfg[ro.simgrid_argc], "--cfg=%s", optarg);
-      ro.simgrid_argc++;
-      ro.simgrid_argv = sg_cfg;
-      break;
     case 'l': { /* handed to SimGrid as --log=CAT.thres:LEVEL (docs/replay.md, Logs) */
       char why[512];
-      if (dt_check_log_setting(optarg, why, sizeof why) != 0) {
+      if (dt_cli_simgrid_option(opt == 'l', optarg, &ro, why, sizeof why) != 0) {
         usage_error("run", "%s", why);
         goto done_usage;
       }
-      sg_cfg = dt_xrealloc(sg_cfg, sizeof *sg_cfg * (size_t)(ro.simgrid_argc + 1));
-      sg_cfg[ro.simgrid_argc] = dt_xmalloc(strlen(optarg) + 7);
-      sprintf(sg_cfg[ro.simgrid_argc], "--log=%s", optarg);
-      ro.simgrid_argc++;
-      ro.simgrid_argv = sg_cfg;
       break;
     }
     case 'h':
@@ -766,9 +759,9 @@ done_usage:
   dt_faultcmp_free(&fcmp);
   dt_faults_clear(&faults);
   dt_var_opts_free(&vo);
-  for (int i = 0; i < ro.simgrid_argc; i++)
-    free(sg_cfg[i]);
-  free(sg_cfg);
+  for (int i = 0; i < ro.simgrid_argc; i++) /* --cfg and --log settings handed to SimGrid, owned here */
+    free(ro.simgrid_argv[i]);
+  free(ro.simgrid_argv);
   dt_gen_flags_free(&gf);
   free(longopts);
   return rc;
