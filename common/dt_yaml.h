@@ -11,15 +11,19 @@
  * libyaml's document loader takes time quadratic in the nesting: 40,000 levels in 80 KB took 17.6 s. */
 #define DT_YAML_MAX_DEPTH 64
 
-/* Streams the YAML events of text (len bytes) and returns DT_ERR, with err at source:line:col, as soon as the
- * nesting passes max_depth; DT_OK otherwise, also on a syntax error (the loader reports those itself). Linear
- * in the bytes read. */
-int dt_yaml_check_depth(const char *text, size_t len, const char *source, int max_depth, dt_error *err);
+/* The guard every dtsim YAML reader (platform, workload, sweep spec) runs before libyaml builds a document.
+ * Streams the YAML events of text (len bytes) and returns DT_ERR, with err at source:line:col, at the first of:
+ * nesting deeper than DT_YAML_MAX_DEPTH; a YAML tag on any node (`!foo 4`, `!!int 4`, `!!str x`, `!!map {..}`): dtsim
+ * fixes each key's type itself, so a tag can only repeat it or contradict it, and none is accepted (the message
+ * names the key path, as 'axes.tp', and the tag as written). DT_OK otherwise, also on a syntax error (the loader
+ * reports those itself). Linear in the bytes read. */
+int dt_yaml_check(const char *text, size_t len, const char *source, dt_error *err);
 
 /* dtsim's files write numbers and booleans as plain YAML scalars: `nodes: 4`, never `nodes: "4"` or
  * `nodes: !foo 4` (docs/platform.md "Numbers"). Returns NULL when n is a plain scalar without an explicit tag
- * (libyaml cannot tell `!!str 4` from `4`, so that one passes); else what it is instead, a static phrase: "a
- * quoted string", "a block string" or "a value with the tag '...'" (the tag text is copied into buf, size bytes). */
+ * (a loaded document cannot tell `!!str 4` from `4`: dt_yaml_check refuses that one, and every other tag, before
+ * the document is built); else what it is instead, a static phrase: "a quoted string", "a block string" or "a
+ * value with the tag '...'" (the tag text is copied into buf, size bytes). */
 const char *dt_yaml_not_plain(const yaml_node_t *n, char *buf, size_t size);
 
 #endif

@@ -179,6 +179,12 @@ const char *dt_platform_key_path(size_t i);
  * 'nodes: "4"'): a sweep applies the same rule to its axis values. 0 past the end. */
 int dt_platform_key_numeric(size_t i);
 
+/* Checks text as the value of key i (below dt_platform_key_count()) the way a platform file's reader converts it
+ * (units, ranges, choices): for a sweep, which sets keys outside a platform file and reports a bad value at its
+ * own line and column. Returns 0, or -1 with why (size bytes) holding the reader's message ("bad value for
+ * 'gpu.power.busy': ..."). Sections, [gpu, gpu, count] lists and names pass (the platform file checks them). */
+int dt_platform_key_check(size_t i, const char *text, char *why, size_t size);
+
 /* Same as dt_platform_load on an in-memory YAML text of len bytes; source_name is used in errors. */
 int dt_platform_parse(const char *text, size_t len, const char *source_name, dt_platform **out, dt_error *err);
 

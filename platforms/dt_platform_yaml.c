@@ -957,6 +957,38 @@ static int yaml_failure(loader *L, const yaml_parser_t *parser)
   return dt_error_set(L->err, L->file, line, col, "not valid YAML: %s", problem);
 }
 
+int dt_platform_key_check(size_t i, const char *text, char *why, size_t size)
+{
+  if (i >= dt_platform_key_count())
+    return snprintf(why, size, "unknown platform key"), -1;
+  value_type t = i < R_COUNT ? schema[i].type : T_POWER2;
+  if (t == T_SECTION || t == T_LINKS || t == T_VARIABILITY || t == T_STRING)
+    return 0; /* sections and names: read with the rest of the platform */
+  yaml_document_t doc;
+  if (!yaml_document_initialize(&doc, NULL, NULL, NULL, 1, 1))
+    return 0; /* cannot check here: the platform file will */
+  int id = yaml_document_add_scalar(&doc, NULL, (yaml_char_t *)text, -1, YAML_PLAIN_SCALAR_STYLE);
+  int rc = DT_OK;
+  if (id) {
+    dt_error e;
+    dt_error_clear(&e);
+    loader L;
+    memset(&L, 0, sizeof L);
+    L.file = "";
+    L.doc = &doc;
+    L.err = &e;
+    L.p = dt_xcalloc(1, sizeof *L.p); /* scratch: numbers only (names are skipped above) */
+    yaml_node_t *v = yaml_document_get_node(&doc, id);
+    double x;
+    rc = i >= R_COUNT ? power_value(&L, v, power_subkeys[i - R_COUNT], NULL, &x) : convert(&L, (int)i, v);
+    free(L.p);
+    if (rc != DT_OK)
+      snprintf(why, size, "%.*s", (int)(size > 1 ? size - 1 : 0), e.msg);
+  }
+  yaml_document_delete(&doc);
+  return rc == DT_OK ? 0 : -1;
+}
+
 int dt_platform_parse(const char *text, size_t len, const char *source_name, dt_platform **out, dt_error *err)
 {
   int rc = DT_ERR;
@@ -971,7 +1003,7 @@ int dt_platform_parse(const char *text, size_t len, const char *source_name, dt_
   dt_error_clear(err);
   *out = NULL;
 
-  if (dt_yaml_check_depth(text, text ? len : 0, L.file, DT_YAML_MAX_DEPTH, err) != DT_OK)
+  if (dt_yaml_check(text, text ? len : 0, L.file, err) != DT_OK)
     goto cleanup;
   if (!yaml_parser_initialize(&parser)) {
     dt_error_set(err, L.file, 0, 0, "cannot initialise the YAML parser");

@@ -193,6 +193,27 @@ typedef struct where {
   long line, col;
 } where;
 
+/* Checks an axis or workload value the way the file it ends up in will read it (a platform key's unit and
+ * range, a generator key's range), so that a bad value is reported at the spec's own line and column instead of
+ * as an impossible point. Returns 0, or -1 with why. */
+static int check_key_value(dt_axis_kind kind, const char *key, const char *v, char *why, size_t size)
+{
+  if (kind == DT_AXIS_GEN) {
+    dt_gen_config c;
+    dt_gen_config_init(&c);
+    dt_error e;
+    dt_error_clear(&e);
+    if (dt_gen_set(&c, key, v, &e) != DT_OK)
+      return snprintf(why, size, "%.*s", (int)(size > 1 ? size - 1 : 0), e.msg), -1;
+    return 0;
+  }
+  if (kind == DT_AXIS_PLATFORM)
+    for (size_t i = 0; i < dt_platform_key_count(); i++)
+      if (strcmp(dt_platform_key_path(i), key) == 0)
+        return dt_platform_key_check(i, v, why, size);
+  return 0;
+}
+
 static int spec_fail(dt_error *err, where w, const char *fmt, ...) DT_PRINTF(3, 4);
 static int spec_fail(dt_error *err, where w, const char *fmt, ...)
 {
@@ -262,8 +283,10 @@ static int unknown_axis(dt_error *err, where w, const char *name)
 }
 
 /* Sets one spec key (dotted, "workload.tp", "axes.nics.bandwidth") to its values (list = 1 when given as a
- * sequence or comma list). Values are checked here, where their position is known. */
-static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals, int list, where w, dt_error *err)
+ * sequence or comma list). Values are checked here, where their position is known: w, or vw[i] for value i
+ * when vw is not NULL. */
+static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals, int list, where w,
+                    const where *vw, dt_error *err)
 {
   if (strncmp(key, "axes.", 5) == 0) {
     const char *name = key + 5;
@@ -295,8 +318,11 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
       char why[256];
       if (!*vals[i])
         return spec_fail(err, w, "axis '%s' has an empty value", name);
+      where wi = vw ? vw[i] : w;
       if (kind == DT_AXIS_RUN && check_run_value(name, vals[i], why, sizeof why) < 0)
-        return spec_fail(err, w, "%s", why);
+        return spec_fail(err, wi, "%s", why);
+      if (check_key_value(kind, name, vals[i], why, sizeof why) < 0)
+        return spec_fail(err, wi, "%s", why);
       for (size_t j = 0; j < i; j++)
         if (strcmp(vals[i], vals[j]) == 0)
           return spec_fail(err, w, "axis '%s' lists the value '%s' twice", name, vals[i]);
@@ -365,6 +391,9 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
       return unknown_key(err, w, k, "'workload' (expected gen, workload, traces or a generator key)", wk,
                          sizeof wk / sizeof wk[0]);
     }
+    char why[256];
+    if (check_key_value(DT_AXIS_GEN, k, v, why, sizeof why) < 0)
+      return spec_fail(err, vw ? vw[0] : w, "%s", why);
     for (size_t i = 0; i < s->ngen; i++)
       if (strcmp(s->gen_keys[i], k) == 0) {
         set_str(&s->gen_values[i], v);
@@ -520,32 +549,41 @@ static int walk_map(yspec *Y, yaml_node_t *map, const char *prefix, int depth)
     if (depth == 0 && (strcmp(key, "workload") == 0 || strcmp(key, "run") == 0))
       return spec_fail(Y->err, node_where(Y, v), "expected a mapping for '%s'", key);
     char **vals = NULL;
+    where *vw = NULL;
     size_t nvals = 0;
     int list = 0;
     if (v->type == YAML_SCALAR_NODE) {
       if (check_plain(Y, v, key) != DT_OK)
         return DT_ERR;
+      vw = dt_xmalloc(sizeof *vw);
+      vw[0] = node_where(Y, v);
       push_str(&vals, &nvals, scalar(v));
     } else if (v->type == YAML_SEQUENCE_NODE) {
       list = 1;
+      size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+      vw = dt_xmalloc(sizeof *vw * (n ? n : 1));
       for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
         yaml_node_t *e = yaml_document_get_node(&Y->doc, *it);
         if (e->type != YAML_SCALAR_NODE) {
           free_strs(vals, nvals);
+          free(vw);
           return spec_fail(Y->err, node_where(Y, e), "expected a plain value in the list for '%s'", key);
         }
         if (check_plain(Y, e, key) != DT_OK) {
           free_strs(vals, nvals);
+          free(vw);
           return DT_ERR;
         }
+        vw[nvals] = node_where(Y, e);
         push_str(&vals, &nvals, scalar(e));
       }
     } else {
       return spec_fail(Y->err, node_where(Y, v), "expected a value or a list for '%s', found a mapping", key);
     }
     /* an axis given a single value is a one-value axis (a fixed override with its own column) */
-    int rc = spec_set(Y->s, key, vals, nvals, list || in_axes, node_where(Y, v), Y->err);
+    int rc = spec_set(Y->s, key, vals, nvals, list || in_axes, node_where(Y, v), vw, Y->err);
     free_strs(vals, nvals);
+    free(vw);
     if (rc != DT_OK)
       return DT_ERR;
   }
@@ -562,6 +600,10 @@ static int load_yaml(const char *path, dt_sweep_spec *s, dt_error *err)
   char *text = dt_sweep_read_file(path, &len);
   if (!text)
     return dt_error_set(err, NULL, 0, 0, "cannot open '%s': %s", path, strerror(errno));
+  if (dt_yaml_check(text, len, path, err) != DT_OK) { /* nesting and tags, as for platform and workload files */
+    free(text);
+    return DT_ERR;
+  }
   yaml_parser_t parser;
   yspec Y = {.file = path, .s = s, .err = err};
   yaml_parser_initialize(&parser);
@@ -620,7 +662,7 @@ static int set_flag(dt_sweep_spec *s, const char *set, dt_error *err)
   } else {
     push_str(&vals, &nvals, eq + 1);
   }
-  int rc = spec_set(s, key, vals, nvals, listy, w, err);
+  int rc = spec_set(s, key, vals, nvals, listy, w, NULL, err);
   free_strs(vals, nvals);
   free(key);
   return rc;

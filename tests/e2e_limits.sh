@@ -46,6 +46,13 @@ cpu "$tmp/c20k" "$DTSIM" run tests/data/node8.yaml "$tmp/b20k.dtt"
 cpu "$tmp/c80k" "$DTSIM" run tests/data/node8.yaml "$tmp/b80k.dtt"
 check "a batch's cost is linear in its pairs ($small vs $((4 * small)) pairs: $(cat "$tmp/c20k") s, $(cat "$tmp/c80k") s)" \
   'ratio_ok "$tmp/c20k" "$tmp/c80k"'
+# what made batches quadratic: one actor waiting all of a batch's comms (SimGrid scans an actor's activity list
+# at each completion). Counted, not timed: the replay's log says how many actors waited the batch's comms.
+"$DTSIM" run --log dtsim_replay.thres:verbose tests/data/node8.yaml "$tmp/b20k.dtt" >/dev/null 2>"$tmp/b20k.log"
+per_actor=$(sed -n 's/.*batch of [0-9]* ops on rank [01] stream 0: \([0-9]*\) comms waited by \([0-9]*\) actors.*/\1 \2/p' \
+  "$tmp/b20k.log" | awk 'NF == 2 && $2 > 0 { n++; r = $1 / $2; if (r > m) m = r } END { if (n == 2) print m }')
+check "no actor waits more than 128 comms of a batch of $small pairs (most per actor: ${per_actor:-no log line})" \
+  '[ -n "$per_actor" ] && awk -v m="$per_actor" "BEGIN { exit !(m <= 128) }"'
 # 300 pairs 0 -> 1 share rank 0's port (each alpha + 300 S/B) in the batch of a receive from rank 2, which
 # sends 1 ms late (alpha + S/B from its issue): spread over helper actors, each pair keeps its own completion
 {
@@ -279,6 +286,56 @@ check "sweep axis value with a tag: exit 2 at its line:col" '[ $rc -eq 2 ] && gr
 sweepspec 8 'network.topology: ["fat-tree"]'
 "$DTSIM" sweep plan "$tmp/sw.yaml" >"$tmp/sw.out" 2>"$tmp/sw.err"; rc=$?
 check "a quoted word for a text key is fine (exit 0, one point)" '[ $rc -eq 0 ] && grep -q "network.topology=fat-tree" "$tmp/sw.out"'
+# values are checked when the spec is read, at their own line:col (was: an impossible point, found at plan time)
+sweepspec 8 'gpu.power.busy: [700W, 7X]'
+"$DTSIM" sweep plan "$tmp/sw.yaml" >/dev/null 2>"$tmp/sw.err"; rc=$?
+check "sweep axis power '7X': exit 2 at its line:col, naming the unit" \
+  '[ $rc -eq 2 ] && grep -q "sw.yaml:5:26: bad value for .gpu.power.busy.: .*found unit .X." "$tmp/sw.err"'
+sweepspec 8 'tp: [1, 0]'
+"$DTSIM" sweep plan "$tmp/sw.yaml" >/dev/null 2>"$tmp/sw.err"; rc=$?
+check "sweep axis tp 0: exit 2 at its line:col with the range" \
+  '[ $rc -eq 2 ] && grep -q "sw.yaml:5:11: .tp. expects a whole number from 1 to" "$tmp/sw.err"'
+sweepspec 8 'nodes: [4]'
+"$DTSIM" sweep plan "$tmp/sw.yaml" --set axes.nodes=4,+2 >/dev/null 2>"$tmp/sw.err"; rc=$?
+check "sweep --set axes.nodes=4,+2: exit 2 naming --set and the sign" \
+  '[ $rc -eq 2 ] && grep -q -- "--set: expected a whole number for .nodes., found .+2. (digits alone, without a sign)" "$tmp/sw.err"'
+
+# --- one policy for every YAML reader (README "Conventions"): numbers plain and unsigned, no YAML tag at all
+# (YAML's own !!int included: a loaded document cannot tell '!!str 4' from '4', so tags are refused as read)
+yamlcase() { # yamlcase NAME FILE WANT CMD...: CMD on FILE exits 2 and its message matches WANT
+  local name=$1 want=$3
+  shift 3
+  "$@" >/dev/null 2>"$tmp/y.err"; local rc=$?
+  check "$name (exit 2: $want)" '[ $rc -eq 2 ] && grep -q -- "$want" "$tmp/y.err"'
+}
+plat() { sed "s/^nodes: 4$/nodes: $1/" tests/data/sweep/base.yaml >"$tmp/p.yaml"; }
+plat '!!int 4'
+yamlcase "platform nodes: !!int 4" "$tmp/p.yaml" "p.yaml:6:8: expected a plain value for .nodes., found a value with the tag .!!int." \
+  "$DTSIM" platform check "$tmp/p.yaml"
+plat '!foo 4'
+yamlcase "platform nodes: !foo 4" "$tmp/p.yaml" "p.yaml:6:8: .*found a value with the tag .!foo." "$DTSIM" platform check "$tmp/p.yaml"
+plat '"4"'
+yamlcase "platform nodes: \"4\"" "$tmp/p.yaml" "p.yaml:6:8: .*found a quoted string" "$DTSIM" platform check "$tmp/p.yaml"
+plat '+4'
+yamlcase "platform nodes: +4" "$tmp/p.yaml" "p.yaml:6:8: .*without a sign" "$DTSIM" platform check "$tmp/p.yaml"
+sed 's/^network:$/network: !!map/' tests/data/sweep/base.yaml >"$tmp/p.yaml"
+yamlcase "platform network: !!map (a tag on a mapping)" "$tmp/p.yaml" "p.yaml:10:10: expected a plain value for .network., found a value with the tag .!!map." \
+  "$DTSIM" platform check "$tmp/p.yaml"
+work() { printf 'dtsim_workload: 1\npreset: neox-19m\nparallel: {tp: %s, dp: 2}\n' "$1" >"$tmp/w.yaml"; }
+work '!!int 2'
+yamlcase "workload tp: !!int 2" "$tmp/w.yaml" "w.yaml:3:16: expected a plain value for .parallel.tp., found a value with the tag .!!int." \
+  "$DTSIM" gen --workload "$tmp/w.yaml" --summary
+work '"2"'
+yamlcase "workload tp: \"2\"" "$tmp/w.yaml" "w.yaml:3:16: .*quoted" "$DTSIM" gen --workload "$tmp/w.yaml" --summary
+work '+2'
+yamlcase "workload tp: +2" "$tmp/w.yaml" "w.yaml:3:16: .*found .+2." "$DTSIM" gen --workload "$tmp/w.yaml" --summary
+sweepspec 8 'nodes: [!!int 4]'
+yamlcase "sweep nodes: [!!int 4] (was read as 4)" "$tmp/sw.yaml" "sw.yaml:5:11: expected a plain value for .axes.nodes., found a value with the tag .!!int." \
+  "$DTSIM" sweep plan "$tmp/sw.yaml"
+sweepspec 8 'network.topology: [!!str fat-tree]'
+yamlcase "sweep topology: [!!str fat-tree]" "$tmp/sw.yaml" "sw.yaml:5:22: .*tag .!!str." "$DTSIM" sweep plan "$tmp/sw.yaml"
+sweepspec 8 'nodes: [+2]'
+yamlcase "sweep nodes: [+2]" "$tmp/sw.yaml" "sw.yaml:5:11: expected a whole number for .nodes., found .+2." "$DTSIM" sweep plan "$tmp/sw.yaml"
 mkdir -p "$tmp/swdir"
 "$DTSIM" sweep "$tmp/swdir" >/dev/null 2>"$tmp/swd.err"; rc=$?
 check "sweep of a directory: exit 2 saying it is a directory and what was expected (was 'Input/output error')" \

@@ -750,7 +750,7 @@ int dt_gen_parse_yaml(const char *text, size_t len, const char *source_name, dt_
   yaml_parser_t parser;
   yaml_document_t doc;
   int rc = DT_ERR, have_doc = 0, have_version = 0;
-  if (dt_yaml_check_depth(text, len, source_name, DT_YAML_MAX_DEPTH, err) != DT_OK)
+  if (dt_yaml_check(text, len, source_name, err) != DT_OK)
     return DT_ERR;
   if (!yaml_parser_initialize(&parser))
     return dt_error_set(err, source_name, 0, 0, "cannot initialise the YAML parser");
