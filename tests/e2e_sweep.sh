@@ -185,7 +185,7 @@ check "unknown spec key: exit 2 at file:line:col with the nearest key" \
   '[ $rc -eq 2 ] && grep -q "bad.yaml:4:1: unknown key .axs. (did you mean .axes.?)" "$tmp/bad.err"'
 printf 'dtsim_sweep: 1\nplatform: base.yaml\nworkload: {gen: neox-19m}\naxes:\n  algo: [ring, trie]\n' >"$tmp/bad2.yaml"
 "$DTSIM" sweep plan "$tmp/bad2.yaml" >/dev/null 2>"$tmp/bad2.err"; rc=$?
-check "bad algorithm in an axis: exit 2 at its line" '[ $rc -eq 2 ] && grep -q "bad2.yaml:5:9: unknown algorithm .trie." "$tmp/bad2.err"'
+check "bad algorithm in an axis: exit 2 at the value's line:col" '[ $rc -eq 2 ] && grep -q "bad2.yaml:5:16: unknown algorithm .trie." "$tmp/bad2.err"'
 
 # --- Ctrl-C: finished points stay cached, nothing half-written, the rerun runs the rest
 "$DTSIM" sweep --set platform=$D/base.yaml --set workload.gen=neox-1.3b --set workload.tp=2 --set workload.dp=4 \
