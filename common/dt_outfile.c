@@ -129,9 +129,16 @@ dt_outfile *dt_outfile_open(const char *path, dt_error *err)
       path = o->path;
     }
   }
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* was only "Is a directory" */
+    dt_error_set(err, path, 0, 0, "cannot write: it is a directory (expected the name of a file to write, as "
+                 "'%s/NAME')", path);
+    release(o);
+    errno = EISDIR;
+    return NULL;
+  }
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
     /* a device, a pipe or a socket (-o /dev/null, a FIFO): written in place, since renaming over it would
-     * replace the device with a file; a directory fails here with EISDIR */
+     * replace the device with a file */
     o->f = fopen(path, "w");
     if (!o->f) {
       int e = errno;
@@ -187,6 +194,25 @@ dt_outfile *dt_outfile_open(const char *path, dt_error *err)
 FILE *dt_outfile_stream(const dt_outfile *o)
 {
   return o->f;
+}
+
+int dt_outfile_check(const char *path, dt_error *err)
+{
+  if (strcmp(path, "-") == 0)
+    return DT_OK;
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    return DT_OK; /* a device or a FIFO: opening one to try it would block or consume it */
+  dt_outfile *o = dt_outfile_open(path, err);
+  if (!o)
+    return DT_ERR;
+  dt_outfile_discard(o);
+  return DT_OK;
+}
+
+const char *dt_outfile_target(const dt_outfile *o)
+{
+  return o->tmp ? o->tmp : o->path;
 }
 
 int dt_outfile_commit(dt_outfile *o, dt_error *err)

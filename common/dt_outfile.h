@@ -25,6 +25,17 @@ dt_outfile *dt_outfile_open(const char *path, dt_error *err);
 /* The stream to write to (owned by o). */
 FILE *dt_outfile_stream(const dt_outfile *o);
 
+/* Checks, before a long run, that path can be written as dt_outfile_open will write it: opens it (its
+ * temporary) and discards it at once, so that a directory, a missing folder or a read-only place is an error
+ * before the work instead of after it. An existing file is untouched; a device or a FIFO is not tried (opening
+ * it would block or consume it). Returns DT_OK, or DT_ERR with err as dt_outfile_open fills it. */
+int dt_outfile_check(const char *path, dt_error *err);
+
+/* The name o's bytes go to until commit: the temporary, or the final name when written in place ("-" for
+ * stdout). For a file another program writes (gnuplot's pictures): open, have it write this name, then commit
+ * (the rename) or discard. Owned by o. */
+const char *dt_outfile_target(const dt_outfile *o);
+
 /* Finishes o: flushes, checks that every write succeeded, closes and renames the temporary onto the final
  * name (no fsync: a crash of the machine may lose the file, never leave half of it under its name). Frees o,
  * also on failure, when it removes the temporary and fills err ("PATH: cannot write: REASON"). Returns DT_OK

@@ -1564,6 +1564,15 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     R.tl = NULL;
     R.c.tl = NULL;
     dt_timeline_link_counters(tl, (*out)->links);
+    const dt_stats *o = *out;
+    if (o->aborted || o->ndeadlock > 0) { /* the timeline as far as the run went, saying why it stopped */
+      char what[1200];
+      if (o->aborted)
+        snprintf(what, sizeof what, "aborted at %.9g s: %.1000s", o->aborted_s, o->aborted);
+      else
+        snprintf(what, sizeof what, "deadlock: %zu ops blocked forever", o->ndeadlock);
+      dt_timeline_outcome(tl, o->aborted ? o->aborted_s : o->stopped_s, what, o->ndeadlock ? o->deadlock[0] : NULL);
+    }
     if (dt_timeline_close(tl, err) != DT_OK) {
       dt_stats_free(*out);
       *out = NULL;

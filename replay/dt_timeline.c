@@ -347,6 +347,37 @@ void dt_timeline_link_counters(dt_timeline *tl, const dt_linkstats *ls)
   XBT_VERB("fabric counters: %zu link directions from %zu transfers", nl, tl->nxf);
 }
 
+void dt_timeline_outcome(dt_timeline *tl, double t_s, const char *what, const char *first)
+{
+  if (!tl)
+    return;
+  yajl_gen g = tl->g;
+  yajl_gen_map_open(g);
+  key(g, "ph");
+  dt_json_string(g, "i");
+  key(g, "s");
+  dt_json_string(g, "g");
+  key(g, "cat");
+  dt_json_string(g, "outcome");
+  key(g, "name");
+  dt_json_string(g, what);
+  key(g, "pid");
+  inum(g, 0);
+  key(g, "tid");
+  inum(g, 0);
+  key(g, "ts");
+  num(g, t_s * 1e6);
+  if (first) {
+    key(g, "args");
+    yajl_gen_map_open(g);
+    key(g, "first_blocked");
+    dt_json_string(g, first);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_map_close(g);
+  flush(tl);
+}
+
 int dt_timeline_close(dt_timeline *tl, dt_error *err)
 {
   if (!tl)

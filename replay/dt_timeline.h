@@ -49,6 +49,12 @@ void dt_timeline_transfer(dt_timeline *tl, int32_t src_gpu, int32_t dst_gpu, dou
  * transfer that crossed it (on the route it took). Call once, after the replay and before dt_timeline_close. */
 void dt_timeline_link_counters(dt_timeline *tl, const dt_linkstats *ls);
 
+/* A run that did not complete (a deadlock, an abort): one global instant event (ph "i", scope "g", category
+ * "outcome") named what (as "deadlock: 2 ops blocked forever") at time t_s (simulated seconds), with the first
+ * blocked op in its args when first is not NULL, so that the timeline, complete as far as the run went, says
+ * where and why it stopped (docs/report.md "Timeline"). Call before dt_timeline_close. */
+void dt_timeline_outcome(dt_timeline *tl, double t_s, const char *what, const char *first);
+
 /* Closes the JSON and the file; returns DT_OK, or DT_ERR with err set when a write failed. NULL is a no-op. */
 int dt_timeline_close(dt_timeline *tl, dt_error *err);
 

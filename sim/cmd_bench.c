@@ -9,9 +9,11 @@
 #include "dt_cli.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { EXIT_OK = 0, EXIT_USAGE = 2 };
 
@@ -46,10 +48,14 @@ const char dt_cmd_bench_usage[] =
     "                         table, as '#' lines; with --json an \"explain\" array per size, docs/bench.md)\n"
     "  --json                 print a JSON array of {size_bytes, time_us, algbw_GBps, busbw_GBps, algo}\n";
 
-static int usage(const char *fmt, const char *arg)
+static int usage(const char *fmt, ...) DT_PRINTF(1, 2);
+static int usage(const char *fmt, ...)
 {
+  va_list ap;
+  va_start(ap, fmt);
   fprintf(stderr, "dtsim bench: ");
-  fprintf(stderr, fmt, arg);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
   fprintf(stderr, "\nrun 'dtsim help bench' for usage\n");
   return EXIT_USAGE;
 }
@@ -166,6 +172,7 @@ int dt_cmd_bench(int argc, char **argv)
                                            {NULL, 0, NULL, 0}};
   const char *platform_path = NULL;
   uint64_t minb = 32ull << 20, maxb = 32ull << 20, factor = 2, inc = 0;
+  const char *minb_text = NULL, *maxb_text = NULL; /* as given, for messages; NULL: the default 32M */
   int json = 0, factor_given = 0;
   dt_bench_opts o;
   dt_bench_opts_init(&o);
@@ -195,10 +202,13 @@ int dt_cmd_bench(int argc, char **argv)
         fprintf(stderr, "dtsim bench: -%c: %s\nrun 'dtsim help bench' for usage\n", opt, why);
         return EXIT_USAGE;
       }
-      if (opt == 'b')
+      if (opt == 'b') {
         minb = v;
-      else if (opt == 'e')
+        minb_text = optarg;
+      } else if (opt == 'e') {
         maxb = v;
+        maxb_text = optarg;
+      }
       else if (v == 0)
         return usage("-i expects a positive increment, found '%s'", optarg);
       else
@@ -258,10 +268,30 @@ int dt_cmd_bench(int argc, char **argv)
       return usage("unknown option '%s'", argv[optind - 1]);
     }
   }
-  if (argc - optind != 1)
-    return usage("%s", argc - optind < 1 ? "expected an op (all_reduce, all_gather, reduce_scatter, broadcast, "
-                                           "reduce, alltoall, sendrecv)"
-                                         : "expected one op");
+  if (argc - optind < 1)
+    return usage("%s", "expected an op (all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, "
+                       "sendrecv)");
+  if (argc - optind > 1) {
+    /* `dtsim bench PLATFORM OP`: the platform given as a word instead of --platform */
+    const char *file = NULL, *op = NULL;
+    for (int i = optind; i < argc; i++) {
+      struct stat st;
+      if (!file && stat(argv[i], &st) == 0 && S_ISREG(st.st_mode))
+        file = argv[i];
+      else if (!op && dt_bench_op_find(argv[i]))
+        op = argv[i];
+    }
+    if (file && !platform_path)
+      return usage("expected one op, found %d words: give the platform with --platform, as 'dtsim bench %s "
+                   "--platform %s'", argc - optind, op ? op : "OP", file);
+    return usage("expected one op (all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv), "
+                 "found %d words: '%s', '%s'%s", argc - optind, argv[optind], argv[optind + 1],
+                 argc - optind > 2 ? ", ..." : "");
+  }
+  if (!inc && minb > maxb)
+    return usage("-b %s (%s%llu bytes) is larger than -e %s (%s%llu bytes): the sizes run from -b up to -e",
+                 minb_text ? minb_text : "32M", minb_text ? "" : "the default, ", (unsigned long long)minb,
+                 maxb_text ? maxb_text : "32M", maxb_text ? "" : "the default, ", (unsigned long long)maxb);
   o.op = dt_bench_op_find(argv[optind]);
   if (!o.op) {
     size_t nops;

@@ -3,6 +3,7 @@
 #include "dt_cli.h"
 #include "dt_bench.h"
 
+#include "../common/dt_outfile.h"
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
 #include "../platforms/dt_platform.h"
@@ -623,7 +624,9 @@ static int cmd_run(int argc, char **argv)
   dt_stats *s = NULL;
   int32_t *placement = NULL;
   char *label = NULL;
-  if ((plot_dir && dt_plot_prepare(plot_dir, &err) != DT_OK) || dt_platform_load(argv[optind], &p, &err) != DT_OK)
+  /* outputs checked before the run (was: the whole report, then "No such file or directory") */
+  if ((plot_dir && dt_plot_prepare(plot_dir, &err) != DT_OK) ||
+      (ro.timeline && dt_outfile_check(ro.timeline, &err) != DT_OK) || dt_platform_load(argv[optind], &p, &err) != DT_OK)
     goto fail;
   if (gen) {
     dt_gen_config gc;
@@ -877,7 +880,8 @@ static int cmd_import(int argc, char **argv)
   dt_trace *t = NULL;
   int rc = EXIT_OK;
   size_t nfiles = (size_t)(argc - optind);
-  if (dt_trace_load((const char *const *)&argv[optind], nfiles, &io, &t, &err) != DT_OK ||
+  if ((out && dt_outfile_check(out, &err) != DT_OK) || /* before the import: -o DIR, a missing folder */
+      dt_trace_load((const char *const *)&argv[optind], nfiles, &io, &t, &err) != DT_OK ||
       (out && dt_check_output_size(t, out, max_output, "import", &err) != DT_OK) ||
       (out && dt_trace_write_native(t, out, &err) != DT_OK)) {
     print_error(&err);

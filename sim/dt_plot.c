@@ -26,6 +26,18 @@ int dt_plot_prepare(const char *dir, dt_error *err)
     return dt_error_set(err, dir, 0, 0, "--plot: cannot create the directory: %s", strerror(errno));
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
     return dt_error_set(err, dir, 0, 0, "--plot expects a directory, found a file");
+  /* a file can be created in it (was: /proc passed, and the run printed its whole report before "No such file
+   * or directory") */
+  size_t len = strlen(dir) + 32;
+  char *probe = dt_xmalloc(len);
+  snprintf(probe, len, "%s/critical_path.dat", dir);
+  dt_error e;
+  dt_error_clear(&e);
+  int rc = dt_outfile_check(probe, &e);
+  int errnum = errno;
+  free(probe);
+  if (rc != DT_OK)
+    return dt_error_set(err, dir, 0, 0, "--plot cannot create files in this directory: %s", strerror(errnum));
   return DT_OK;
 }
 
@@ -55,8 +67,9 @@ static void gp_header(FILE *g, const dt_report_input *in, const char *name, cons
 {
   fprintf(g, "# written by dtsim run --plot: %s (docs/report.md, Pictures); run it again with 'gnuplot %s.gp'\n", title,
           name);
-  fprintf(g, "set terminal pngcairo size 900,500 enhanced font 'sans,10'\nset output '%s.png'\nset encoding utf8\n",
-          name);
+  /* dtsim renders into a temporary name and renames it (dtsim_output, given with -e); by hand, NAME.png */
+  fprintf(g, "set terminal pngcairo size 900,500 enhanced font 'sans,10'\nif (!exists(\"dtsim_output\")) "
+             "dtsim_output = '%s.png'\nset output dtsim_output\nset encoding utf8\n", name);
   /* two panels (multiplot): the title goes over both */
   int panels = strcmp(name, "link_classes") == 0 || strcmp(name, "histogram") == 0 ||
                strcmp(name, "fabric_heatmap") == 0;
@@ -385,31 +398,47 @@ static int plot_histogram(const char *dir, const dt_report_input *in, dt_error *
   return close_checked(g, dir, "histogram.gp", err) | rc;
 }
 
-/* Runs gnuplot on NAME.gp in dir. Returns 1 rendered, 0 gnuplot missing, -1 it failed (err set). */
+/* Runs gnuplot on NAME.gp in dir, the picture going to a temporary name renamed to NAME.png once gnuplot
+ * succeeded (dt_outfile: an interrupted or failed run leaves neither half a picture nor the temporary). Returns
+ * 1 rendered, 0 gnuplot missing, -1 it failed (err set). */
 static int render(const char *dir, const char *name, dt_error *err)
 {
-  char script[256];
+  char script[256], png[256], expr[512];
   snprintf(script, sizeof script, "%s.gp", name);
+  size_t len = strlen(dir) + strlen(name) + 8;
+  char *path = dt_xmalloc(len);
+  snprintf(path, len, "%s/%s.png", dir, name);
+  dt_outfile *pic = dt_outfile_open(path, err);
+  free(path);
+  if (!pic)
+    return -1;
+  const char *target = dt_outfile_target(pic), *base = strrchr(target, '/');
+  snprintf(png, sizeof png, "%s", base ? base + 1 : target); /* NAME.png.tmp.PID.N: our own characters */
+  snprintf(expr, sizeof expr, "dtsim_output='%s'", png);
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
     if (chdir(dir) != 0)
       _exit(126);
-    execlp("gnuplot", "gnuplot", script, (char *)NULL);
+    execlp("gnuplot", "gnuplot", "-e", expr, script, (char *)NULL);
     _exit(127);
   }
   int st = 0;
   if (pid < 0 || waitpid(pid, &st, 0) < 0) {
+    dt_outfile_discard(pic);
     dt_error_set(err, dir, 0, 0, "--plot: cannot start gnuplot: %s", strerror(errno));
     return -1;
   }
-  if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+    dt_outfile_discard(pic);
     return 0;
+  }
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    dt_outfile_discard(pic);
     dt_error_set(err, dir, 0, 0, "--plot: gnuplot failed on '%s' (exit %d)", script, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     return -1;
   }
-  return 1;
+  return dt_outfile_commit(pic, err) == DT_OK ? 1 : -1;
 }
 
 int dt_plot_write(const char *dir, const dt_report_input *in, int *rendered, dt_error *err)

@@ -620,9 +620,10 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
     fprintf(g, "set terminal svg size 800,500 dynamic enhanced font 'sans,12'\n");
   else
     fprintf(g, "set terminal pngcairo size 800,500 enhanced font 'sans,11'\n");
-  fputs("set output ", g);
+  /* dtsim renders into a temporary name and renames it (dtsim_output, given with -e); by hand, the picture */
+  fputs("if (!exists(\"dtsim_output\")) dtsim_output = ", g);
   gp_str(g, out);
-  fputs("\nset encoding utf8\nset key outside right top\nset grid\n", g);
+  fputs("\nset output dtsim_output\nset encoding utf8\nset key outside right top\nset grid\n", g);
   fputs("set xlabel ", g);
   gp_str(g, s->axes[ax].key);
   fputc('\n', g);
@@ -664,18 +665,40 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
     rc = dt_error_set(err, NULL, 0, 0, "cannot write '%s'", gp);
     goto done;
   }
+  /* the picture through a temporary name, renamed once gnuplot succeeded (dt_outfile.h) */
+  dt_outfile *pic = dt_outfile_open(out, err);
+  if (!pic) {
+    rc = DT_ERR;
+    goto done;
+  }
+  const char *target = dt_outfile_target(pic);
+  size_t elen = strlen(target) * 2 + 32;
+  char *expr = dt_xmalloc(elen), *e = expr;
+  e += sprintf(e, "dtsim_output=\""); /* a gnuplot string: \ and " escaped, as gp_str does */
+  for (const char *c = target; *c; c++) {
+    if (*c == '"' || *c == '\\')
+      *e++ = '\\';
+    *e++ = *c;
+  }
+  strcpy(e, "\"");
+  fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
-    execlp("gnuplot", "gnuplot", gp, (char *)NULL);
+    execlp("gnuplot", "gnuplot", "-e", expr, gp, (char *)NULL);
     fprintf(stderr, "dtsim: error: cannot run gnuplot: %s (install gnuplot-nox; scripts/deps.sh does)\n",
             strerror(errno));
     _exit(127);
   }
+  free(expr);
   int st = 0;
   if (pid < 0 || waitpid(pid, &st, 0) < 0)
     rc = dt_error_set(err, NULL, 0, 0, "cannot start gnuplot: %s", strerror(errno));
   else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
     rc = dt_error_set(err, NULL, 0, 0, "gnuplot failed on '%s' (exit %d)", gp, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  if (rc == DT_OK)
+    rc = dt_outfile_commit(pic, err);
+  else
+    dt_outfile_discard(pic);
 done:
   free(sum);
   free(cnt);

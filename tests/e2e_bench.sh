@@ -105,7 +105,11 @@ badarg "unknown op" "unknown op 'allreduce' (did you mean 'all_reduce'?)" allred
 badarg "no op" "expected an op" $P
 badarg "no platform" "expected --platform FILE" all_reduce
 badarg "too many GPUs" "5 GPUs requested but platform 'p4' has only 4" all_reduce $P --gpus 5
-badarg "min above max" "minimum size 1048576 is larger than the maximum 1024" all_reduce $P -b 1M -e 1K
+badarg "min above max" "-b 1M (1048576 bytes) is larger than -e 1K (1024 bytes)" all_reduce $P -b 1M -e 1K
+badarg "default min above max" "-b 32M (the default, 33554432 bytes) is larger than -e 1K" all_reduce $P -e 1K
+pf=$(printf '%s' "$P" | sed 's/^--platform //')
+badarg "platform as a word" "expected one op, found 2 words: give the platform with --platform, as 'dtsim bench all_reduce --platform $pf'" "$pf" all_reduce
+badarg "two words" "found 2 words: 'all_reduce', 'foo'" all_reduce foo $P
 badarg "factor 1" "-f expects a whole factor from 2 to 1073741824" all_reduce $P -f 1
 badarg "bad size" "expected a size such as" all_reduce $P -b 12Q
 badarg "bad fidelity" "--fidelity expects flow or step, found 'fast'" all_reduce $P --fidelity fast

@@ -270,6 +270,58 @@ ln -s target.dtt "$tmp/wr/link.dtt"
 check "-o a symbolic link replaces the file it names" \
   '[ $rc -eq 0 ] && [ -L "$tmp/wr/link.dtt" ] && head -1 "$tmp/wr/target.dtt" | grep -q "^dtsim_trace 1"'
 
+# outputs checked before the run: a report followed by "No such file or directory" lost the run
+"$DTSIM" run tests/data/node8.yaml tests/data/allreduce8.dtt --plot /proc >"$tmp/o.out" 2>"$tmp/o.err"; rc=$?
+check "--plot /proc: exit 2 before the run (no report), saying files cannot be created there" \
+  '[ $rc -eq 2 ] && [ ! -s "$tmp/o.out" ] && grep -q "/proc: --plot cannot create files in this directory" "$tmp/o.err"'
+mkdir -p "$tmp/odir"
+"$DTSIM" run tests/data/node8.yaml tests/data/allreduce8.dtt --timeline "$tmp/odir" >"$tmp/o.out" 2>"$tmp/o.err"; rc=$?
+check "--timeline DIR: exit 2 before the run, saying it is a directory" \
+  '[ $rc -eq 2 ] && [ ! -s "$tmp/o.out" ] && grep -q "odir: cannot write: it is a directory (expected the name of a file" "$tmp/o.err"'
+"$DTSIM" run tests/data/node8.yaml tests/data/allreduce8.dtt --timeline "$tmp/nodir/t.json" >"$tmp/o.out" 2>"$tmp/o.err"; rc=$?
+check "--timeline in a missing folder: exit 2 before the run" '[ $rc -eq 2 ] && [ ! -s "$tmp/o.out" ] && grep -q "No such file" "$tmp/o.err"'
+"$DTSIM" import tests/data/allreduce8.dtt -o "$tmp/odir" >/dev/null 2>"$tmp/o.err"; rc=$?
+check "import -o DIR: exit 2 saying it is a directory and what was expected (was only 'Is a directory')" \
+  '[ $rc -eq 2 ] && grep -q "odir: cannot write: it is a directory (expected the name of a file to write, as .*odir/NAME.)" "$tmp/o.err"'
+# a failed replay still writes its timeline, valid, as far as it ran, with an instant event saying why it stopped
+"$DTSIM" run tests/data/node8.yaml tests/data/deadlock.dtt --timeline "$tmp/dl.json" >/dev/null 2>&1; rc=$?
+check "deadlock --timeline: exit 1, valid JSON, one 'outcome' event naming the deadlock and the first blocked op" \
+  '[ $rc -eq 1 ] && jq -e "[.traceEvents[] | select(.cat == \"outcome\" and .ph == \"i\")] | length == 1" "$tmp/dl.json" >/dev/null &&
+   jq -r ".traceEvents[] | select(.cat == \"outcome\") | .name + \" / \" + .args.first_blocked" "$tmp/dl.json" |
+   grep -q "^deadlock: 2 ops blocked forever / rank 0 s0 op 0 (send"'
+"$DTSIM" run tests/data/node8.yaml tests/data/allreduce8.dtt --timeline "$tmp/ok.json" >/dev/null 2>&1
+check "a run that completes has no outcome event" \
+  '[ "$(jq "[.traceEvents[] | select(.cat == \"outcome\")] | length" "$tmp/ok.json")" -eq 0 ]'
+# pictures: gnuplot writes a temporary name that dtsim renames (a gnuplot that fails half-way leaves the old
+# picture and no temporary); a stand-in gnuplot writes half a picture and fails
+mkdir -p "$tmp/fakegp" "$tmp/pics"
+cat >"$tmp/fakegp/gnuplot" <<'GP'
+#!/bin/sh
+for a; do case $a in dtsim_output=*) out=${a#dtsim_output=}; out=${out#?}; out=${out%?} ;; esac; done
+[ -n "${out:-}" ] || exit 3
+printf 'half a picture' >"$out"
+exit 1
+GP
+chmod +x "$tmp/fakegp/gnuplot"
+echo old >"$tmp/pics/critical_path.png"
+PATH="$tmp/fakegp:$PATH" "$DTSIM" run tests/data/node8.yaml tests/data/allreduce8.dtt --plot "$tmp/pics" >/dev/null 2>"$tmp/o.err"; rc=$?
+check "run --plot, gnuplot failing half-way: exit 2, the old picture kept, no temporary left" \
+  '[ $rc -eq 2 ] && grep -q "gnuplot failed" "$tmp/o.err" && [ "$(cat "$tmp/pics/critical_path.png")" = old ] &&
+   [ -z "$(ls "$tmp/pics" | grep "\.tmp\.")" ]'
+"$DTSIM" run tests/data/node8.yaml tests/data/allreduce8.dtt --plot "$tmp/pics" >/dev/null 2>&1; rc=$?
+check "run --plot with gnuplot: the pictures, no temporary left" \
+  '[ $rc -eq 0 ] && [ "$(head -c 4 "$tmp/pics/critical_path.png" | tail -c 3)" = PNG ] && [ -z "$(ls "$tmp/pics" | grep "\.tmp\.")" ]'
+sed -i 's/exit 1$/exit 0/' "$tmp/fakegp/gnuplot"
+PATH="$tmp/fakegp:$PATH" "$DTSIM" run tests/data/node8.yaml tests/data/allreduce8.dtt --plot "$tmp/pics" >/dev/null 2>&1; rc=$?
+check "run --plot: what gnuplot wrote to the temporary is what the picture holds" \
+  '[ $rc -eq 0 ] && [ "$(cat "$tmp/pics/per_rank.png")" = "half a picture" ] && [ -z "$(ls "$tmp/pics" | grep "\.tmp\.")" ]'
+sed -i 's/exit 0$/exit 1/' "$tmp/fakegp/gnuplot"
+"$DTSIM" sweep tests/data/sweep/grid.yaml --dir "$tmp/swg" >/dev/null 2>&1
+echo old >"$tmp/swg.svg"
+PATH="$tmp/fakegp:$PATH" "$DTSIM" sweep collect tests/data/sweep/grid.yaml --dir "$tmp/swg" --plot "$tmp/swg.svg" >/dev/null 2>"$tmp/o.err"; rc=$?
+check "sweep --plot, gnuplot failing half-way: exit 2, the old picture kept, no temporary left" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/swg.svg")" = old ] && [ -z "$(ls "$tmp" | grep "^swg\.svg\.tmp")" ]'
+
 # --- sweep specs: the platform and workload files' rule for numbers (was: nodes: ["4"] passed on as text)
 cp tests/data/sweep/base.yaml "$tmp/base.yaml"
 sweepspec() { printf 'dtsim_sweep: 1\nplatform: base.yaml\nworkload: {gen: neox-19m, dp: %s, global_batch: 32}\naxes:\n  %s\n' "$1" "$2" >"$tmp/sw.yaml"; }
@@ -359,6 +411,20 @@ awk 'BEGIN { print "dtsim_trace 1"; print "ranks 1"; for (i = 0; i < 5000; i++) 
 check "5000 meta notes of one kind: 20 and '… and 4980 more like \"step 19 was odd\"'" \
   '[ $rc -eq 0 ] && [ "$(jq "[.notes[] | select(test(\"was odd\"))] | length" "$tmp/mn.out")" -eq 21 ] &&
    jq -r ".notes[]" "$tmp/mn.out" | grep -qx "… and 4980 more like \"step 19 was odd\""'
+
+# notes of many kinds: at most 100 kinds kept, the rest counted in one closing note (5000 distinct meta notes
+# were 5000 notes), and a trace written and read back keeps the same notes
+awk 'BEGIN { print "dtsim_trace 1"; print "ranks 1"; n = 0
+  for (a = 97; a < 123 && n < 5000; a++) for (b = 97; b < 123 && n < 5000; b++) for (c = 97; c < 123 && n < 5000; c++) {
+    printf "meta note=note-%c%c%c\n", a, b, c; n++ }
+  print "rank 0"; print "s0 compute dur=1us" }' >"$tmp/kinds.dtt"
+"$DTSIM" run --json tests/data/node8.yaml "$tmp/kinds.dtt" >"$tmp/kinds.out" 2>/dev/null; rc=$?
+check "5000 notes of 5000 kinds: 100 kept and '… and 4900 more notes of kinds past the first 100'" \
+  '[ $rc -eq 0 ] && [ "$(jq ".notes | length" "$tmp/kinds.out")" -eq 101 ] &&
+   jq -r ".notes[-1]" "$tmp/kinds.out" | grep -qx "… and 4900 more notes of kinds past the first 100 (the first of them: \"note-adw\")"'
+"$DTSIM" import "$tmp/kinds.dtt" -o "$tmp/kinds2.dtt" 2>/dev/null && "$DTSIM" import "$tmp/kinds2.dtt" -o "$tmp/kinds3.dtt" 2>/dev/null
+check "those notes survive a write and read back unchanged (101 meta note lines)" \
+  '[ "$(grep -c "^meta note=" "$tmp/kinds2.dtt")" -eq 101 ] && cmp -s <(grep "^meta note=" "$tmp/kinds2.dtt") <(grep "^meta note=" "$tmp/kinds3.dtt")'
 
 # --- YAML nesting: 40,000 levels in 80 KB took 17.6 s in libyaml's loader; refused past 64 levels, linearly
 nest() { printf 'dtsim_platform: 1\nname: '; awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "["; for (i = 0; i < n; i++) printf "]"; print "" }'; }

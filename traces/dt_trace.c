@@ -94,12 +94,19 @@ typedef struct note_kind {
 struct dt_note_kinds {
   note_kind *slot; /* open addressing on key */
   size_t cap, n;
+  /* notes of kinds past DT_NOTE_KINDS_MAX, [0] notes, [1] `meta note=` lines: counted in one closing note */
+  uint64_t other_n[2];
+  size_t other_at[2]; /* index of that note */
+  char *other_first[2]; /* the first such note (owned) */
 };
 
 static void note_kinds_free(struct dt_note_kinds *k)
 {
-  if (k)
+  if (k) {
     free(k->slot);
+    free(k->other_first[0]);
+    free(k->other_first[1]);
+  }
   free(k);
 }
 
@@ -357,7 +364,45 @@ static char *more_text(uint64_t k, const char *last)
  * it appends, at the first one past the cap) and returns 0. notes/n: the array the kind lives in. */
 static int note_admit(dt_trace *t, const char *text, int meta)
 {
-  note_kind *k = note_kind_of(t, note_key(text, meta));
+  uint64_t key = note_key(text, meta);
+  struct dt_note_kinds *K = t->note_kinds;
+  /* a new kind past DT_NOTE_KINDS_MAX is counted, not kept (closing notes, which a trace written and read back
+   * brings as notes of their own, always are) */
+  if (K && K->n >= DT_NOTE_KINDS_MAX && strncmp(text, "\u2026 and ", strlen("\u2026 and ")) != 0) {
+    size_t j = dt_mix64(key) & (K->cap - 1);
+    while (K->slot[j].key && K->slot[j].key != key)
+      j = (j + 1) & (K->cap - 1);
+    if (!K->slot[j].key) {
+      char **arr = meta ? t->meta_values : t->notes;
+      size_t *n = meta ? &t->nmeta : &t->nnotes;
+      if (K->other_n[meta]++ == 0) {
+        K->other_first[meta] = dt_xstrdup(text);
+        K->other_at[meta] = *n;
+        if (meta) {
+          size_t cap = t->meta_cap;
+          t->meta_keys = dt_grow(t->meta_keys, &cap, t->nmeta, sizeof *t->meta_keys);
+          t->meta_values = dt_grow(t->meta_values, &t->meta_cap, t->nmeta, sizeof *t->meta_values);
+          t->meta_keys[t->nmeta] = dt_xstrdup("note");
+          arr = t->meta_values;
+        } else {
+          t->notes = dt_grow(t->notes, &t->notes_cap, t->nnotes, sizeof *t->notes);
+          arr = t->notes;
+        }
+        arr[(*n)++] = NULL;
+      }
+      const char *first = K->other_first[meta];
+      size_t len = strlen(first) > 120 ? 120 : strlen(first);
+      while (len > 0 && len < strlen(first) && ((unsigned char)first[len] & 0xC0) == 0x80)
+        len--;
+      char *more = dt_xmalloc(len + 160);
+      snprintf(more, len + 160, "\u2026 and %" PRIu64 " more notes of kinds past the first %d (the first of them: \"%.*s%s\")",
+               K->other_n[meta], DT_NOTE_KINDS_MAX, (int)len, first, len < strlen(first) ? "\u2026" : "");
+      free(arr[K->other_at[meta]]);
+      arr[K->other_at[meta]] = more;
+      return 0;
+    }
+  }
+  note_kind *k = note_kind_of(t, key);
   if (++k->n <= DT_NOTES_PER_KIND) {
     k->last = meta ? t->nmeta : t->nnotes;
     return 1;

@@ -222,6 +222,10 @@ dt_op *dt_trace_append_copy(dt_trace *t, int32_t rank, int32_t stream_id, const 
 void dt_trace_add_meta(dt_trace *t, const char *key, const char *value);
 /* Most notes of one kind a trace keeps: the rest are counted in one closing note. */
 #define DT_NOTES_PER_KIND 20
+/* Most kinds of notes a trace keeps (a hostile capture can make a kind per kernel name, a native trace one per
+ * distinct `meta note=` line): notes of further kinds are counted in one closing note "… and K more notes of
+ * kinds past the first 100 (the first of them: "TEXT")", one for the notes and one for the `meta note=` lines. */
+#define DT_NOTE_KINDS_MAX 100
 
 /* Appends a note (printf-style) for the report. Notes of one kind (the same text once every run of digits and
  * every 'quoted name' is blanked: one warning per step, per group, per stream) are kept up to
