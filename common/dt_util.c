@@ -61,6 +61,13 @@ void dt_oom(size_t size)
   fflush(stderr);
   ssize_t w = write(2, msg, (size_t)n);
   (void)w;
+  dt_exit2();
+}
+
+void dt_exit2(void)
+{
+  fflush(stdout);
+  fflush(stderr);
   dt_outfile_remove_unfinished();
   /* _exit, not exit: from inside a SimGrid actor, exit() runs the engine's atexit and static destructors,
    * which wait for the actors (one of them is the caller) */

@@ -32,6 +32,13 @@ __attribute__((noreturn))
 #endif
 void dt_oom(size_t size);
 
+/* Ends the process with exit status 2 from anywhere, a SimGrid actor included, after the caller printed why:
+ * flushes stdout and stderr, removes unfinished output files (dt_outfile), then _exit as dt_oom does. */
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+void dt_exit2(void);
+
 /* Allocation wrappers: on out-of-memory they end the process through dt_oom (exit status 2 and a message naming
  * the request and dt_phase; there is no sensible recovery inside a simulation). dt_xstrdup(NULL) returns NULL. dt_xstrndup copies exactly n bytes of s (s must hold n
  * readable bytes; it does not stop at a NUL, unlike strndup) and adds a NUL after them. The caller frees with

@@ -22,6 +22,7 @@
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
+#include <xbt/config.h>
 #include <xbt/log.h>
 
 #include <math.h>
@@ -29,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 /* dtsim's SimGrid log categories: the root `dtsim` and one subcategory per replay module (docs/replay.md, Logs).
  * Everything is logged at verbose (a Release build compiles debug messages out), so the default threshold (info) prints nothing. */
@@ -407,6 +410,44 @@ static void chunk_actor(int argc, char **argv)
   sg_sem_release(h->done);
 }
 
+/* SimGrid 3.32 gives every actor its own stack (contexts/stack-size KiB and contexts/guard-size pages,
+ * posix_memalign) and aborts (exit 134) when the address space is short of one: under `ulimit -v` dtsim's heap
+ * may fit where the stacks do not (the shipped README example aborted from about 60,000 to 135,000 KiB). So the
+ * actors' stacks are checked against RLIMIT_AS before they are created (anything else short of memory later ends
+ * in dt_oom's exit 2). Returns 1 when n more actors fit with 1 MiB to spare (or there is no limit, or the size
+ * cannot be read); else 0 with why (size bytes). */
+static int actor_stacks_fit(size_t n, char *why, size_t size)
+{
+  struct rlimit rl;
+  if (n == 0 || getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    return 1;
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long long vm_pages = 0;
+  int got = f && fscanf(f, "%llu", &vm_pages) == 1;
+  if (f)
+    fclose(f);
+  long page = sysconf(_SC_PAGESIZE);
+  if (!got || page <= 0)
+    return 1;
+  double stack = (double)sg_cfg_get_int("contexts/stack-size") * 1024 + (double)sg_cfg_get_int("contexts/guard-size") * (double)page;
+  double used = (double)vm_pages * (double)page, limit = (double)rl.rlim_cur, need = (double)n * stack + 1048576.0;
+  if (used + need <= limit)
+    return 1;
+  snprintf(why, size, "the address-space limit (ulimit -v %.0f KiB) leaves %.1f MiB, but %zu SimGrid actor%s need%s "
+           "%.1f MiB of stack each (contexts/stack-size %d KiB): raise ulimit -v, or give smaller stacks with --cfg "
+           "contexts/stack-size:KIB (docs/replay.md)", limit / 1024, limit > used ? (limit - used) / 1048576 : 0.0,
+           n, n == 1 ? "" : "s", n == 1 ? "s" : "", stack / 1048576, sg_cfg_get_int("contexts/stack-size"));
+  return 0;
+}
+
+/* Inside an actor, where no error can be returned: says why and ends the process with exit 2, as dt_oom does. */
+static void actor_stacks_exit(const char *why)
+{
+  fflush(stdout);
+  fprintf(stderr, "dtsim: error: %s\n", why);
+  dt_exit2();
+}
+
 /* Ops [i, j) of a stream form one batch (ncclGroupStart/End): sends and receives are posted together as
  * asynchronous comms, any other op runs in a helper actor on the same host; the batch completes when all
  * have. b->end[k - i] receives op k's own completion time (a pair's statistics must not include the wait for
@@ -418,6 +459,18 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
   double *end = b->end;
   size_t nc = 0, nh = 0, nchunks = 0;
   sg_sem_t hsem = NULL;
+  {
+    size_t na = 0, ncomm = 0; /* the actors this batch starts: one per other op, and comms over BATCH_CHUNK each */
+    for (size_t k = i; k < j; k++)
+      if (st->ops[k].kind == DT_OP_SEND || st->ops[k].kind == DT_OP_RECV)
+        ncomm++;
+      else if (st->ops[k].kind != DT_OP_MARK)
+        na++;
+    na += ncomm > BATCH_CHUNK ? (ncomm + BATCH_CHUNK - 1) / BATCH_CHUNK : 0;
+    char why[512];
+    if (!actor_stacks_fit(na, why, sizeof why))
+      actor_stacks_exit(why);
+  }
   for (size_t k = i; k < j; k++) {
     const dt_op *op = &st->ops[k];
     end[k - i] = simgrid_get_clock(); /* marks complete at once */
@@ -1528,7 +1581,14 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     }
   }
 
-  /* actors: one per non-empty stream, then the watchdog */
+  /* actors: one per non-empty stream, then the watchdog (and the link faults' daemons): their stacks first */
+  {
+    char why[512];
+    if (!actor_stacks_fit(active + 1 + (R.c.faults ? R.c.faults->n : 0), why, sizeof why)) {
+      rc = dt_error_set(err, "", 0, 0, "%s", why);
+      goto cleanup;
+    }
+  }
   R.all_done = sg_sem_init(0);
   R.streams_left = active;
   for (size_t r = 0; r < nranks; r++) {

@@ -218,6 +218,24 @@ if [ "${DTSIM_TEST_SCALE:-1}" = 1 ]; then
 else
   echo "note: the ulimit -v case runs in the Release build only (the sanitizers reserve terabytes of address space); the DTSIM_TEST_ALLOC_LIMIT cases below take the same exit"
 fi
+# SimGrid's actor stacks under ulimit -v (SimGrid aborted, 134, "Failed to allocate stack": the shipped example
+# from about 60,000 to 135,000 KiB): checked before the actors start, exit 2 naming the limit and the stack size.
+# 1 GiB stacks under 4 GiB make the case independent of the binary's own size.
+if [ "${DTSIM_TEST_SCALE:-1}" = 1 ]; then
+  (ulimit -v 4194304; exec "$DTSIM" run --cfg contexts/stack-size:1048576 platforms/dgx-a100.yaml \
+    traces/samples/allreduce_bcast_2ranks_rank0.json.gz) >"$tmp/stk.out" 2>"$tmp/stk.err"; rc=$?
+  check "ulimit -v 4 GiB, 1 GiB actor stacks: exit 2 before the run, naming the limit and contexts/stack-size (was 134)" \
+    '[ $rc -eq 2 ] && [ ! -s "$tmp/stk.out" ] && grep -q "^dtsim: error: the address-space limit (ulimit -v 4194304 KiB) leaves .* MiB, but 9 SimGrid actors need 1024.0 MiB of stack each (contexts/stack-size 1048576 KiB)" "$tmp/stk.err"'
+  (ulimit -v 4194304; exec "$DTSIM" run --cfg contexts/stack-size:1048576 tests/data/node8.yaml "$tmp/b20k.dtt") \
+    >"$tmp/stk.out" 2>"$tmp/stk.err"; rc=$?
+  check "the same for a batch's helper actors, from inside the replay: exit 2 with the message (was 134)" \
+    '[ $rc -eq 2 ] && grep -q "^dtsim: error: the address-space limit .* but [0-9]* SimGrid actors need 1024.0 MiB of stack each" "$tmp/stk.err"'
+  (ulimit -v 4194304; exec "$DTSIM" run --cfg contexts/stack-size:65536 platforms/dgx-a100.yaml \
+    traces/samples/allreduce_bcast_2ranks_rank0.json.gz) >/dev/null 2>&1; rc=$?
+  check "the same limit with 64 MiB stacks runs (exit 0)" '[ $rc -eq 0 ]'
+else
+  echo "note: the ulimit -v stack cases run in the Release build only (the sanitizers reserve terabytes of address space)"
+fi
 # the same exit through the test cap on one request (DTSIM_TEST_ALLOC_LIMIT, common/dt_util.h): reading the platform, and inside a
 # SimGrid actor (the first allocation of the replay): exit 2, the report not half printed, no timeline left
 DTSIM_TEST_ALLOC_LIMIT=100000 "$DTSIM" run tests/data/node8.yaml "$tmp/wide.dtt" >/dev/null 2>"$tmp/oomp.err"; rc=$?
