@@ -12,7 +12,7 @@ secs=${1:-60}
 seed=${FUZZ_SEED:-1}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(native platform kineto workload placement)
+[ ${#targets[@]} -gt 0 ] || targets=(native platform kineto workload placement sweep)
 if ! command -v clang >/dev/null || ! command -v clang++ >/dev/null; then
   echo "fuzz.sh: clang and clang++ are needed (scripts/deps.sh installs them)" >&2
   exit 1
@@ -25,6 +25,7 @@ seeds() {
     native) ls tests/data/*.dtt ;;
     platform) ls platforms/*.yaml tests/data/*.yaml bench/*.yaml ;;
     kineto) ls tests/data/*.json 2>/dev/null || true ;;
+    sweep) ls tests/data/sweep/*.yaml docs/sweep/*.yaml ;;
     *) ;;
   esac
   ls tests/fuzz/seeds/"$1"/* 2>/dev/null || true
