@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { EXIT_OK = 0, EXIT_PROBLEM = 1, EXIT_USAGE = 2 };
 
@@ -880,7 +881,15 @@ static int cmd_import(int argc, char **argv)
   dt_trace *t = NULL;
   int rc = EXIT_OK;
   size_t nfiles = (size_t)(argc - optind);
-  if ((out && dt_outfile_check(out, &err) != DT_OK) || /* before the import: -o DIR, a missing folder */
+  struct stat ost;
+  size_t olen = out ? strlen(out) : 0;
+  if (out && olen > 0 && out[olen - 1] != '/' && stat(out, &ost) == 0 && S_ISDIR(ost.st_mode)) {
+    char msg[3400];
+    snprintf(msg, sizeof msg, "-o %.1000s is a directory: give a file name ('%.1000s/trace.dtt'), or '%.1000s/' with "
+             "the slash to write one file per rank into it", out, out, out);
+    return usage_error("import", "%s", msg);
+  }
+  if ((out && olen > 0 && out[olen - 1] != '/' && dt_outfile_check(out, &err) != DT_OK) || /* before the import */
       dt_trace_load((const char *const *)&argv[optind], nfiles, &io, &t, &err) != DT_OK ||
       (out && dt_check_output_size(t, out, max_output, "import", &err) != DT_OK) ||
       (out && dt_trace_write_native(t, out, &err) != DT_OK)) {

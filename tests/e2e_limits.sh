@@ -300,6 +300,9 @@ check "--timeline DIR: exit 2 before the run, saying it is a directory" \
 check "--timeline in a missing folder: exit 2 before the run" '[ $rc -eq 2 ] && [ ! -s "$tmp/o.out" ] && grep -q "No such file" "$tmp/o.err"'
 "$DTSIM" import tests/data/allreduce8.dtt -o "$tmp/odir" >/dev/null 2>"$tmp/o.err"; rc=$?
 check "import -o DIR: exit 2 saying it is a directory and what was expected (was only 'Is a directory')" \
+  '[ $rc -eq 2 ] && grep -q "odir is a directory: give a file name (.*odir/trace.dtt.), or .*odir/. with the slash to write one file per rank" "$tmp/o.err"'
+"$DTSIM" gen neox-19m -o "$tmp/odir" >/dev/null 2>"$tmp/o.err"; rc=$?
+check "gen -o DIR: exit 2 saying it is a directory and what is expected" \
   '[ $rc -eq 2 ] && grep -q "odir: cannot write: it is a directory (expected the name of a file to write, as .*odir/NAME.)" "$tmp/o.err"'
 # a failed replay still writes its timeline, valid, as far as it ran, with an instant event saying why it stopped
 "$DTSIM" run tests/data/node8.yaml tests/data/deadlock.dtt --timeline "$tmp/dl.json" >/dev/null 2>&1; rc=$?
@@ -547,7 +550,7 @@ check "a mark after every stream's work: no such note" '! grep -q "still ran on 
 "$DTSIM" run --timeline '' tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/tl.err"; rc=$?
 check "--timeline '': exit 2 saying a file name is expected" '[ $rc -eq 2 ] && grep -q "timeline expects a file name, found" "$tmp/tl.err"'
 "$DTSIM" run --timeline "$tmp/nodir/t.json" tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/tl2.err"; rc=$?
-check "--timeline in a missing folder: exit 2 with the file and the cause" '[ $rc -eq 2 ] && grep -q "nodir/t.json: cannot create the timeline file: No such file or directory" "$tmp/tl2.err"'
+check "--timeline in a missing folder: exit 2 with the file and the cause" '[ $rc -eq 2 ] && grep -q "nodir/t.json: cannot write: No such file or directory" "$tmp/tl2.err"'
 "$DTSIM" run --timeline-ranks 0 tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/tl3.err"; rc=$?
 check "--timeline-ranks without --timeline: exit 2 (was ignored)" '[ $rc -eq 2 ] && grep -q "give --timeline FILE too" "$tmp/tl3.err"'
 "$DTSIM" run --timeline "$tmp/tl4.json" --timeline-ranks 0,+1 tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/tl4.err"; rc=$?
