@@ -226,7 +226,8 @@ START_TEST(test_fold_shared)
 }
 END_TEST
 
-/* A declared permutation that is no symmetry is ignored: swapping A and C above (latencies 1 and 0.5) or a
+/* A declared permutation that is no symmetry is ignored: swapping A and C above (latencies 1 and 0.5), A and B
+ * when their own links differ in bandwidth, or a
  * rotation of three flows whose routes no link permutation maps onto each other (f0 on L0 L1, f1 on L1 L2, f2 on
  * L0 L2: f0 -> f1 needs L1 -> L2, f1 -> f2 needs L1 -> L0). Not a permutation at all: refused. */
 START_TEST(test_fold_refused)
@@ -244,6 +245,24 @@ START_TEST(test_fold_refused)
   ck_assert_uint_eq(rp_solver_solved_flows(s), 3);
   close_to(rp_solver_flow_finish(s, c), 4.0 / 3);
   close_to(rp_solver_flow_finish(s, a), 2.5);
+  rp_solver_free(s);
+
+  /* the same with PB at 20 B/s: swapping A and B would map PA onto a slower link, so it is refused. By hand: B is
+   * held to 20 B/s from 1 (its 100 B end at 6); at 1 S's 130 B/s left go to A and C in the ratio 1 : 2 (43.3 and
+   * 86.7), C's 25 B left end at 1 + 75/260; A's 87.5 B left then take 87.5/130: A ends at 1 + 25/26. */
+  s = rp_solver_new();
+  S = rp_solver_link(s, 150), PA = rp_solver_link(s, 1000), PB = rp_solver_link(s, 20);
+  ra[0] = PA, rb[0] = PB, ra[1] = rb[1] = S;
+  a = rp_solver_flow(s, 100, 1, ra, 2, -1, -1, -1, -1);
+  b = rp_solver_flow(s, 100, 1, rb, 2, -1, -1, -1, -1);
+  c = rp_solver_flow(s, 100, 0.5, &S, 1, -1, -1, -1, -1);
+  int32_t swap_ab[3] = {b, a, c};
+  ck_assert_int_eq(rp_solver_symmetry(s, swap_ab, NULL), 0);
+  ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
+  ck_assert_uint_eq(rp_solver_solved_flows(s), 3);
+  close_to(rp_solver_flow_finish(s, b), 6);
+  close_to(rp_solver_flow_finish(s, c), 1 + 75.0 / 260);
+  close_to(rp_solver_flow_finish(s, a), 1 + 25.0 / 26);
   rp_solver_free(s);
 
   s = rp_solver_new();
