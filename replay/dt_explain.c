@@ -6,6 +6,7 @@
 
 #include "../common/dt_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,60 @@ int32_t rp_explain_choose(rp_ctx *c, const dt_op *op, int32_t g, const rp_gshape
   if (2 * x->n > x->nslots)
     rehash(x);
   return id;
+}
+
+/* The price of row r's textbook plan on a textbook shape (dt_explain_textbook_of): hops of latency a (intra and
+ * net) and bandwidths Bi inside a node and Bn across, per-rank size S. */
+static double textbook_price(const dt_explain_row *r, double a, double Bi, double Bn, double S)
+{
+  static const dt_platform textbook_platform; /* no nccl: section: no protocol or tuner terms */
+  dt_op_kind kind = rp_algo_kind(r->kind);
+  const rp_algo_row *row = rp_algo_row_of(kind, rp_default_algo(kind));
+  if (!row)
+    return 0;
+  rp_gshape gs = {0};
+  gs.n = r->n;
+  gs.nchannels = 1;
+  gs.nics_used = 1;
+  gs.alpha_intra = gs.alpha_net = gs.ring_alpha = gs.ring_alpha_mean = a;
+  gs.bw_intra = Bi;
+  gs.bw_net = Bn;
+  if (kind == DT_OP_ALLTOALL && r->nnodes > 1) { /* the group's nodes: bytes inside them and bytes that leave */
+    gs.nnodes = r->nnodes;
+    gs.min_per_node = gs.max_per_node = r->max_per_node;
+  } else { /* one node: every hop alike */
+    gs.nnodes = 1;
+    gs.min_per_node = gs.max_per_node = r->n;
+  }
+  rp_plan pl;
+  pl.nphases = 0;
+  row->plan(&gs, kind, S, -1, &pl);
+  return rp_plan_estimate(&textbook_platform, &gs, &pl, (rp_costs){0, 0, 0, 1});
+}
+
+dt_explain_textbook dt_explain_textbook_of(const dt_explain_row *r)
+{
+  dt_explain_textbook tb = {r->alpha_s, r->bw_Bps, 0, 0, 0};
+  if (rp_algo_kind(r->kind) == DT_OP_ALLTOALL) {
+    double Bi = r->bw_intra_Bps, Bn = r->bw_net_Bps;
+    tb.alpha = r->nnodes > 1 ? r->alpha_net_s : r->alpha_intra_s;
+    tb.B = Bi;
+    if (r->nnodes > 1 && Bn > 0) { /* the network's share, unless the bytes inside the node take longer */
+      double net = textbook_price(r, 0, Bi > 0 ? Bi / Bn : INFINITY, 1, 1);
+      if (net == textbook_price(r, 0, INFINITY, 1, 1)) {
+        tb.B = Bn;
+        tb.net = 1;
+        tb.kb = net;
+      }
+    }
+    if (!tb.net)
+      tb.kb = tb.B > 0 ? textbook_price(r, 0, 1, Bn > 0 ? Bn / tb.B : INFINITY, 1) : 0;
+    tb.ka = textbook_price(r, 1, 1, 1, 0);
+    return tb;
+  }
+  tb.ka = textbook_price(r, 1, 1, 1, 0);
+  tb.kb = textbook_price(r, 0, 1, 1, 1);
+  return tb;
 }
 
 void rp_explain_done(rp_ctx *c, int32_t xrow, double t, int m)

@@ -95,6 +95,21 @@ typedef struct dt_explain_row {
   uint64_t count;        /* instances */
   double time_s, min_s, max_s; /* their simulated times (last arrival to last completion): sum, least, most */
 } dt_explain_row;
+
+/* The textbook alpha-beta terms of row r's collective (docs/replay.md, Algorithms), priced where every algorithm's
+ * cost lives: its textbook algorithm's plan (ring, chain or direct: the plan table, replay/dt_coll_plan.c) by the
+ * plan evaluator (rp_plan_estimate) on a textbook shape -- no NCCL terms, every hop of latency *alpha and
+ * bandwidth *B. For a ring or a chain: one node of r->n members, alpha = r->alpha_s, B = r->bw_Bps (the largest
+ * ring hop's latency, the ring's bottleneck bandwidth); for an all-to-all the group's nodes, alpha its largest
+ * member-to-member latency and B the bandwidth of the route class whose bytes take longest (*net: 1 when that is
+ * the network share, the bytes that leave the node). Time = ka alpha + kb S / B (s), with *ka and *kb the plan's
+ * coefficients (the evaluator's prices at unit latency and unit size / bandwidth), S = r->bytes. */
+typedef struct dt_explain_textbook {
+  double alpha, B, ka, kb;
+  int net;
+} dt_explain_textbook;
+dt_explain_textbook dt_explain_textbook_of(const dt_explain_row *r);
+
 /* Most hops of a route an explained send/recv row keeps (dt_topology.h's DT_ROUTE_MAX_HOPS). */
 #define DT_EXPLAIN_P2P_HOPS 16
 

@@ -1,6 +1,7 @@
 /* `dtsim run --explain`: the replay's explain rows (replay/dt_explain.c) turned into plain words with this run's
- * numbers. Formulas: the alpha-beta closed forms of docs/replay.md (DESIGN.md §6), the NCCL tuner model of
- * replay/dt_coll_select.c, algbw and busbw as nccl-tests' PERFORMANCE.md defines them. */
+ * numbers. Formulas: the alpha-beta closed forms of docs/replay.md (DESIGN.md §6), their numbers priced by the
+ * replay's plan table (dt_explain_textbook_of), the NCCL tuner model of replay/dt_coll_select.c, algbw and busbw
+ * as nccl-tests' PERFORMANCE.md defines them. */
 #include "dt_explain.h"
 
 #include "../common/dt_units.h"
@@ -83,7 +84,9 @@ static const char *choice_str(int algo, int proto, char *buf, size_t size)
 }
 
 /* The textbook alpha-beta closed form of a collective (docs/replay.md): latency and bandwidth terms (s), the
- * formula, the substituted coefficients, and the alpha and B used. */
+ * formula, the substituted coefficients, and the alpha and B used. The numbers are the plan table's: the replay
+ * prices the kind's textbook plan on a textbook shape (dt_explain_textbook_of, replay/dt_explain.c); only the
+ * formula's words are written here. */
 typedef struct textbook {
   double lat, bw, alpha, B;
   double ka, kb; /* lat = ka alpha, bw = kb S / B */
@@ -93,31 +96,26 @@ typedef struct textbook {
 static textbook textbook_of(const dt_explain_row *r)
 {
   textbook tb;
-  double n = r->n, S = (double)r->bytes;
-  tb.alpha = r->alpha_s;
-  tb.B = r->bw_Bps;
+  double S = (double)r->bytes;
+  dt_explain_textbook p = dt_explain_textbook_of(r);
+  tb.alpha = p.alpha, tb.B = p.B, tb.ka = p.ka, tb.kb = p.kb;
   switch (r->kind) {
   case DT_OP_ALLGATHER:
-    tb.ka = n - 1, tb.kb = n - 1, tb.formula = "(n-1)a + (n-1) S/B";
+    tb.formula = "(n-1)a + (n-1) S/B";
     break;
   case DT_OP_REDUCESCATTER:
-    tb.ka = n - 1, tb.kb = (n - 1) / n, tb.formula = "(n-1)a + (n-1)/n S/B";
+    tb.formula = "(n-1)a + (n-1)/n S/B";
     break;
   case DT_OP_BROADCAST:
   case DT_OP_REDUCE:
-    tb.ka = n - 1, tb.kb = 1, tb.formula = "(n-1)a + S/B";
+    tb.formula = "(n-1)a + S/B";
     break;
-  case DT_OP_ALLTOALL:
-    if (r->nnodes > 1) { /* the bytes that leave the node go through the member's NIC share */
-      tb.alpha = r->alpha_net_s, tb.B = r->bw_net_Bps;
-      tb.ka = 1, tb.kb = (n - r->max_per_node) / n, tb.formula = "a + (n-m)/n S/B";
-    } else {
-      tb.alpha = r->alpha_intra_s, tb.B = r->bw_intra_Bps;
-      tb.ka = 1, tb.kb = (n - 1) / n, tb.formula = "a + (n-1)/n S/B";
-    }
+  case DT_OP_ALLTOALL: /* the bytes that leave the node go through the member's NIC share, unless those inside
+                          the node take longer */
+    tb.formula = p.net ? "a + (n-m)/n S/B" : r->nnodes > 1 ? "a + (m-1)/n S/B" : "a + (n-1)/n S/B";
     break;
   default: /* all-reduce, and barrier and `other`, which run as all-reduces */
-    tb.ka = 2 * (n - 1), tb.kb = 2 * (n - 1) / n, tb.formula = "2(n-1)a + 2(n-1)/n S/B";
+    tb.formula = "2(n-1)a + 2(n-1)/n S/B";
     break;
   }
   tb.lat = tb.ka * tb.alpha;
