@@ -38,11 +38,11 @@ typedef struct ll_labels {
 } ll_labels;
 
 /* The log of transfers not applied yet, in the order recorded, as uint32 words: per record a start and an end (two
- * doubles), the bytes (a double), the group (int32), the op kind with REC_ flags, a count of link crossings, then
- * either that many directions the record's transfers crossed, each busy over [start, end), or (REC_SET) a flow
- * set's index and the offset of the record's first crossing in the set's directions. Transfers recorded one after
- * the other with the same interval, bytes, group and kind share a record; a flow set's transfers (a folded ring's
- * members, dt_linkload_add_set) take one record of 11 words whatever their number. The bytes go to the
+ * doubles), the bytes (a double), the group (int32), the op kind with REC_ flags, then either a count of link
+ * crossings and that many directions the record's transfers crossed, each busy over [start, end), or (REC_SET) the
+ * flow set's directions: all of them, or (REC_PART) a count and the offset of the first. Transfers recorded one
+ * after the other with the same interval, bytes, group and kind share a record; a flow set's transfers (a folded
+ * ring's members, dt_linkload_add_set) take one record of 8 words whatever their number. The bytes go to the
  * directions' records when the log is folded (in the log's order: the same sums as adding them at once), so that
  * recording a transfer writes the log's tail only; the per-direction records are then touched in one tight pass.
  * A record stays, applied, while its interval may still overlap a later one. Routes are resolved when a transfer
@@ -50,14 +50,18 @@ typedef struct ll_labels {
 #define REC_HEAD 9
 #define REC_APPLIED 0x100u /* its bytes are in the directions' records */
 #define REC_TIMED 0x200u   /* it lasts (start < end): its interval counts for busy time and concurrency */
-#define REC_SET 0x400u     /* its directions are a flow set's: r[9] the set, r[10] the first one's offset */
-#define REC_WORDS(r) (REC_HEAD + ((r)[7] & REC_SET ? (size_t)2 : (size_t)(r)[8]))
+#define REC_SET 0x400u     /* its directions are flow set r[7] >> REC_SET_SHIFT's */
+#define REC_PART 0x800u    /* a set's: r[8] of them from offset r[9] (else all of them, and no r[8]) */
+#define REC_SET_SHIFT 12
+#define REC_MAX_SETS (UINT32_C(1) << (32 - REC_SET_SHIFT)) /* the sets a record can name */
+#define REC_WORDS(r) ((r)[7] & REC_SET ? ((r)[7] & REC_PART ? (size_t)10 : (size_t)8) : REC_HEAD + (size_t)(r)[8])
 
 /* A flow set (dt_linkload_set_new): transfers between fixed GPUs recorded together, their routes resolved once. */
 typedef struct ll_set {
   uint64_t key;     /* the caller's */
   uint32_t gen;     /* the route generation it was resolved in (dt_linkload_forget_routes starts a new one) */
   uint32_t nflows;  /* flows with a route */
+  uint32_t ndirs;   /* their directions: first[nflows] */
   uint32_t *first;  /* [nflows + 1] offset of each flow's first direction in dirs */
   uint32_t *dirs;   /* [first[nflows]] the flows' directions, flow by flow */
   int32_t *src;     /* [nflows] each flow's source GPU (jobs) */
@@ -344,10 +348,20 @@ static void rec_get(const uint32_t *r, double *s, double *e)
   memcpy(e, r + 2, sizeof *e);
 }
 
-/* The directions a record's transfers crossed (r[8] of them). */
-static const uint32_t *rec_dirs(const dt_linkload *ll, const uint32_t *r)
+/* The directions a record's transfers crossed, *nh of them. */
+static const uint32_t *rec_dirs(const dt_linkload *ll, const uint32_t *r, uint32_t *nh)
 {
-  return r[7] & REC_SET ? ll->sets[r[9]].dirs + r[10] : r + REC_HEAD;
+  if (!(r[7] & REC_SET)) {
+    *nh = r[8];
+    return r + REC_HEAD;
+  }
+  const ll_set *S = &ll->sets[r[7] >> REC_SET_SHIFT];
+  if (r[7] & REC_PART) {
+    *nh = r[8];
+    return S->dirs + r[9];
+  }
+  *nh = S->ndirs;
+  return S->dirs;
 }
 
 /* The label sums of direction d take a record's bytes: its open run's, or a run opened for the record. */
@@ -395,9 +409,9 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
   size_t ntouched = 0, q = 0, kept = 0, kn = 0;
   for (size_t p = 0; p < ll->log_n;) {
     uint32_t *r = &ll->log[p];
-    uint32_t nh = r[8], flags = r[7];
+    uint32_t nh, flags = r[7];
     size_t words = REC_WORDS(r);
-    const uint32_t *dirs = rec_dirs(ll, r);
+    const uint32_t *dirs = rec_dirs(ll, r, &nh);
     double s, e;
     rec_get(r, &s, &e);
     int timed = intervals && (flags & REC_TIMED);
@@ -468,8 +482,9 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
       if (r[7] & REC_TIMED) {
         double s, e;
         rec_get(r, &s, &e);
-        const uint32_t *dirs = rec_dirs(ll, r);
-        for (uint32_t h = 0; h < r[8]; h++)
+        uint32_t nh;
+        const uint32_t *dirs = rec_dirs(ll, r, &nh);
+        for (uint32_t h = 0; h < nh; h++)
           if (ll->fs[dirs[h]].n) {
             size_t o = ll->offset[dirs[h]]++;
             ll->sorted[o] = s;
@@ -703,6 +718,7 @@ int32_t dt_linkload_set_new(dt_linkload *ll, uint64_t key, size_t nflows, const 
     nd += (size_t)nh;
   }
   S->first[S->nflows] = (uint32_t)nd;
+  S->ndirs = (uint32_t)nd;
   ll->set_tab[set_slot(ll, key)] = (uint32_t)(ll->nsets + 1); /* the newest set of the key */
   return (int32_t)ll->nsets++;
 }
@@ -719,26 +735,35 @@ void dt_linkload_add_set(dt_linkload *ll, int32_t set, double bytes, double star
      one after which that would fold go in one record, then the fold, then the rest */
   for (uint32_t f0 = 0; f0 < S->nflows;) {
     double s = start_s < ll->folded ? ll->folded : start_s, e = end_s < s ? s : end_s;
-    uint32_t flags = (uint32_t)kind | (e > s ? REC_TIMED : 0) | REC_SET;
+    uint32_t flags = (uint32_t)kind | (e > s ? REC_TIMED : 0);
     size_t *count = flags & REC_TIMED ? &ll->pending : &ll->zhops;
     uint32_t f1 = S->nflows;
-    if (*count + (S->first[f1] - S->first[f0]) > ll->limit) { /* it folds after flow f1 - 1 */
+    if (*count + (f0 ? S->ndirs - S->first[f0] : S->ndirs) > ll->limit) { /* it folds after flow f1 - 1 */
       f1 = f0 + 1;
       while (*count + (S->first[f1] - S->first[f0]) <= ll->limit)
         f1++;
     }
-    uint32_t nh = S->first[f1] - S->first[f0];
-    log_reserve(ll, REC_HEAD + 2);
+    int whole = f0 == 0 && f1 == S->nflows;
+    uint32_t nh = whole ? S->ndirs : S->first[f1] - S->first[f0];
+    int named = (uint32_t)set < REC_MAX_SETS;
+    log_reserve(ll, named ? 10 : REC_HEAD + (size_t)nh);
     uint32_t *r = &ll->log[ll->log_n];
     memcpy(r, &s, sizeof s);
     memcpy(r + 2, &e, sizeof e);
     memcpy(r + 4, &bytes, sizeof bytes);
     r[6] = (uint32_t)group;
-    r[7] = flags;
-    r[8] = nh;
-    r[9] = (uint32_t)set;
-    r[10] = S->first[f0];
-    ll->log_n += REC_HEAD + 2;
+    if (!named) { /* past what a record can name: the directions themselves, as dt_linkload_add logs them */
+      r[7] = flags;
+      r[8] = nh;
+      memcpy(r + REC_HEAD, S->dirs + S->first[f0], sizeof *r * nh);
+    } else if (whole) {
+      r[7] = flags | REC_SET | (uint32_t)set << REC_SET_SHIFT;
+    } else {
+      r[7] = flags | REC_SET | REC_PART | (uint32_t)set << REC_SET_SHIFT;
+      r[8] = nh;
+      r[9] = S->first[f0];
+    }
+    ll->log_n += REC_WORDS(r);
     ll->last_rec = SIZE_MAX; /* a set's record is not extended */
     ll->transfers += f1 - f0;
     *count += nh;
