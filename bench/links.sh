@@ -6,7 +6,9 @@
 #   bench/links.sh [path/to/dtsim] [REPEAT]     (from the repo root)
 # Environment: ROWS="1024 128" picks rows: 1024, GPT-3 175B TP 8, PP 16, DP 8 on bench/h100-128node.yaml (1,024
 # GPUs, bench/scaling.sh's 'target' row); 128, GPT-3 175B TP 4, PP 8, VP 12, DP 4 on bench/h100-16node.yaml (128
-# GPUs, its 'gpt' section's first row).
+# GPUs, its 'gpt' section's first row). CACHEGRIND=1: instead, each row once with and once without under valgrind's
+# cachegrind with a 1 MiB last-level cache (load-independent; a few minutes per row), printing instructions and
+# last-level misses and their ratios.
 set -euo pipefail
 DTSIM=${1:-build/dtsim}
 REPEAT=${2:-3}
@@ -25,6 +27,23 @@ for r in $ROWS; do
       --virtual-stages 12 --global-batch 256) ;;
   *) echo "unknown row '$r' (expected 1024, 128)" >&2; exit 2 ;;
   esac
+  if [ "${CACHEGRIND:-0}" = 1 ]; then
+    for mode in with without; do
+      extra=()
+      [ $mode = without ] && extra=(--no-links)
+      valgrind --tool=cachegrind --cache-sim=yes --LL=1048576,16,64 --cachegrind-out-file=/dev/null \
+        "$DTSIM" "${args[@]}" "${extra[@]}" >/dev/null 2>"$tmp/cg.$mode"
+      # totals: "I refs: N" and "LL misses: N (...)"
+      awk '/I +refs:/ { gsub(",", "", $4); i = $4 } /LL misses:/ { gsub(",", "", $4); m = $4 } END { print i, m }' \
+        "$tmp/cg.$mode" >"$tmp/$mode"
+    done
+    read -r iw mw <"$tmp/with"
+    read -r io mo <"$tmp/without"
+    printf "%-38s instructions with %s without %s ratio %.3f; LL misses with %s without %s ratio %.3f\n" "$label" \
+      "$iw" "$io" "$(awk -v a="$iw" -v b="$io" 'BEGIN { print a / b }')" "$mw" "$mo" \
+      "$(awk -v a="$mw" -v b="$mo" 'BEGIN { print a / b }')"
+    continue
+  fi
   : >"$tmp/with"
   : >"$tmp/without"
   for i in $(seq "$REPEAT"); do
