@@ -329,7 +329,8 @@ static void time_separate(const rp_ctx *c, const uint8_t *cand, int G, uint64_t 
         }
       }
     }
-    qsort(need->e + e0, ne - e0, sizeof *need->e, cmp_need);
+    if (ne > e0) /* need->e is NULL while no rank has needed anything */
+      qsort(need->e + e0, ne - e0, sizeof *need->e, cmp_need);
     need->off[r + 1] = ne;
   }
   hb_free(&h);
