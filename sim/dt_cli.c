@@ -179,7 +179,7 @@ static const struct {
 };
 
 /* 0 when KEY:VALUE is an accepted SimGrid setting with a value in its range, else -1 with why set. */
-int dt_cli_check_cfg(const char *kv, char *why, size_t why_size)
+static int check_cfg(const char *kv, char *why, size_t why_size)
 {
   const char *colon = strchr(kv, ':');
   size_t klen = (size_t)(colon - kv);
@@ -251,7 +251,7 @@ int dt_cli_simgrid_option(int is_log, const char *arg, dt_replay_opts *ro, char 
     snprintf(why, why_size, "--cfg expects a SimGrid setting KEY:VALUE, found '%s'", arg);
     return -1;
   }
-  if ((is_log ? dt_check_log_setting(arg, why, why_size) : dt_cli_check_cfg(arg, why, why_size)) != 0)
+  if ((is_log ? dt_check_log_setting(arg, why, why_size) : check_cfg(arg, why, why_size)) != 0)
     return -1;
   ro->simgrid_argv = dt_xrealloc(ro->simgrid_argv, sizeof *ro->simgrid_argv * (size_t)(ro->simgrid_argc + 1));
   size_t size = strlen(arg) + 7;

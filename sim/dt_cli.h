@@ -33,14 +33,11 @@ int dt_cli_import_option(int opt, const char *cmdname, dt_import_opts *io);
 int dt_cli_model_option(const char *name, const char *arg, dt_fidelity *fidelity, dt_algo *algo, int *proto,
                         char *why, size_t why_size);
 
-/* `--cfg KEY:VALUE` (is_log 0, checked by dt_cli_check_cfg) or `--log CAT.thres:LEVEL` (is_log 1, checked by
+/* `--cfg KEY:VALUE` (is_log 0, checked against the settings table of dt_cli.c) or `--log CAT.thres:LEVEL` (is_log 1, checked by
  * dt_check_log_setting) of run and jobs: appends "--cfg=arg" or "--log=arg" to ro's SimGrid arguments
  * (ro->simgrid_argv grows; the caller frees each of its ro->simgrid_argc strings and the array). Returns 0, or -1
  * with why set to the usage message and ro untouched. */
 int dt_cli_simgrid_option(int is_log, const char *arg, dt_replay_opts *ro, char *why, size_t why_size);
-
-/* 0 when KEY:VALUE is a SimGrid setting `run --cfg` accepts with a value in its range, else -1 with why set. */
-int dt_cli_check_cfg(const char *kv, char *why, size_t why_size);
 
 /* DT_OK when the native text of t (at least dt_trace_native_size_bound bytes) fits max_output bytes, else
  * DT_ERR with err naming out, the bound and how to raise the limit (`CMD --max-output SIZE`). import and gen call
