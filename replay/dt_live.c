@@ -52,7 +52,8 @@ rp_live *rp_live_get(rp_table *tb, uint64_t a, uint64_t b, uint64_t c, int32_t n
         insert(tb, old[i]);
     free(old);
   }
-  rp_live *l = dt_xcalloc(1, sizeof *l);
+  rp_live *l = tb->nspare ? tb->spare[--tb->nspare] : dt_xmalloc(sizeof *l);
+  memset(l, 0, sizeof *l);
   l->key[0] = a;
   l->key[1] = b;
   l->key[2] = c;
@@ -89,7 +90,8 @@ void rp_live_remove(rp_table *tb, rp_live *l)
   tb->free_ids[tb->nfree++] = l->id;
   if (l->bar)
     sg_barrier_destroy(l->bar);
-  free(l);
+  tb->spare = dt_grow(tb->spare, &tb->spare_cap, tb->nspare, sizeof *tb->spare);
+  tb->spare[tb->nspare++] = l; /* at most the peak of records in flight */
 }
 
 void rp_table_free(rp_table *tb)
@@ -100,6 +102,9 @@ void rp_table_free(rp_table *tb)
         sg_barrier_destroy(tb->slots[i]->bar);
       free(tb->slots[i]);
     }
+  for (size_t i = 0; i < tb->nspare; i++)
+    free(tb->spare[i]);
+  free(tb->spare);
   free(tb->slots);
   free(tb->free_ids);
   memset(tb, 0, sizeof *tb);

@@ -43,11 +43,13 @@ typedef struct rp_table {
   int32_t *free_ids;
   size_t nfree, free_cap;
   int32_t next_id;
+  rp_live **spare;     /* freed records kept for reuse (a record per instance in flight, millions per run) */
+  size_t nspare, spare_cap;
 } rp_table;
 
 /* The record of key (a, b, c), created with n members when absent. Never NULL. */
 rp_live *rp_live_get(rp_table *tb, uint64_t a, uint64_t b, uint64_t c, int32_t n);
-/* Removes and frees a record (destroying its barrier); its id is reused by a later record. */
+/* Removes a record (destroying its barrier) and keeps its memory for a later record; its id is reused too. */
 void rp_live_remove(rp_table *tb, rp_live *l);
 /* Frees every record left (a deadlocked run) and the table. */
 void rp_table_free(rp_table *tb);
