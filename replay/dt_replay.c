@@ -75,6 +75,11 @@ typedef struct helper_arg {
  * 1.06x the memory (an actor costs about 13 KiB), bench/batch.sh. */
 #define BATCH_CHUNK 64
 
+/* The run's stack budget for the actors a batch starts (actor_stacks_fit, below): an admitted actor calls
+ * stacks_enter when it starts running and stacks_leave when it ends. */
+static void stacks_enter(void);
+static void stacks_leave(void);
+
 /* A stream's scratch for its batches, grown to its largest batch and freed with the run (not on the actor's
  * stack: a batch of 150,000 pairs overflowed it; not per batch: a deadlocked, killed actor must leak nothing). */
 typedef struct batch_scratch {
@@ -340,9 +345,11 @@ static void helper_actor(int argc, char **argv)
   (void)argc;
   (void)argv;
   helper_arg *h = sg_actor_self_get_data();
+  stacks_enter();
   sg_actor_daemonize(sg_actor_self());
   exec_op(h->run, h->rank, h->op);
   *h->end = simgrid_get_clock();
+  stacks_leave();
   sg_sem_release(h->done);
 }
 
@@ -405,39 +412,131 @@ static void chunk_actor(int argc, char **argv)
   (void)argc;
   (void)argv;
   chunk_arg *h = sg_actor_self_get_data();
+  stacks_enter();
   sg_actor_daemonize(sg_actor_self());
   post_and_wait(h->run, h->rank, h->st, h->i, h->b, h->from, h->to);
+  stacks_leave();
   sg_sem_release(h->done);
 }
 
 /* SimGrid 3.32 gives every actor its own stack (contexts/stack-size KiB and contexts/guard-size pages,
- * posix_memalign) and aborts (exit 134) when the address space is short of one: under `ulimit -v` dtsim's heap
- * may fit where the stacks do not (the shipped README example aborted from about 60,000 to 135,000 KiB). So the
- * actors' stacks are checked against RLIMIT_AS before they are created (anything else short of memory later ends
- * in dt_oom's exit 2). Returns 1 when n more actors fit with 1 MiB to spare (or there is no limit, or the size
- * cannot be read); else 0 with why (size bytes). */
-static int actor_stacks_fit(size_t n, char *why, size_t size)
+ * posix_memalign) and aborts (exit 134, "Failed to allocate stack") when the address space is short of one: under
+ * `ulimit -v` dtsim's heap may fit where the stacks do not (the shipped README example aborted from about 60,000
+ * to 135,000 KiB). Anything else short of memory ends in dt_oom's exit 2 (dt_sg_platform.cpp installs it as
+ * SimGrid's new_handler), so only the stacks are checked, against RLIMIT_AS and /proc/self/statm.
+ *
+ * The actors a batch starts during the run go through a run-wide budget (stack_budget): what /proc/self/statm
+ * shows is not enough, because the actors a stream asks for are created later by SimGrid's maestro, after every
+ * actor of the scheduling round has run: the two ranks of one batch of 20,000 pairs each saw room for their 313
+ * stacks, together they needed 626 (exit 134 from ulimit -v 2,700,000 to 5,000,000 KiB). */
+
+static void describe_op(const dt_trace *t, int32_t rank, const dt_stream *st, size_t i, char *buf, size_t size);
+
+/* SimGrid's heap per actor (ActorImpl, s4u::Actor, its context: about 13 KiB measured, rounded up) and per comm
+ * in flight (CommImpl, its network action and max-min variable, mailbox entries: about 2.6 KiB measured, rounded
+ * up); a batch's actor has at most BATCH_CHUNK comms in flight. */
+#define ACTOR_HEAP_BYTES 16384.0
+#define COMM_HEAP_BYTES 4096.0
+/* Room left for everything else that may grow between a check and the stacks' creation. */
+#define STACK_SPARE_BYTES (4.0 * 1048576)
+
+/* The run's address-space budget for the stacks of the actors batches start (one simulation per process, one
+ * actor running at a time: plain counters). `reserved` counts those admitted and not ended (their stack and heap
+ * room are held from the check until the actor ends); `live` those running their code, whose stack is mapped
+ * already and so is inside /proc/self/statm's size (an actor not started yet is not, an ended one may still be:
+ * both counted on the safe side). */
+static struct {
+  size_t reserved, live;
+} stack_budget;
+
+/* Address space of one actor's stack as mapped: posix_memalign(page, stack + guard) costs its size, the guard
+ * pages and up to two pages of alignment and chunk header (glibc, measured at 64 KiB, 1 MiB and 8 MiB). */
+static double actor_stack_bytes(long page)
+{
+  return (double)sg_cfg_get_int("contexts/stack-size") * 1024 +
+         ((double)sg_cfg_get_int("contexts/guard-size") + 2) * (double)page;
+}
+
+/* Reads the address-space limit and the process's size (bytes); 0 when there is no limit or it cannot be read. */
+static int address_space(double *limit, double *used, long *page)
 {
   struct rlimit rl;
-  if (n == 0 || getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-    return 1;
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    return 0;
   FILE *f = fopen("/proc/self/statm", "r");
   unsigned long long vm_pages = 0;
   int got = f && fscanf(f, "%llu", &vm_pages) == 1;
   if (f)
     fclose(f);
-  long page = sysconf(_SC_PAGESIZE);
-  if (!got || page <= 0)
+  *page = sysconf(_SC_PAGESIZE);
+  if (!got || *page <= 0)
+    return 0;
+  *limit = (double)rl.rlim_cur;
+  *used = (double)vm_pages * (double)*page;
+  return 1;
+}
+
+static void stacks_why(char *why, size_t size, const char *what, double limit, double left, size_t n, double each)
+{
+  snprintf(why, size, "%s: the address-space limit (ulimit -v %.0f KiB) leaves %.1f MiB, but %zu SimGrid actor%s "
+           "need%s %.1f MiB each (a stack of contexts/stack-size %d KiB and contexts/guard-size %d pages, and "
+           "SimGrid's heap for the actor and its comms): raise ulimit -v, or give smaller stacks with --cfg "
+           "contexts/stack-size:KIB (docs/replay.md)",
+           what, limit / 1024, left > 0 ? left / 1048576 : 0.0, n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+           each / 1048576, sg_cfg_get_int("contexts/stack-size"), sg_cfg_get_int("contexts/guard-size"));
+}
+
+/* Whether n actors created now, from maestro before the run (their stacks are mapped at once), fit under RLIMIT_AS
+ * with STACK_SPARE_BYTES to spare (1: yes, or there is no limit, or the size cannot be read); else 0 with why
+ * (size bytes). */
+static int actor_stacks_fit(size_t n, char *why, size_t size)
+{
+  double limit, used;
+  long page;
+  if (n == 0 || !address_space(&limit, &used, &page))
     return 1;
-  double stack = (double)sg_cfg_get_int("contexts/stack-size") * 1024 + (double)sg_cfg_get_int("contexts/guard-size") * (double)page;
-  double used = (double)vm_pages * (double)page, limit = (double)rl.rlim_cur, need = (double)n * stack + 1048576.0;
+  double stack = actor_stack_bytes(page), need = (double)n * (stack + ACTOR_HEAP_BYTES) + STACK_SPARE_BYTES;
   if (used + need <= limit)
     return 1;
-  snprintf(why, size, "the address-space limit (ulimit -v %.0f KiB) leaves %.1f MiB, but %zu SimGrid actor%s need%s "
-           "%.1f MiB of stack each (contexts/stack-size %d KiB): raise ulimit -v, or give smaller stacks with --cfg "
-           "contexts/stack-size:KIB (docs/replay.md)", limit / 1024, limit > used ? (limit - used) / 1048576 : 0.0,
-           n, n == 1 ? "" : "s", n == 1 ? "s" : "", stack / 1048576, sg_cfg_get_int("contexts/stack-size"));
+  stacks_why(why, size, "starting the stream actors", limit, limit - used - STACK_SPARE_BYTES, n,
+             stack + ACTOR_HEAP_BYTES);
   return 0;
+}
+
+/* Admits n actors a batch is about to start into the run's stack budget: 1 when their stacks, their heap and
+ * that of the comms they may have in flight fit beside every actor admitted before and not ended, with
+ * STACK_SPARE_BYTES to spare (or there is no limit); else 0 with why (naming `what`, size bytes) and nothing
+ * reserved. Each admitted actor calls stacks_enter when it starts and stacks_leave when it ends. */
+static int stacks_reserve(size_t n, const char *what, char *why, size_t size)
+{
+  double limit, used;
+  long page;
+  if (n == 0 || !address_space(&limit, &used, &page)) {
+    stack_budget.reserved += n;
+    return 1;
+  }
+  double stack = actor_stack_bytes(page), each = stack + ACTOR_HEAP_BYTES + BATCH_CHUNK * COMM_HEAP_BYTES;
+  double other = used - (double)stack_budget.live * stack; /* all but the stacks already counted in `reserved` */
+  double held = (double)stack_budget.reserved * each;
+  if (other + held + (double)n * each + STACK_SPARE_BYTES <= limit) {
+    stack_budget.reserved += n;
+    return 1;
+  }
+  stacks_why(why, size, what, limit, limit - other - held - STACK_SPARE_BYTES, n, each);
+  return 0;
+}
+
+/* An admitted actor runs: its stack is mapped. */
+static void stacks_enter(void)
+{
+  stack_budget.live++;
+}
+
+/* An admitted actor ends (its stack is freed once SimGrid has cleaned it up). */
+static void stacks_leave(void)
+{
+  stack_budget.live--;
+  stack_budget.reserved--;
 }
 
 /* Inside an actor, where no error can be returned: says why and ends the process with exit 2, as dt_oom does. */
@@ -467,8 +566,11 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
       else if (st->ops[k].kind != DT_OP_MARK)
         na++;
     na += ncomm > BATCH_CHUNK ? (ncomm + BATCH_CHUNK - 1) / BATCH_CHUNK : 0;
-    char why[512];
-    if (!actor_stacks_fit(na, why, sizeof why))
+    char what[700], where[600], why[1400];
+    describe_op(R->c.t, rank, st, i, where, sizeof where);
+    snprintf(what, sizeof what, "starting %zu helper actor%s for the batch of %zu ops at %s", na, na == 1 ? "" : "s",
+             j - i, where);
+    if (!stacks_reserve(na, what, why, sizeof why))
       actor_stacks_exit(why);
   }
   for (size_t k = i; k < j; k++) {
