@@ -22,6 +22,34 @@ typedef struct frame {
   size_t base;
 } frame;
 
+/* Why dtsim refuses anchors, aliases and merge keys, appended to each such message. */
+#define NO_ALIASES_WHY                                                                                                 \
+  "dtsim's YAML files use no anchors, aliases or merge keys: each key is written once where it belongs, and an "       \
+  "alias can expand a few bytes into a huge document"
+
+/* What a node is, for messages: "a value", "a mapping", "a sequence". */
+static const char *node_word(yaml_event_type_t type)
+{
+  return type == YAML_MAPPING_START_EVENT ? "a mapping" : type == YAML_SEQUENCE_START_EVENT ? "a sequence" : "a value";
+}
+
+/* Sets err at event ev, whose node is refused: what was expected of it (a plain key, a plain value, a mapping or
+ * sequence without a tag or anchor), inside the key path of its mapping (the first base bytes of path) when it is a
+ * key, else for its own key path; found says what it is instead, why the rule. Returns DT_ERR. */
+static int refuse(dt_error *err, const char *source, const yaml_event_t *ev, int is_key, const char *path, size_t base,
+                  const char *without, const char *found, const char *why)
+{
+  long line = (long)ev->start_mark.line + 1, col = (long)ev->start_mark.column + 1;
+  if (is_key)
+    return dt_error_set(err, source, line, col, "expected a plain key%s%.*s%s, found %s (%s)", base ? " in '" : "",
+                        (int)base, path, base ? "'" : " at the top level", found, why);
+  if (ev->type == YAML_MAPPING_START_EVENT || ev->type == YAML_SEQUENCE_START_EVENT)
+    return dt_error_set(err, source, line, col, "expected %s%s%s%s %s, found %s (%s)", node_word(ev->type),
+                        *path ? " for '" : "", path, *path ? "'" : "", without, found, why);
+  return dt_error_set(err, source, line, col, "expected a plain value%s%s%s, found %s (%s)", *path ? " for '" : "",
+                      path, *path ? "'" : "", found, why);
+}
+
 int dt_yaml_check(const char *text, size_t len, const char *source, dt_error *err)
 {
   yaml_parser_t parser;
@@ -41,26 +69,44 @@ int dt_yaml_check(const char *text, size_t len, const char *source, dt_error *er
                       : type == YAML_SEQUENCE_START_EVENT ? (const char *)ev.data.sequence_start.tag
                       : type == YAML_MAPPING_START_EVENT  ? (const char *)ev.data.mapping_start.tag
                                                           : NULL;
+    const char *anchor = type == YAML_SCALAR_EVENT           ? (const char *)ev.data.scalar.anchor
+                         : type == YAML_SEQUENCE_START_EVENT ? (const char *)ev.data.sequence_start.anchor
+                         : type == YAML_MAPPING_START_EVENT  ? (const char *)ev.data.mapping_start.anchor
+                         : type == YAML_ALIAS_EVENT          ? (const char *)ev.data.alias.anchor
+                                                             : NULL;
     frame *top = depth > 0 ? &stack[depth - 1] : NULL;
     int is_key = top && top->is_map && top->want_key &&
                  (type == YAML_SCALAR_EVENT || type == YAML_SEQUENCE_START_EVENT ||
                   type == YAML_MAPPING_START_EVENT || type == YAML_ALIAS_EVENT);
+    size_t base = top ? top->base : 0;
     if (is_key) { /* the path becomes the mapping's path and this key */
-      path[top->base] = '\0';
+      path[base] = '\0';
       if (type == YAML_SCALAR_EVENT)
-        snprintf(path + top->base, sizeof path - top->base, "%s%.*s", top->base ? "." : "",
+        snprintf(path + base, sizeof path - base, "%s%.*s", base ? "." : "",
                  (int)(ev.data.scalar.length < 200 ? ev.data.scalar.length : 200), (const char *)ev.data.scalar.value);
     }
+    char found[320];
+    const char *why = NULL, *without = "";
     if (tag) {
       char shown[128];
       short_tag(tag, shown, sizeof shown);
-      if (is_key)
-        rc = dt_error_set(err, source, line, col, "expected a plain key%s%.*s, found a key with the tag '%s' (dtsim's "
-                          "YAML files use no tags)", top->base ? " in '" : "", (int)top->base, path, shown);
-      else
-        rc = dt_error_set(err, source, line, col, "expected a plain value%s%s%s, found a value with the tag '%s' "
-                          "(dtsim's YAML files use no tags: each key's type is fixed, so a tag could only repeat or "
-                          "contradict it)", *path ? " for '" : "", path, *path ? "'" : "", shown);
+      snprintf(found, sizeof found, "%s with the tag '%s'", is_key ? "a key" : node_word(type), shown);
+      without = "without a tag";
+      why = "dtsim's YAML files use no tags: each key's type is fixed, so a tag could only repeat or contradict it";
+    } else if (type == YAML_ALIAS_EVENT) {
+      snprintf(found, sizeof found, "the alias '*%.100s'", anchor ? anchor : "");
+      why = NO_ALIASES_WHY;
+    } else if (anchor) {
+      snprintf(found, sizeof found, "%s with the anchor '&%.100s'", is_key ? "a key" : node_word(type), anchor);
+      without = "without an anchor";
+      why = NO_ALIASES_WHY;
+    } else if (is_key && type == YAML_SCALAR_EVENT && ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+               ev.data.scalar.length == 2 && memcmp(ev.data.scalar.value, "<<", 2) == 0) {
+      snprintf(found, sizeof found, "the merge key '<<'");
+      why = NO_ALIASES_WHY;
+    }
+    if (why) {
+      rc = refuse(err, source, &ev, is_key, path, base, without, found, why);
       yaml_event_delete(&ev);
       break;
     }

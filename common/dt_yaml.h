@@ -12,11 +12,16 @@
 #define DT_YAML_MAX_DEPTH 64
 
 /* The guard every dtsim YAML reader (platform, workload, sweep spec) runs before libyaml builds a document.
- * Streams the YAML events of text (len bytes) and returns DT_ERR, with err at source:line:col, at the first of:
- * nesting deeper than DT_YAML_MAX_DEPTH; a YAML tag on any node (`!foo 4`, `!!int 4`, `!!str x`, `!!map {..}`): dtsim
- * fixes each key's type itself, so a tag can only repeat it or contradict it, and none is accepted (the message
- * names the key path, as 'axes.tp', and the tag as written). DT_OK otherwise, also on a syntax error (the loader
- * reports those itself). Linear in the bytes read. */
+ * Streams the YAML events of text (len bytes) and returns DT_ERR, with err at source:line:col of the node, at the
+ * first of:
+ * - nesting deeper than DT_YAML_MAX_DEPTH;
+ * - a YAML tag on any node (`!foo 4`, `!!int 4`, `!!str x`, `!!map {..}`): dtsim fixes each key's type itself, so a
+ *   tag can only repeat it or contradict it;
+ * - an anchor (`&g 8`), an alias (`*g`) or a plain merge key (`<<: {..}`): each key of dtsim's files is written
+ *   where it belongs, and aliases are how a few bytes expand into a huge document ("billion laughs").
+ * The message names the key path (as 'axes.tp'), what was expected and what was found (the tag, anchor or alias as
+ * written; "a mapping with the tag '!!map'"). DT_OK otherwise, also on a syntax error (the loader reports those
+ * itself). Linear in the bytes read. */
 int dt_yaml_check(const char *text, size_t len, const char *source, dt_error *err);
 
 /* dtsim's files write numbers and booleans as plain YAML scalars: `nodes: 4`, never `nodes: "4"` or

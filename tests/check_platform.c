@@ -944,6 +944,24 @@ START_TEST(test_new_shipped_files)
 }
 END_TEST
 
+/* Anchors, aliases and merge keys are refused where they are written (they were accepted: `gpus_per_node: &g 8`
+ * read as 8, and an alias expanded wherever it was used). */
+START_TEST(test_yaml_aliases)
+{
+  parse_err(variant(5, "gpus_per_node: &g 8", 0), 5, 16,
+            "expected a plain value for 'gpus_per_node', found a value with the anchor '&g'", "no anchors, aliases", NULL);
+  parse_err(variant(4, "nodes: *g", 0), 4, 8, "expected a plain value for 'nodes', found the alias '*g'", NULL);
+  parse_err(variant(9, "  bandwidth: &bw 400Gb/s", 15, "  link_bandwidth: *bw", 0), 9, 14,
+            "for 'nics.bandwidth', found a value with the anchor '&bw'", NULL);
+  parse_err(variant(7, "nics: &n", 0), 7, 7, "expected a mapping for 'nics' without an anchor, found a mapping with the "
+                                             "anchor '&n'", NULL);
+  parse_err(variant(7, "nics:", 8, "  <<: {per_node: 8}", 0), 8, 3,
+            "expected a plain key in 'nics', found the merge key '<<'", NULL);
+  parse_err(variant(6, "intra_node: !!map {kind: nvswitch, bandwidth: 450GB/s, latency: 1us}", 0), 6, 13,
+            "expected a mapping for 'intra_node' without a tag, found a mapping with the tag '!!map'", NULL);
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {
@@ -977,6 +995,7 @@ int main(void)
       {"dragonfly_loads", test_dragonfly_loads, 1},
       {"dragonfly_errors", test_dragonfly_errors, 1},
       {"new_shipped_files", test_new_shipped_files, 1},
+      {"yaml_aliases", test_yaml_aliases, 1},
   };
   return dt_test_run(dt_test_suite("platform", cases, sizeof cases / sizeof cases[0], 0));
 }

@@ -3,6 +3,7 @@
  * balance, distinct random points, and hashes that change with what a point depends on and nothing else. */
 #include "dt_test.h"
 #include "sim/dt_sweep.h"
+#include "traces/dt_gen.h"
 
 #include <stdio.h>
 #include <unistd.h>
@@ -200,6 +201,60 @@ START_TEST(test_hash_depends)
 }
 END_TEST
 
+/* Writes a sweep spec on tests/data/sweep/base.yaml whose axes are `axes` (YAML lines, indented) into the test
+ * folder and loads it; returns the load's status, err filled. The spec's line 5 is the first axis line. */
+static int load_spec(const char *axes, dt_sweep_spec **s, dt_error *err)
+{
+  char path[128], text[4096];
+  static int n;
+  snprintf(path, sizeof path, "%s/spec%d.yaml", root, n++);
+  snprintf(text, sizeof text, "dtsim_sweep: 1\nplatform: %s/tests/data/sweep/base.yaml\nworkload: {gen: neox-19m, dp: 8, "
+           "global_batch: 32}\naxes:\n%s", base_dir(), axes);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+  *s = NULL;
+  dt_error_clear(err);
+  return dt_sweep_spec_load(path, NULL, 0, s, err);
+}
+
+/* Expects the spec with these axis lines to be refused at line:col with want in the message. */
+static void spec_refused(const char *axes, long line, long col, const char *want)
+{
+  dt_sweep_spec *s;
+  dt_error err;
+  ck_assert_msg(load_spec(axes, &s, &err) == DT_ERR, "accepted:\n%s", axes);
+  ck_assert_msg(err.line == line && err.col == col, "at %ld:%ld, expected %ld:%ld: %s", err.line, err.col, line, col,
+                err.msg);
+  ck_assert_msg(strstr(err.msg, want), "message lacks \"%s\": %s", want, err.msg);
+  dt_sweep_spec_free(s);
+}
+
+/* Sweep specs and workload files refuse anchors, aliases and merge keys as platform files do (an aliased list of
+ * axis values was read twice). */
+START_TEST(test_yaml_aliases)
+{
+  spec_refused("  nics.bandwidth: &b [50Gb/s, 200Gb/s]\n  network.link_bandwidth: *b\n", 5, 19,
+               "expected a sequence for 'axes.nics.bandwidth' without an anchor, found a sequence with the anchor '&b'");
+  spec_refused("  nodes: [2, 4]\n  tp: [1, *x]\n", 6, 11, "expected a plain value for 'axes.tp', found the alias '*x'");
+  spec_refused("  <<: {nodes: [2]}\n", 5, 3, "expected a plain key in 'axes', found the merge key '<<'");
+  dt_gen_config c;
+  dt_gen_config_init(&c);
+  dt_error err;
+  dt_error_clear(&err);
+  static const char w[] = "dtsim_workload: 1\npreset: neox-19m\ntraining: {global_batch: &b 16}\nparallel: {tp: 2}\n";
+  ck_assert_int_eq(dt_gen_parse_yaml(w, strlen(w), "w.yaml", &c, &err), DT_ERR);
+  ck_assert_msg(err.line == 3 && err.col == 26 && strstr(err.msg, "expected a plain value for 'training.global_batch', "
+                "found a value with the anchor '&b'"), "%ld:%ld: %s", err.line, err.col, err.msg);
+  static const char m[] = "dtsim_workload: 1\npreset: neox-19m\nparallel:\n  <<: {tp: 2}\n  dp: 2\n";
+  dt_gen_config_init(&c);
+  ck_assert_int_eq(dt_gen_parse_yaml(m, strlen(m), "w.yaml", &c, &err), DT_ERR);
+  ck_assert_msg(err.line == 4 && err.col == 3 && strstr(err.msg, "found the merge key '<<'"), "%ld:%ld: %s", err.line,
+                err.col, err.msg);
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {
@@ -212,6 +267,7 @@ int main(void)
       {"lhs_balance", test_lhs_balance, 1},
       {"random_distinct", test_random_distinct, 1},
       {"hash_depends", test_hash_depends, 1},
+      {"yaml_aliases", test_yaml_aliases, 1},
   };
   snprintf(root, sizeof root, "/tmp/check_sweep.XXXXXX");
   if (!mkdtemp(root))

@@ -4,6 +4,7 @@
 #include "common/dt_units.h"
 #include "common/dt_strtab.h"
 #include "common/dt_util.h"
+#include "common/dt_yaml.h"
 
 #include <check.h>
 #include <math.h>
@@ -349,6 +350,46 @@ START_TEST(test_format)
 }
 END_TEST
 
+/* Expects dt_yaml_check to refuse text at line:col with a message containing want. */
+static void yaml_refuses(const char *text, long line, long col, const char *want)
+{
+  dt_error e;
+  dt_error_clear(&e);
+  ck_assert_msg(dt_yaml_check(text, strlen(text), "y.yaml", &e) == DT_ERR, "accepted: %s", text);
+  ck_assert_msg(e.line == line && e.col == col, "%s: at %ld:%ld, expected %ld:%ld: %s", text, e.line, e.col, line,
+                col, e.msg);
+  ck_assert_msg(strstr(e.msg, want) != NULL, "%s: message lacks \"%s\": %s", text, want, e.msg);
+}
+
+/* The guard before every YAML reader: tags, anchors, aliases and merge keys are refused where they are written,
+ * with the key path and what each node is (a value, a mapping, a sequence, a key). */
+START_TEST(test_yaml_guard)
+{
+  dt_error e;
+  dt_error_clear(&e);
+  static const char ok[] = "a: 1\nb: {c: [1, 2], d: x}\ne: '<<'\nf: \"*g\"\ng: a&b\n";
+  ck_assert_msg(dt_yaml_check(ok, strlen(ok), "y.yaml", &e) == DT_OK, "%s", e.msg);
+  yaml_refuses("a: &g 8\nb: *g\n", 1, 4, "expected a plain value for 'a', found a value with the anchor '&g'");
+  yaml_refuses("a: 8\nb: *g\n", 2, 4, "expected a plain value for 'b', found the alias '*g'");
+  yaml_refuses("a: {b: [1, *x]}\n", 1, 12, "expected a plain value for 'a.b', found the alias '*x'");
+  yaml_refuses("a: &m {b: 1}\n", 1, 4, "expected a mapping for 'a' without an anchor, found a mapping with the anchor '&m'");
+  yaml_refuses("a:\n  b: &s [1]\n", 2, 6, "expected a sequence for 'a.b' without an anchor, found a sequence with the "
+                                         "anchor '&s'");
+  yaml_refuses("a:\n  <<: {b: 1}\n  c: 2\n", 2, 3, "expected a plain key in 'a', found the merge key '<<' (dtsim's YAML "
+                                                 "files use no anchors, aliases or merge keys");
+  yaml_refuses("<<: {b: 1}\n", 1, 1, "expected a plain key at the top level, found the merge key '<<'");
+  yaml_refuses("&k a: 1\n", 1, 1, "expected a plain key at the top level, found a key with the anchor '&k'");
+  yaml_refuses("a: {*k : 1}\n", 1, 5, "expected a plain key in 'a', found the alias '*k'");
+  yaml_refuses("a: !!map {b: 1}\n", 1, 4, "expected a mapping for 'a' without a tag, found a mapping with the tag '!!map'");
+  yaml_refuses("a: !!seq [1]\n", 1, 4, "expected a sequence for 'a' without a tag, found a sequence with the tag '!!seq'");
+  yaml_refuses("a: !!int 4\n", 1, 4, "expected a plain value for 'a', found a value with the tag '!!int'");
+  yaml_refuses("a: [!foo 4]\n", 1, 5, "found a value with the tag '!foo'");
+  yaml_refuses("!!str a: 4\n", 1, 1, "found a key with the tag '!!str'");
+  /* a billion laughs stops at its first anchor, before anything is expanded */
+  yaml_refuses("a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n", 1, 4, "anchor '&a'");
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {
@@ -366,6 +407,7 @@ int main(void)
       {"rank_list", test_rank_list, 1},
       {"order_stats", test_order_stats, 1},
       {"strtab", test_strtab, 1},
+      {"yaml_guard", test_yaml_guard, 1},
   };
   return dt_test_run(dt_test_suite("units", cases, sizeof cases / sizeof cases[0], 0));
 }

@@ -422,7 +422,7 @@ yamlcase "platform nodes: \"4\"" "$tmp/p.yaml" "p.yaml:6:8: .*found a quoted str
 plat '+4'
 yamlcase "platform nodes: +4" "$tmp/p.yaml" "p.yaml:6:8: .*without a sign" "$DTSIM" platform check "$tmp/p.yaml"
 sed 's/^network:$/network: !!map/' tests/data/sweep/base.yaml >"$tmp/p.yaml"
-yamlcase "platform network: !!map (a tag on a mapping)" "$tmp/p.yaml" "p.yaml:10:10: expected a plain value for .network., found a value with the tag .!!map." \
+yamlcase "platform network: !!map (a tag on a mapping)" "$tmp/p.yaml" "p.yaml:10:10: expected a mapping for .network. without a tag, found a mapping with the tag .!!map." \
   "$DTSIM" platform check "$tmp/p.yaml"
 work() { printf 'dtsim_workload: 1\npreset: neox-19m\nparallel: {tp: %s, dp: 2}\n' "$1" >"$tmp/w.yaml"; }
 work '!!int 2'
