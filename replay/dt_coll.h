@@ -272,6 +272,9 @@ dt_op_kind rp_algo_kind(dt_op_kind kind);
 /* Chooses algorithm and protocol for an instance (dt_coll_select.c): the forced ones if any (an algorithm that
  * cannot run on this platform or op falls back to the default), else the least estimated time. */
 void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, dt_proto *proto);
+/* Why the forced algorithm (c->algo) cannot run op on group shape gs: its plan row's reason, or that PAT runs
+ * with Simple only; static text, for the fallback note (rp_coll_fallback_note). */
+const char *rp_forced_why_not(const rp_ctx *c, const dt_op *op, const rp_gshape *gs);
 /* Estimated time of op with algorithm a and protocol p on the group (NCCL-tuner-style: latency + size / bw),
  * or a negative number when a cannot run it. */
 double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo a, dt_proto p);

@@ -558,6 +558,30 @@ static void human_bytes(uint64_t b, char *buf, size_t size)
   snprintf(buf, size, "%.0f %s", v, units[u]);
 }
 
+int rp_coll_fallback_note(const rp_ctx *c, int k, char *buf, size_t size)
+{
+  buf[0] = '\0';
+  if (k < 0 || k >= DT_OP_COUNT || !c->forced_fallback[k])
+    return 0;
+  const dt_platform *p = c->p;
+  char where[300];
+  if (!p->nccl) /* what is missing, said plainly (was: "op, group shape or platform") */
+    snprintf(where, sizeof where, "platform '%s' has no 'nccl:' section, so dtsim uses its textbook model (ring, "
+             "chain, direct; docs/platform.md says what the section holds)", p->name ? p->name : "?");
+  else {
+    int v = p->nccl_version, vp = v % 100;
+    char ver[32];
+    snprintf(ver, sizeof ver, vp ? "%d.%d.%d" : "%d.%d", v / 10000, v / 100 % 100, vp);
+    snprintf(where, sizeof where, "platform '%s' follows NCCL %s ('nccl.version'), which falls back to the op's "
+             "default; from 2.24 on, NCCL refuses it", p->name ? p->name : "?", ver);
+  }
+  snprintf(buf, size, "%s: the forced algorithm '%s' cannot run %llu instance%s: %s; %s; they ran with the algorithm "
+           "listed instead", dt_op_kind_name((dt_op_kind)k), dt_algo_name(c->algo),
+           (unsigned long long)c->forced_fallback[k], c->forced_fallback[k] == 1 ? "" : "s",
+           c->forced_why[k] ? c->forced_why[k] : "it cannot run here", where);
+  return 1;
+}
+
 void rp_coll_notes(const rp_ctx *c, void (*note)(void *data, const char *text), void *data)
 {
   if (!c->coll)
@@ -589,15 +613,9 @@ void rp_coll_notes(const rp_ctx *c, void (*note)(void *data, const char *text), 
       snprintf(line, sizeof line, "%s: %s", dt_op_kind_name((dt_op_kind)k), text);
       note(data, line);
     }
-    if (c->forced_fallback[k]) {
-      char line[300];
-      snprintf(line, sizeof line,
-               "%s: the forced algorithm '%s' cannot run %llu instance%s (op, group shape or platform): they ran "
-               "with the algorithm listed instead",
-               dt_op_kind_name((dt_op_kind)k), dt_algo_name(c->algo), (unsigned long long)c->forced_fallback[k],
-               c->forced_fallback[k] == 1 ? "" : "s");
+    char line[700];
+    if (rp_coll_fallback_note(c, k, line, sizeof line))
       note(data, line);
-    }
   }
   /* how each algorithm that ran works, once each, from its row of the plan table */
   for (int a = 0; a < DT_ALGO_COUNT; a++) {

@@ -174,6 +174,12 @@ static const char *why_not(const rp_ctx *c, dt_op_kind kind, const rp_gshape *gs
   return why ? why : "it cannot run here";
 }
 
+const char *rp_forced_why_not(const rp_ctx *c, const dt_op *op, const rp_gshape *gs)
+{
+  dt_op_kind kind = rp_algo_kind(op->kind);
+  return runnable(c, kind, gs, c->algo) ? "PAT runs with the Simple protocol only" : why_not(c, kind, gs, c->algo);
+}
+
 int rp_select_check(rp_ctx *c, dt_error *err)
 {
   const dt_platform *p = c->p;

@@ -112,8 +112,11 @@ void rp_collective_run(rp_ctx *c, const dt_op *op, int32_t rank)
     int m = c->fold && c->fold_cls[rank] != g ? c->fold : 1;
     for (int f = 0; f < m; f++)
       rp_choice_record(c, op->kind, x.algo, x.proto, op->kind == DT_OP_ALLTOALL ? rp_alltoall_bytes(op) : op->bytes);
-    if (c->algo != DT_ALGO_AUTO && x.algo != c->algo)
+    if (c->algo != DT_ALGO_AUTO && x.algo != c->algo) {
       c->forced_fallback[op->kind] += (uint64_t)m; /* said in the notes: a silent substitution would mislead */
+      if (!c->forced_why[op->kind])
+        c->forced_why[op->kind] = rp_forced_why_not(c, op, x.gs);
+    }
   }
   in->algo = dt_algo_name(x.algo);
   in->proto = p->nccl ? proto_labels[x.proto] : NULL;

@@ -1354,6 +1354,13 @@ static dt_stats *collect_stats(replay_run *R)
   {
     note_sink ns = {s, &notes_cap};
     rp_coll_notes(&R->c, note_to_stats, &ns);
+    for (int k = 0; k < DT_OP_COUNT; k++) { /* the same text again, apart, for `dtsim bench` */
+      char line[700];
+      if (rp_coll_fallback_note(&R->c, k, line, sizeof line)) {
+        s->fallbacks = dt_xrealloc(s->fallbacks, sizeof *s->fallbacks * (s->nfallbacks + 1));
+        s->fallbacks[s->nfallbacks++] = dt_xstrdup(line);
+      }
+    }
   }
   if (R->c.fold)
     add_note(s, &notes_cap,

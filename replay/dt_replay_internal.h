@@ -74,6 +74,7 @@ typedef struct rp_ctx {
   dt_algo algo;           /* forced algorithm (dt_replay_opts), DT_ALGO_AUTO to choose per instance */
   int proto;              /* forced protocol, -1 to choose per instance */
   uint64_t forced_fallback[DT_OP_COUNT]; /* instances per kind where the forced algorithm could not run */
+  const char *forced_why[DT_OP_COUNT];   /* why, for the first of them (rp_forced_why_not; static text) */
   struct rp_coll *coll;   /* per-group shapes and the choices made (dt_coll_common.c) */
   int32_t *comm_active;   /* per rank: collectives and sends/recvs in flight (the overlap tax) */
   struct dt_linkload *linkload; /* per-link accounting (dt_linkload.h), NULL when off: every transfer of bytes
@@ -109,8 +110,13 @@ void rp_coll_init(rp_ctx *c);
  * textbook platforms fall back to the op's default at run time (and say so in the notes). dt_coll_select.c. */
 int rp_select_check(rp_ctx *c, dt_error *err);
 void rp_coll_free(rp_ctx *c);
-/* Calls note(data, text) once per collective kind with the algorithms and protocols chosen for it. */
+/* Calls note(data, text) once per collective kind with the algorithms and protocols chosen for it, and after it
+ * the kind's rp_coll_fallback_note when there is one. */
 void rp_coll_notes(const rp_ctx *c, void (*note)(void *data, const char *text), void *data);
+/* The note saying that the forced algorithm could not run some instances of op kind k (how many, why, and what
+ * the platform lacks or which NCCL version it follows), into buf. Returns 1, or 0 (buf empty) when every
+ * instance of k ran with it. `run` and `bench` both print it. dt_coll_common.c. */
+int rp_coll_fallback_note(const rp_ctx *c, int k, char *buf, size_t size);
 
 /* The live instance of collective op (an op of rank's body) as rank sees it: key (its group, op->match). */
 rp_live *rp_instance_of(rp_ctx *c, const dt_op *op, int32_t rank);

@@ -70,6 +70,9 @@ void dt_stats_free(dt_stats *s)
   for (size_t i = 0; i < s->nnotes; i++)
     free(s->notes[i]);
   free(s->notes);
+  for (size_t i = 0; i < s->nfallbacks; i++)
+    free(s->fallbacks[i]);
+  free(s->fallbacks);
   for (size_t i = 0; i < s->ndeadlock; i++)
     free(s->deadlock[i]);
   free(s->deadlock);

@@ -150,6 +150,9 @@ typedef struct dt_stats {
   double *iterations_s;  /* rank 0's mark completion times differenced; without marks one entry: makespan */
   size_t nnotes;
   char **notes;          /* assumptions and warnings of the replay (not the trace's own notes) */
+  size_t nfallbacks;
+  char **fallbacks;      /* the notes that say a forced algorithm could not run some instances (also in notes,
+                            owned apart): `dtsim bench` prints them, its table has no notes */
   size_t peak_live_instances; /* most collective instances in flight at once (first arrival to last completion) */
   size_t peak_live_pairs;     /* most send/recv pairs in flight at once */
   size_t ndeadlock;

@@ -241,7 +241,7 @@ int dt_cmd_bench(int argc, char **argv)
         return EXIT_USAGE;
       }
       break;
-    case O_ALGO: /* docs/replay.md; an algorithm that cannot run the op here falls back to the default */
+    case O_ALGO: /* docs/replay.md: as `run --algo`, an error from NCCL 2.24 on, else a fallback with a note */
     case O_PROTO:
     case O_FIDELITY: {
       char why[160];
@@ -317,6 +317,8 @@ int dt_cmd_bench(int argc, char **argv)
   dt_platform *p = NULL;
   uint64_t *sizes = NULL;
   dt_bench_row *rows = NULL;
+  char **notes = NULL;
+  size_t nnotes = 0;
   if (dt_platform_load(platform_path, &p, &err) != DT_OK)
     goto fail;
   if (o.ngpus < 0)
@@ -324,8 +326,10 @@ int dt_cmd_bench(int argc, char **argv)
   if (dt_bench_sizes(minb, maxb, factor, inc, &sizes, &o.nsizes, &err) != DT_OK)
     goto fail;
   o.sizes = sizes;
-  if (dt_bench_run(p, &o, &rows, &err) != DT_OK)
+  if (dt_bench_run_notes(p, &o, &rows, &notes, &nnotes, &err) != DT_OK)
     goto fail;
+  for (size_t i = 0; i < nnotes; i++) /* a forced --algo that fell back, as `dtsim run` says it (stdout stays the table) */
+    fprintf(stderr, "dtsim bench: note: %s\n", notes[i]);
   if (json)
     print_json(rows, o.nsizes, o.explain);
   else {
@@ -342,6 +346,9 @@ cleanup:
   for (size_t i = 0; rows && i < o.nsizes; i++)
     free(rows[i].explain);
   free(rows);
+  for (size_t i = 0; i < nnotes; i++)
+    free(notes[i]);
+  free(notes);
   free(sizes);
   dt_platform_free(p);
   return rc;

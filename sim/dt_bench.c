@@ -303,7 +303,17 @@ static void explain_rows(const dt_platform *p, const dt_trace *t, const dt_stats
 
 int dt_bench_run(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **rows, dt_error *err)
 {
+  return dt_bench_run_notes(p, o, rows, NULL, NULL, err);
+}
+
+int dt_bench_run_notes(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **rows, char ***notes,
+                       size_t *nnotes, dt_error *err)
+{
   *rows = NULL;
+  if (notes) {
+    *notes = NULL;
+    *nnotes = 0;
+  }
   int rc = DT_ERR;
   dt_trace *t = NULL;
   dt_stats *st = NULL;
@@ -355,6 +365,12 @@ int dt_bench_run(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **ro
   }
   if (o->explain)
     explain_rows(p, t, st, o, v);
+  if (notes && st->nfallbacks) { /* taken over from the statistics, freed below */
+    *notes = st->fallbacks;
+    *nnotes = st->nfallbacks;
+    st->fallbacks = NULL;
+    st->nfallbacks = 0;
+  }
   *rows = v;
   rc = DT_OK;
 cleanup:

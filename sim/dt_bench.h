@@ -78,6 +78,12 @@ int dt_bench_trace(const dt_bench_opts *o, dt_trace **out, dt_error *err);
  * does not fit), a replay error or a deadlock. */
 int dt_bench_run(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **rows, dt_error *err);
 
+/* dt_bench_run that also hands back the replay's fallback notes (dt_stats.fallbacks: a forced --algo that could
+ * not run some sizes, why, and what the platform lacks), as `dtsim run` prints them: *notes (nnotes strings, each
+ * and the array malloc'ed, the caller frees them; NULL and 0 when there are none) on DT_OK. */
+int dt_bench_run_notes(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **rows, char ***notes,
+                       size_t *nnotes, dt_error *err);
+
 /* Same as dt_bench_run in a child process (fork), so that one process can run many benchmarks; stdout and
  * stderr are flushed first. */
 int dt_bench_run_forked(const dt_platform *p, const dt_bench_opts *o, dt_bench_row **rows, dt_error *err);

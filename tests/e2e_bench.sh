@@ -230,4 +230,22 @@ check "bench --explain NCCL model: contention-free, simulated = estimate" \
 check "bench --explain NCCL model: 64 KiB latency-bound, 256 MiB bandwidth-bound" \
   '[ "$(jq -c "[.[] | .explain[0].estimate_latency_s / .explain[0].estimate_s > 0.5]" "$tmp/bh.json")" = "[true,false]" ]'
 
+# --- a forced algorithm that cannot run: bench takes run's selection and notes. Without an 'nccl:' section
+# (p4.yaml) and on nccl.version 2.22 it falls back with the note that says why and what the platform lacks; from
+# NCCL 2.24 on (dgx-a100's default model) it is an error, as 'run --algo' and NCCL_ALGO are.
+for a in pat tree; do
+  "$DTSIM" bench all_gather $P --algo $a -b 1M -e 1M >"$tmp/fb.out" 2>"$tmp/fb.err"; rc=$?
+  check "bench --algo $a without nccl: exit 0, the ring ran, the note names the missing 'nccl:' section" \
+    '[ $rc -eq 0 ] && grep -q " ring$" "$tmp/fb.out" && grep -q "^dtsim bench: note: allgather: the forced algorithm .'$a'. cannot run 1 instance: .*platform .p4. has no .nccl:. section" "$tmp/fb.err"'
+done
+sed 's/^nccl:$/nccl:\n  version: "2.22"/' platforms/dgx-a100.yaml >"$tmp/a100-2.22.yaml"
+"$DTSIM" bench all_gather --platform "$tmp/a100-2.22.yaml" --algo pat -b 1M -e 4M >"$tmp/fb.out" 2>"$tmp/fb.err"; rc=$?
+check "bench --algo pat on nccl.version 2.22: exit 0 with the note naming the version, 3 sizes" \
+  '[ $rc -eq 0 ] && grep -q "note: allgather: the forced algorithm .pat. cannot run 3 instances: it needs .*follows NCCL 2.22 (.nccl.version.)" "$tmp/fb.err"'
+"$DTSIM" bench all_gather --platform platforms/dgx-a100.yaml --algo tree -b 1M -e 1M >"$tmp/fb.out" 2>"$tmp/fb.err"; rc=$?
+check "bench --algo tree for all_gather on NCCL >= 2.24: exit 2, the error says why, no table" \
+  '[ $rc -eq 2 ] && [ ! -s "$tmp/fb.out" ] && grep -q "algorithm .tree. cannot run allgather on group .world." "$tmp/fb.err"'
+"$DTSIM" bench all_gather $P --algo ring -b 1M -e 1M >/dev/null 2>"$tmp/fb.err"
+check "bench --algo ring that runs: no note" '! grep -q "forced algorithm" "$tmp/fb.err"'
+
 finish
