@@ -5,6 +5,7 @@
 
 #include "../common/dt_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -316,4 +317,18 @@ int dt_algo_from_name(const char *name)
     if (strcasecmp(name, algo_names[i]) == 0)
       return i;
   return -1;
+}
+
+const char *dt_algo_list(char *buf, size_t size, int with_auto, const char *last_sep)
+{
+  size_t len = 0;
+  if (size == 0)
+    return buf;
+  buf[0] = '\0';
+  for (int i = with_auto ? 0 : 1; i < DT_ALGO_COUNT && len < size; i++) {
+    const char *sep = i == (with_auto ? 0 : 1) ? "" : i + 1 == DT_ALGO_COUNT ? last_sep : ", ";
+    int w = snprintf(buf + len, size - len, "%s%s", sep, algo_names[i]);
+    len = w < 0 ? size : len + (size_t)w;
+  }
+  return buf;
 }

@@ -263,11 +263,15 @@ int dt_nccl_version_parse(const char *text);
 int dt_platform_channels(const dt_platform *p);
 
 /* YAML / CLI names: "LL", "LL128", "Simple"; "auto", "ring", "tree", "nvls", "nvls-tree", "hier", "collnet",
- * "chain", "direct". The lookups are case-insensitive and return -1 for an unknown name. */
+ * "chain", "direct", "pat". The lookups are case-insensitive and return -1 for an unknown name. */
 const char *dt_proto_name(dt_proto proto);
 int dt_proto_from_name(const char *name);
 const char *dt_algo_name(dt_algo algo);
 int dt_algo_from_name(const char *name);
+/* Every algorithm name in table order (from "auto" when with_auto, else from "ring"), separated by ", " and the
+ * last one by last_sep (", " or " or "), into buf (always terminated, truncated to size). Returns buf, for the
+ * help texts and the error of an unknown --algo, so that they list what dt_algo_from_name accepts. */
+const char *dt_algo_list(char *buf, size_t size, int with_auto, const char *last_sep);
 
 /* Names of the kinds as written in YAML ("nvswitch", "fat-tree", ...). */
 const char *dt_platform_intra_kind_name(dt_intra_kind kind);

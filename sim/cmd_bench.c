@@ -37,7 +37,7 @@ const char dt_cmd_bench_usage[] =
     "  -g, --ngpus G          GPUs driven by one process (nccl-tests -g, default 1): its instances take\n"
     "                         (G-1) x the launch time longer (docs/bench.md)\n"
     "  --launch TIME          host time to launch one more GPU's kernels from one thread (default 2.6us)\n"
-    "  --algo A               force an algorithm: ring, tree, nvls, nvls-tree, hier, collnet, chain, direct\n"
+    "  --algo A               force an algorithm: {algos}\n"
     "                         (default auto: chosen per size as NCCL's tuner does, docs/replay.md)\n"
     "  --proto P              force a protocol: LL, LL128, Simple (default auto)\n"
     "  --fidelity flow|step   collective model (default flow)\n"
@@ -260,7 +260,7 @@ int dt_cmd_bench(int argc, char **argv)
       o.explain = 1;
       break;
     case 'h':
-      fputs(dt_cmd_bench_usage, stdout);
+      dt_cli_print_usage(stdout, dt_cmd_bench_usage);
       return EXIT_OK;
     case ':':
       return usage("option '%s' requires an argument", argv[optind - 1]);

@@ -804,8 +804,10 @@ int dt_cmd_sweep(int argc, char **argv)
 
   /* what is still to run */
   todo = dt_xmalloc(sizeof *todo * (P->npoints ? P->npoints : 1));
-  size_t ntodo = 0, nsel = 0, ncached = 0;
+  size_t ntodo = 0, nsel = 0, ncached = 0, nimpossible = 0; /* of this selection (shard, --point): not the grid */
   for (size_t i = 0; i < P->npoints; i++) {
+    if (in_selection(&o, i) && P->points[i].reason)
+      nimpossible++;
     if (!in_selection(&o, i) || P->points[i].reason)
       continue;
     nsel++;
@@ -827,7 +829,7 @@ int dt_cmd_sweep(int argc, char **argv)
     if (!o.quiet)
       fprintf(stderr, "dtsim sweep: %zu point%s%s: %zu cached, %zu to run on %ld worker%s, %zu cannot run; folder %s\n",
               nsel, nsel == 1 ? "" : "s", o.shard_n ? " in this shard" : "", ncached, ntodo, jobs,
-              jobs == 1 ? "" : "s", P->nimpossible, spec->dir);
+              jobs == 1 ? "" : "s", nimpossible, spec->dir);
     long failed = run_pool(P, todo, ntodo, jobs, !o.quiet && isatty(2));
     if (failed < 0) {
       size_t now = 0;
@@ -873,8 +875,8 @@ int dt_cmd_sweep(int argc, char **argv)
     fprintf(stderr, "%s\n", nmissing > shown ? " ..." : "");
   }
   if (!o.quiet || nfailed)
-    fprintf(stderr, "dtsim sweep: %zu ok, %zu failed, %zu cannot run%s\n", nsel - nfailed - nmissing, nfailed,
-            P->nimpossible, nmissing ? ", some not run yet" : "");
+    fprintf(stderr, "dtsim sweep: %zu ok, %zu failed, %zu cannot run%s%s\n", nsel - nfailed - nmissing, nfailed,
+            nimpossible, o.shard_n ? " in this shard" : "", nmissing ? ", some not run yet" : "");
   rc = nfailed || nmissing ? EXIT_PROBLEM : EXIT_OK;
   goto done;
 fail:

@@ -66,7 +66,7 @@ static const char run_usage[] =
     "  --exact                no shortcut: simulate every collective as flows, even where its closed form is\n"
     "                         exact (docs/replay.md, Shortcuts)\n"
     "  --algo A               collective algorithm: auto (default: chosen per collective from the platform's\n"
-    "                         nccl: model), ring, tree, nvls, nvls-tree, hier, collnet, chain, direct\n"
+    "                         nccl: model), {algos}\n"
     "  --proto P              protocol: auto (default), LL, LL128, Simple\n"
     "  --cfg KEY:VALUE        a SimGrid setting, repeatable (e.g. contexts/factory:thread)\n"
     "  --log CAT.thres:LEVEL  a SimGrid log threshold, repeatable: CAT is dtsim or one of its modules (dtsim_replay,\n"
@@ -232,8 +232,8 @@ int dt_cli_model_option(const char *name, const char *arg, dt_fidelity *fidelity
       *algo = (dt_algo)a;
       return 0;
     }
-    snprintf(why, why_size, "--algo expects auto, ring, tree, nvls, nvls-tree, hier, collnet, chain or direct, "
-             "found '%s'", arg);
+    char names[160];
+    snprintf(why, why_size, "--algo expects %s, found '%s'", dt_algo_list(names, sizeof names, 1, " or "), arg);
   } else {
     int pr = strcmp(arg, "auto") == 0 ? -1 : dt_proto_from_name(arg);
     if (pr >= 0 || strcmp(arg, "auto") == 0) {
@@ -259,6 +259,51 @@ int dt_cli_simgrid_option(int is_log, const char *arg, dt_replay_opts *ro, char 
   snprintf(ro->simgrid_argv[ro->simgrid_argc], size, "--%s=%s", is_log ? "log" : "cfg", arg);
   ro->simgrid_argc++;
   return 0;
+}
+
+void dt_cli_print_usage(FILE *f, const char *text)
+{
+  static const char token[] = "{algos}";
+  for (const char *at; (at = strstr(text, token)) != NULL; text = at + sizeof token - 1) {
+    char names[160];
+    fprintf(f, "%.*s%s", (int)(at - text), text, dt_algo_list(names, sizeof names, 0, ", "));
+  }
+  fputs(text, f);
+}
+
+int dt_cli_output_check(const char *flag, const char *path, const char *what, dt_error *err)
+{
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return dt_error_set(err, "", 0, 0, "%s %s is a directory: expected the name of the file to write %s into", flag,
+                        path, what);
+  dt_error e;
+  dt_error_clear(&e);
+  errno = 0;
+  if (dt_outfile_check(path, &e) == DT_OK)
+    return DT_OK;
+  int errnum = errno ? errno : EIO;
+  /* the folder the temporary goes to: dt_outfile writes PATH.tmp.PID.N there and renames it over PATH */
+  char *dir = dt_xstrdup(path);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    strcpy(dir, ".");
+  else if (slash == dir)
+    dir[1] = '\0';
+  else
+    *slash = '\0';
+  int rc;
+  if (stat(dir, &st) != 0)
+    rc = dt_error_set(err, "", 0, 0, "%s %s: the folder '%s' does not exist (create it first)", flag, path, dir);
+  else if (!S_ISDIR(st.st_mode))
+    rc = dt_error_set(err, "", 0, 0, "%s %s: '%s' is not a folder", flag, path, dir);
+  else
+    rc = dt_error_set(err, "", 0, 0, "%s %s: cannot create a file in '%s' (%s%s): dtsim writes %s to a temporary "
+                      "file next to it, '%s.tmp.*', and renames it over '%s' when complete; give a path in a folder "
+                      "you can write", flag, path, dir, strerror(errnum),
+                      errnum == ENOENT ? ": that file system accepts no new files" : "", what, path, path);
+  free(dir);
+  return rc;
 }
 
 static int usage_error(const char *cmdname, const char *fmt, const char *arg)
@@ -438,6 +483,44 @@ static char *trace_label(char **paths, int n)
   return s;
 }
 
+/* Whether path looks like a platform file: a .yaml / .yml name, or 'dtsim_platform:' in its first 4 KiB. */
+static int looks_like_platform(const char *path)
+{
+  size_t n = strlen(path);
+  if ((n > 5 && strcmp(path + n - 5, ".yaml") == 0) || (n > 4 && strcmp(path + n - 4, ".yml") == 0))
+    return 1;
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    return 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return 0;
+  char head[4097];
+  size_t got = fread(head, 1, sizeof head - 1, f);
+  fclose(f);
+  head[got] = '\0';
+  return strstr(head, "dtsim_platform:") != NULL;
+}
+
+/* `dtsim run TRACE PLATFORM`: the platform did not load; when its argument is a trace (sniffed as
+ * dt_trace_load would) and a later one looks like a platform, says so (was: a YAML error about the trace's first
+ * line). Returns 1 when it said so. */
+static int said_swapped(char **args, int nargs)
+{
+  const dt_importer *imp = NULL;
+  dt_error e;
+  dt_error_clear(&e);
+  if (nargs < 2 || dt_trace_sniff(args[0], &imp, &e) != DT_OK || !imp)
+    return 0;
+  for (int i = 1; i < nargs; i++)
+    if (looks_like_platform(args[i])) {
+      fprintf(stderr, "dtsim run: arguments swapped? '%s' is a trace (format %s) and '%s' a platform; usage: dtsim run "
+              "[options] PLATFORM TRACE...\nrun 'dtsim help run' for usage\n", args[0], imp->name, args[i]);
+      return 1;
+    }
+  return 0;
+}
+
 /* run's link-fault options (docs/whatif.md), above every other option value */
 enum { OPT_DEGRADE = 2100, OPT_FAIL, OPT_FLAP };
 
@@ -543,9 +626,18 @@ static int cmd_run(int argc, char **argv)
       }
       ro.timeline = optarg;
       break;
-    case 'K':
+    case 'K': { /* the form now, the range once the trace's rank count is known */
+      int32_t *v = NULL;
+      size_t nv = 0;
+      if (dt_parse_rank_list(optarg, INT32_MAX, &v, &nv) != 0) {
+        fprintf(stderr, "dtsim run: --timeline-ranks expects ranks and ranges separated by commas, like 0-7,16, "
+                "found '%s'\nrun 'dtsim help run' for usage\n", optarg);
+        goto done_usage;
+      }
+      free(v);
       tl_ranks_arg = optarg;
       break;
+    }
     case 'T': {
       long long v;
       if (count_option("run", "--top", "a count of links", optarg, 0, 1000000, &v) != 0)
@@ -595,7 +687,7 @@ static int cmd_run(int argc, char **argv)
       break;
     }
     case 'h':
-      fputs(run_usage, stdout);
+      dt_cli_print_usage(stdout, run_usage);
       rc = EXIT_OK;
       goto done_usage;
     default:
@@ -627,8 +719,15 @@ static int cmd_run(int argc, char **argv)
   char *label = NULL;
   /* outputs checked before the run (was: the whole report, then "No such file or directory") */
   if ((plot_dir && dt_plot_prepare(plot_dir, &err) != DT_OK) ||
-      (ro.timeline && dt_outfile_check(ro.timeline, &err) != DT_OK) || dt_platform_load(argv[optind], &p, &err) != DT_OK)
+      (ro.timeline && dt_cli_output_check("--timeline", ro.timeline, "the timeline", &err) != DT_OK))
     goto fail;
+  if (dt_platform_load(argv[optind], &p, &err) != DT_OK) {
+    if (!gen && said_swapped(&argv[optind], argc - optind)) {
+      rc = EXIT_USAGE;
+      goto cleanup;
+    }
+    goto fail;
+  }
   if (gen) {
     dt_gen_config gc;
     if (dt_gen_flags_config(&gf, &gc, &err) != DT_OK || dt_gen_validate(&gc, dt_platform_gpu_count(p), &err) != DT_OK ||
@@ -655,9 +754,9 @@ static int cmd_run(int argc, char **argv)
     size_t n = 0;
     if (tl_ranks_arg) {
       if (dt_parse_rank_list(tl_ranks_arg, t->nranks, &tl_ranks, &n) != 0) {
-        char last[32];
-        snprintf(last, sizeof last, "%d", (int)t->nranks - 1);
-        usage_error("run", "--timeline-ranks expects a list of ranks like 0-7,16 within the trace's 0-%s", last);
+        fprintf(stderr, "dtsim run: --timeline-ranks expects ranks and ranges separated by commas, like 0-7,16, "
+                "within the trace's ranks 0-%d, found '%s'\nrun 'dtsim help run' for usage\n", (int)t->nranks - 1,
+                tl_ranks_arg);
         rc = EXIT_USAGE;
         goto cleanup;
       }
@@ -889,7 +988,7 @@ static int cmd_import(int argc, char **argv)
              "the slash to write one file per rank into it", out, out, out);
     return usage_error("import", "%s", msg);
   }
-  if ((out && olen > 0 && out[olen - 1] != '/' && dt_outfile_check(out, &err) != DT_OK) || /* before the import */
+  if ((out && olen > 0 && out[olen - 1] != '/' && dt_cli_output_check("-o", out, "the trace", &err) != DT_OK) ||
       dt_trace_load((const char *const *)&argv[optind], nfiles, &io, &t, &err) != DT_OK ||
       (out && dt_check_output_size(t, out, max_output, "import", &err) != DT_OK) ||
       (out && dt_trace_write_native(t, out, &err) != DT_OK)) {
@@ -1026,7 +1125,7 @@ static int cmd_help(int argc, char **argv)
   }
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(argv[1], commands[i].name) == 0) {
-      fputs(commands[i].usage, stdout);
+      dt_cli_print_usage(stdout, commands[i].usage);
       if (commands[i].fn == cmd_gen || commands[i].fn == cmd_run)
         fputs(commands[i].fn == cmd_gen ? dt_gen_flags_help : "\ngenerator options (with --gen):\n", stdout);
       if (commands[i].fn == cmd_run) {

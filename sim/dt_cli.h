@@ -14,6 +14,11 @@ int dt_cli_main(int argc, char **argv);
 #include "../traces/dt_trace_io.h"
 
 #include <stdint.h>
+#include <stdio.h>
+
+/* Prints a command's usage text on f with "{algos}" replaced by every algorithm --algo takes but auto
+ * (dt_algo_list: the one table the names come from), so that help and errors never drift from it. */
+void dt_cli_print_usage(FILE *f, const char *text);
 
 /* Options `run`, `import` and `scale` share for reading captures (getopt_long values; each takes an argument). */
 #define IMPORT_LONG_OPTIONS                                                                                    \
@@ -38,6 +43,12 @@ int dt_cli_model_option(const char *name, const char *arg, dt_fidelity *fidelity
  * (ro->simgrid_argv grows; the caller frees each of its ro->simgrid_argc strings and the array). Returns 0, or -1
  * with why set to the usage message and ro untouched. */
 int dt_cli_simgrid_option(int is_log, const char *arg, dt_replay_opts *ro, char *why, size_t why_size);
+
+/* Checks, before the work, that output path (given with option flag, "--timeline", "-o") can be written as
+ * dt_outfile writes it (a temporary file next to it, renamed over it). DT_OK, or DT_ERR with err naming the
+ * option, the path, what it would hold (what: "the timeline") and why not: a directory, a missing folder, a
+ * folder where no file can be created (read-only, /proc) with the reason. */
+int dt_cli_output_check(const char *flag, const char *path, const char *what, dt_error *err);
 
 /* DT_OK when the native text of t (at least dt_trace_native_size_bound bytes) fits max_output bytes, else
  * DT_ERR with err naming out, the bound and how to raise the limit (`CMD --max-output SIZE`). import and gen call

@@ -176,9 +176,10 @@ static dt_axis_kind axis_kind(const char *key)
 /* Checks a run option's value (algo, proto, fidelity); placement is checked when the file is read. */
 static int check_run_value(const char *key, const char *v, char *why, size_t size)
 {
+  char names[160];
   if (strcmp(key, "algo") == 0 && dt_algo_from_name(v) < 0)
-    snprintf(why, size, "unknown algorithm '%s' for 'algo' (expected auto, ring, tree, nvls, nvls-tree, hier, "
-                        "collnet, chain or direct)", v);
+    snprintf(why, size, "unknown algorithm '%s' for 'algo' (expected %s)", v, dt_algo_list(names, sizeof names, 1,
+                                                                                         " or "));
   else if (strcmp(key, "proto") == 0 && strcmp(v, "auto") != 0 && dt_proto_from_name(v) < 0)
     snprintf(why, size, "unknown protocol '%s' for 'proto' (expected auto, LL, LL128 or Simple)", v);
   else if (strcmp(key, "fidelity") == 0 && strcmp(v, "flow") != 0 && strcmp(v, "step") != 0)

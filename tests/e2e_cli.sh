@@ -43,6 +43,10 @@ check "strict --algo: a forced algorithm that cannot run is exit 2 naming the op
 sed 's/^nccl:$/nccl:\n  version: "2.23.4"/' platforms/dgx-a100.yaml >"$tmp/a100-2.23.yaml"
 "$DTSIM" run --json --algo nvls "$tmp/a100-2.23.yaml" tests/data/allreduce8.dtt >"$tmp/fa.json" 2>/dev/null
 check "nccl.version 2.23: forced algorithm fallback is in the notes" 'jq -r ".notes[]" "$tmp/fa.json" | grep -q "forced algorithm .nvls. cannot run 1 instance"'
+check "nccl.version 2.23: the fallback note says why and which version the platform follows" 'jq -r ".notes[]" "$tmp/fa.json" | grep -q "forced algorithm .nvls. cannot run 1 instance: it needs .intra_node.nvls. on an NVSwitch node; platform .dgx-a100. follows NCCL 2.23.4 (.nccl.version.)"'
+sed 's/allreduce/allgather/' tests/data/allreduce8.dtt >"$tmp/ag8.dtt"
+"$DTSIM" run --json --algo pat tests/data/node8.yaml "$tmp/ag8.dtt" >"$tmp/fa.json" 2>/dev/null; rc=$?
+check "--algo pat without an nccl: section: exit 0, the note says the section is missing" '[ $rc -eq 0 ] && jq -r ".notes[]" "$tmp/fa.json" | grep -q "forced algorithm .pat. cannot run 1 instance: it needs the NCCL model.*; platform .test-node8. has no .nccl:. section"'
 
 # --- batched exchange completes at alpha + S/B; unbatched deadlocks (exit 1, JSON still printed)
 "$DTSIM" run --json tests/data/node8.yaml tests/data/exchange.dtt >"$tmp/ex.json" 2>/dev/null; rc=$?
@@ -99,5 +103,57 @@ mkdir -p "$tmp/per"
 check "import to a directory writes per-rank files" '[ $rc -eq 0 ] && [ "$(ls "$tmp/per" | wc -l)" -eq 2 ]'
 "$DTSIM" run --json platforms/dgx-a100.yaml "$tmp"/per/*.dtt >"$tmp/k4.json" 2>/dev/null
 check "per-rank files replay to the same makespan" '[ "$(jq -r .makespan_s "$tmp/k4.json")" = "$(jq -r .makespan_s "$tmp/k1.json")" ]'
+
+# --- the command line's own messages (fresh-user findings): what was wrong, the value given, what was expected
+# every algorithm dtsim has, in help and in the error of an unknown one: the list of platforms/dt_platform.c
+for a in ring tree nvls nvls-tree hier collnet chain direct pat; do
+  check "help run lists --algo $a" '"$DTSIM" help run | grep -A1 -- "--algo A" | grep -q "[ ,]$a\(,\|$\)"'
+  check "help bench lists --algo $a" '"$DTSIM" help bench | grep -A1 -- "--algo A" | grep -q "[ ,]$a\(,\|$\)"'
+done
+"$DTSIM" run --algo bogus tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/algo.err"; rc=$?
+check "--algo bogus: exit 2 listing every algorithm, pat included, and the value" \
+  '[ $rc -eq 2 ] && grep -q "expects auto, ring, tree, nvls, nvls-tree, hier, collnet, chain, direct or pat, found .bogus." "$tmp/algo.err"'
+"$DTSIM" bench all_reduce --platform tests/data/node8.yaml --algo bogus >/dev/null 2>"$tmp/algo.err"; rc=$?
+check "bench --algo bogus: the same list" '[ $rc -eq 2 ] && grep -q "direct or pat, found .bogus." "$tmp/algo.err"'
+# an unwritable --timeline: which option, which path, why (the temporary file next to it); before the run
+"$DTSIM" run --timeline /proc/version tests/data/node8.yaml tests/data/allreduce8.dtt >"$tmp/tl.out" 2>"$tmp/tl.err"; rc=$?
+check "--timeline /proc/version: exit 2 naming the option, the path, the folder and the temporary file" \
+  '[ $rc -eq 2 ] && [ ! -s "$tmp/tl.out" ] && grep -q "^dtsim: error: --timeline /proc/version: cannot create a file in ./proc. (.*): dtsim writes the timeline to a temporary file next to it, ./proc/version.tmp" "$tmp/tl.err"'
+"$DTSIM" run --timeline "$tmp/no/such/t.json" tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/tl.err"; rc=$?
+check "--timeline in a missing folder names the folder" '[ $rc -eq 2 ] && grep -q "^dtsim: error: --timeline .*/no/such/t.json: the folder .*/no/such. does not exist" "$tmp/tl.err"'
+"$DTSIM" run --timeline "$tmp" tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/tl.err"; rc=$?
+check "--timeline DIR says it is a directory" '[ $rc -eq 2 ] && grep -q "^dtsim: error: --timeline .* is a directory: expected the name of the file" "$tmp/tl.err"'
+# --timeline-ranks: the value given and the form expected, for a bad form (before the run) and a bad range
+"$DTSIM" run --timeline "$tmp/t.json" --timeline-ranks 3-x tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/tr.err"; rc=$?
+check "--timeline-ranks 3-x: exit 2 with the value and the form" '[ $rc -eq 2 ] && grep -q "expects ranks and ranges separated by commas, like 0-7,16, found .3-x." "$tmp/tr.err"'
+"$DTSIM" run --timeline "$tmp/t.json" --timeline-ranks 0-99 tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/tr.err"; rc=$?
+check "--timeline-ranks 0-99 on 8 ranks: exit 2 with the trace's ranks and the value" '[ $rc -eq 2 ] && grep -q "within the trace.s ranks 0-7, found .0-99." "$tmp/tr.err"'
+# arguments swapped: the trace first, the platform second (by extension, and by content without one)
+"$DTSIM" run tests/data/allreduce8.dtt tests/data/node8.yaml >/dev/null 2>"$tmp/sw.err"; rc=$?
+check "run TRACE PLATFORM: exit 2, 'arguments swapped?' with the usage" \
+  '[ $rc -eq 2 ] && grep -q "arguments swapped? .tests/data/allreduce8.dtt. is a trace (format native) and .tests/data/node8.yaml. a platform; usage: dtsim run \[options\] PLATFORM TRACE" "$tmp/sw.err"'
+cp tests/data/node8.yaml "$tmp/plat"
+"$DTSIM" run traces/samples/allreduce_bcast_2ranks_rank0.json.gz "$tmp/plat" >/dev/null 2>"$tmp/sw.err"; rc=$?
+check "a Kineto capture before a platform without .yaml (sniffed): 'arguments swapped?'" \
+  '[ $rc -eq 2 ] && grep -q "arguments swapped? .*rank0.json.gz. is a trace (format kineto)" "$tmp/sw.err"'
+"$DTSIM" run tests/data/bad-key.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/sw.err"
+check "a broken platform in the right place is its own error, not 'swapped'" '! grep -q swapped "$tmp/sw.err"'
+# ranks beyond the limit in a native header: the value, the limit and the line
+printf 'dtsim_trace 1\nranks 999999999999\n' >"$tmp/r12.dtt"
+"$DTSIM" run tests/data/node8.yaml "$tmp/r12.dtt" >/dev/null 2>"$tmp/r12.err"; rc=$?
+check "ranks 999999999999: exit 2 with file:line, the value and the limit" \
+  '[ $rc -eq 2 ] && grep -q "r12.dtt:2: .ranks 999999999999. is more than dtsim supports (at most 1048576 ranks)" "$tmp/r12.err"'
+printf 'dtsim_trace 1\nranks -3\n' >"$tmp/rneg.dtt"
+"$DTSIM" run tests/data/node8.yaml "$tmp/rneg.dtt" >/dev/null 2>"$tmp/rneg.err"; rc=$?
+check "ranks -3: exit 2 with the range and the value" '[ $rc -eq 2 ] && grep -q "rneg.dtt:2: expected .ranks N. with N a whole number from 1 to 1048576, found .-3." "$tmp/rneg.err"'
+# sweep --shard: the points that cannot run are counted in the shard, not in the whole grid (points 0-2 of the
+# 4 cannot run: shard 0/2 holds 0 and 2, shard 1/2 holds 1 and the one that runs)
+for sh in 0 1; do
+  "$DTSIM" sweep run --shard $sh/2 --set platform=tests/data/sweep/base.yaml --set workload.gen=neox-19m \
+    --set workload.global_batch=32 --set workload.dp=4 --axis network.radix=2,8 --axis tp=1,2 --dir "$tmp/shard" \
+    >/dev/null 2>"$tmp/shard$sh.err"
+done
+check "sweep --shard 0/2: 2 cannot run in this shard" 'grep -q "0 ok, 0 failed, 2 cannot run in this shard" "$tmp/shard0.err"'
+check "sweep --shard 1/2: 1 ok, 1 cannot run in this shard" 'grep -q "1 ok, 0 failed, 1 cannot run in this shard" "$tmp/shard1.err" && grep -q "1 point in this shard: .*, 1 cannot run" "$tmp/shard1.err"'
 
 finish

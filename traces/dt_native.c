@@ -735,10 +735,17 @@ static int parse_line(reader *rd, fstate *fs, const char *line, size_t len)
     int32_t n;
     if (fs->seen_ranks)
       return ferr(rd, fs, "duplicate header line 'ranks'");
-    if (rd->ntoks != 2 || tk[1].val || parse_count(tk[1].key, &n) != 0 || n == 0)
-      return ferr(rd, fs, "expected 'ranks N' with N a positive integer");
-    if (n > DT_TRACE_MAX_RANKS)
-      return ferr(rd, fs, "'ranks %d' is more than dtsim supports (at most %d ranks)", (int)n, DT_TRACE_MAX_RANKS);
+    const char *num = rd->ntoks >= 2 ? tk[1].key : "";
+    int digits = num[0] && num[strspn(num, "0123456789")] == '\0';
+    int64_t v = 0;
+    int fits = digits && parse_i64(num, &v) == 0;
+    if (rd->ntoks != 2 || tk[1].val || !digits || (fits && v < 1))
+      return ferr(rd, fs, "expected 'ranks N' with N a whole number from 1 to %d, found '%s%s%s'%s",
+                  DT_TRACE_MAX_RANKS, num, rd->ntoks >= 2 && tk[1].val ? "=" : "",
+                  rd->ntoks >= 2 && tk[1].val ? tk[1].val : "", rd->ntoks > 2 ? " and more" : "");
+    if (!fits || v > DT_TRACE_MAX_RANKS) /* the limit before anything is sized by it */
+      return ferr(rd, fs, "'ranks %s' is more than dtsim supports (at most %d ranks)", num, DT_TRACE_MAX_RANKS);
+    n = (int32_t)v;
     fs->seen_ranks = 1;
     if (!rd->t) {
       rd->t = dt_trace_new(n);
