@@ -26,12 +26,14 @@
 
 #include <getopt.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum { EXIT_OK = 0, EXIT_PROBLEM = 1, EXIT_USAGE = 2 };
 
@@ -115,7 +117,9 @@ static const char import_usage[] =
     "makes and the notes of this capture (and, for NCCL Inspector, the measured times); without files it\n"
     "lists every importer and its assumptions.\n"
     "\n"
-    "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout\n"
+    "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout; a directory that\n"
+    "                         already holds .dtt files is refused (a run of it would read them too)\n"
+    "  --force                remove the .dtt files of such a directory first (other files stay)\n"
     "  --max-output SIZE      refuse to write more than SIZE (K, M, G, T = 1024; default 16G); the size is\n"
     "                         estimated before writing, at 8 bytes or more per op\n"
     "  --explain              print what the import assumed (on stdout)\n"
@@ -135,6 +139,7 @@ static const char scale_usage[] =
     "                         ranks / (T*P)\n"
     "  --grad GROUPS          the input's gradient (data-parallel) groups, by name, comma-separated\n"
     "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout\n"
+    "  --force                remove the .dtt files of an earlier run from -o DIR/ first (as 'dtsim import')\n"
     "  --format F, --expand N, --rank R, --dep-window TIME, --gaps host|keep|drop, ...   as for 'dtsim run'\n";
 
 static const cmd commands[] = {
@@ -920,16 +925,67 @@ int dt_check_output_size(const dt_trace *t, const char *out, uint64_t max_output
                       "64G) to write it", bound, dt_trace_op_count(t), (int)t->nranks, max_output, cmd);
 }
 
+/* Whether name is a native trace file as a directory read takes them (dt_native.c: "*.dtt"). */
+static int is_dtt_name(const char *name)
+{
+  size_t l = strlen(name);
+  return l >= 5 && strcmp(name + l - 4, ".dtt") == 0;
+}
+
+int dt_cli_out_dir(const char *cmd, const char *out, int force, int clear, dt_error *err)
+{
+  size_t len = strlen(out);
+  if (len == 0 || out[len - 1] != '/')
+    return DT_OK;
+  DIR *d = opendir(out);
+  if (!d) /* missing: created by the writer; anything else it reports itself */
+    return DT_OK;
+  size_t n = 0, removed = 0;
+  char first[256] = "";
+  int rc = DT_OK;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (!is_dtt_name(e->d_name))
+      continue;
+    if (!n++ || strcmp(e->d_name, first) < 0) /* the first by name, whatever readdir's order */
+      snprintf(first, sizeof first, "%s", e->d_name);
+    if (!clear)
+      continue;
+    size_t plen = len + strlen(e->d_name) + 1;
+    char *path = dt_xmalloc(plen);
+    snprintf(path, plen, "%s%s", out, e->d_name);
+    struct stat st;
+    if (lstat(path, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && unlink(path) == 0)
+      removed++;
+    else if (rc == DT_OK)
+      rc = dt_error_set(err, path, 0, 0, "--force: cannot remove this trace file of an earlier run: %s",
+                        strerror(errno ? errno : EISDIR));
+    free(path);
+  }
+  closedir(d);
+  if (rc != DT_OK)
+    return rc;
+  if (n > 0 && !force)
+    return dt_error_set(err, "", 0, 0, "-o %s already holds %zu .dtt file%s ('%s'%s): a run of the directory reads "
+                        "every .dtt in it, so this trace would be mixed with %s; give a new or empty directory, or "
+                        "'dtsim %s --force' to remove the .dtt files in it first (other files stay)", out, n,
+                        n == 1 ? "" : "s", first, n > 1 ? ", ..." : "", n == 1 ? "it" : "them", cmd);
+  if (clear && removed)
+    fprintf(stderr, "dtsim: note: --force: removed %zu .dtt file%s of an earlier run from %s\n", removed,
+            removed == 1 ? "" : "s", out);
+  return DT_OK;
+}
+
 static int cmd_import(int argc, char **argv)
 {
   static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
                                            {"help", no_argument, NULL, 'h'},
                                            {"explain", no_argument, NULL, 'x'},
                                            {"max-output", required_argument, NULL, 'M'},
+                                           {"force", no_argument, NULL, 'f'},
                                            IMPORT_LONG_OPTIONS,
                                            {NULL, 0, NULL, 0}};
   const char *out = NULL;
-  int do_explain = 0;
+  int do_explain = 0, force = 0;
   uint64_t max_output = DT_MAX_OUTPUT_DEFAULT;
   dt_import_opts io;
   dt_import_opts_init(&io);
@@ -947,6 +1003,9 @@ static int cmd_import(int argc, char **argv)
       break;
     case 'x':
       do_explain = 1;
+      break;
+    case 'f':
+      force = 1;
       break;
     case 'M': {
       char why[256];
@@ -988,9 +1047,13 @@ static int cmd_import(int argc, char **argv)
              "the slash to write one file per rank into it", out, out, out);
     return usage_error("import", "%s", msg);
   }
+  /* before the import: the file can be written, a directory holds no .dtt of an earlier run (or --force); those
+   * are removed only once the new trace is read and fits --max-output */
   if ((out && olen > 0 && out[olen - 1] != '/' && dt_cli_output_check("-o", out, "the trace", &err) != DT_OK) ||
+      (out && dt_cli_out_dir("import", out, force, 0, &err) != DT_OK) ||
       dt_trace_load((const char *const *)&argv[optind], nfiles, &io, &t, &err) != DT_OK ||
       (out && dt_check_output_size(t, out, max_output, "import", &err) != DT_OK) ||
+      (out && force && dt_cli_out_dir("import", out, force, 1, &err) != DT_OK) ||
       (out && dt_trace_write_native(t, out, &err) != DT_OK)) {
     print_error(&err);
     rc = EXIT_USAGE;
@@ -1025,9 +1088,11 @@ static int cmd_scale(int argc, char **argv)
                                            {"tp", required_argument, NULL, 'T'},
                                            {"pp", required_argument, NULL, 'P'},
                                            {"grad", required_argument, NULL, 'g'},
+                                           {"force", no_argument, NULL, 'f'},
                                            IMPORT_LONG_OPTIONS,
                                            {NULL, 0, NULL, 0}};
   const char *out = NULL, *grad = NULL;
+  int force = 0;
   dt_scale_opts so = {1, 1, 0, NULL, 0};
   dt_import_opts io;
   dt_import_opts_init(&io);
@@ -1058,6 +1123,9 @@ static int cmd_scale(int argc, char **argv)
     case 'g':
       grad = optarg;
       break;
+    case 'f':
+      force = 1;
+      break;
     case 'h':
       fputs(scale_usage, stdout);
       return EXIT_OK;
@@ -1085,9 +1153,11 @@ static int cmd_scale(int argc, char **argv)
   dt_error_clear(&err);
   dt_trace *t = NULL, *scaled = NULL;
   int rc = EXIT_OK;
-  if (dt_trace_load((const char *const *)&argv[optind], (size_t)(argc - optind), &io, &t, &err) != DT_OK ||
+  if (dt_cli_out_dir("scale", out, force, 0, &err) != DT_OK ||
+      dt_trace_load((const char *const *)&argv[optind], (size_t)(argc - optind), &io, &t, &err) != DT_OK ||
       dt_trace_scale(t, &so, &scaled, strcmp(out, "-") == 0 ? stderr : stdout, &err) != DT_OK ||
-      dt_trace_validate(scaled, &err) != DT_OK || dt_trace_write_native(scaled, out, &err) != DT_OK) {
+      dt_trace_validate(scaled, &err) != DT_OK || (force && dt_cli_out_dir("scale", out, force, 1, &err) != DT_OK) ||
+      dt_trace_write_native(scaled, out, &err) != DT_OK) {
     print_error(&err);
     rc = EXIT_USAGE;
   } else if (strcmp(out, "-") != 0)

@@ -50,6 +50,13 @@ int dt_cli_simgrid_option(int is_log, const char *arg, dt_replay_opts *ro, char 
  * folder where no file can be created (read-only, /proc) with the reason. */
 int dt_cli_output_check(const char *flag, const char *path, const char *what, dt_error *err);
 
+/* -o OUT of import and scale (cmd names it in the message) when OUT ends with '/' (one .dtt per rank): a directory
+ * that already holds .dtt files is refused unless force (a run of the directory reads every .dtt in it, so an
+ * earlier run's trace.7.dtt would join a new 4-rank trace). With clear (and force), those .dtt files are removed
+ * (other files stay) and a note says how many. Call without clear before the work and with it just before
+ * writing. A missing directory or another OUT is DT_OK. Returns DT_OK or DT_ERR with err set. */
+int dt_cli_out_dir(const char *cmd, const char *out, int force, int clear, dt_error *err);
+
 /* DT_OK when the native text of t (at least dt_trace_native_size_bound bytes) fits max_output bytes, else
  * DT_ERR with err naming out, the bound and how to raise the limit (`CMD --max-output SIZE`). import and gen call
  * it before writing, so that a large --expand is refused instead of filling the disk. */

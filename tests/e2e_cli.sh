@@ -104,6 +104,24 @@ check "import to a directory writes per-rank files" '[ $rc -eq 0 ] && [ "$(ls "$
 "$DTSIM" run --json platforms/dgx-a100.yaml "$tmp"/per/*.dtt >"$tmp/k4.json" 2>/dev/null
 check "per-rank files replay to the same makespan" '[ "$(jq -r .makespan_s "$tmp/k4.json")" = "$(jq -r .makespan_s "$tmp/k1.json")" ]'
 
+# import -o DIR/ into a directory that holds an earlier import's .dtt files: refused (a run of DIR would read
+# both), the directory untouched; --force removes those .dtt files (and only those) once the new trace is read
+mkdir -p "$tmp/re"
+"$DTSIM" import traces/samples/alltoall_allreduce_8ranks_rank3.json.gz -o "$tmp/re/" 2>/dev/null
+echo keep >"$tmp/re/README"
+"$DTSIM" import "$sample" -o "$tmp/re/" >/dev/null 2>"$tmp/re.err"; rc=$?
+check "import -o DIR/ over an earlier import: exit 2 naming the directory, its .dtt files and --force; nothing changed" \
+  '[ $rc -eq 2 ] && grep -q "^dtsim: error: -o .*re/ already holds 8 .dtt files (.trace.0.dtt., ...): a run of the directory reads every .dtt in it.*dtsim import --force" "$tmp/re.err" && [ "$(ls "$tmp/re" | grep -c "\.dtt$")" -eq 8 ]'
+"$DTSIM" import "$sample" -o "$tmp/re/" --force >/dev/null 2>"$tmp/re.err"; rc=$?
+check "import --force: the 8 old .dtt files removed, the 2 new written, other files kept" \
+  '[ $rc -eq 0 ] && grep -q "removed 8 .dtt files of an earlier run" "$tmp/re.err" && [ "$(ls "$tmp/re" | grep -c "\.dtt$")" -eq 2 ] && [ -f "$tmp/re/README" ]'
+"$DTSIM" run --json platforms/dgx-a100.yaml "$tmp/re" >"$tmp/re.json" 2>/dev/null
+check "the directory then runs as the new 2-rank trace alone" '[ "$(jq -r .ranks "$tmp/re.json")" = 2 ] && [ "$(jq -r .makespan_s "$tmp/re.json")" = "$(jq -r .makespan_s "$tmp/k1.json")" ]'
+"$DTSIM" import /nonexistent.json -o "$tmp/re/" --force >/dev/null 2>&1
+check "a failed import with --force removes nothing" '[ "$(ls "$tmp/re" | grep -c "\.dtt$")" -eq 2 ]'
+"$DTSIM" scale "$sample" --dp 2 --grad pg0 -o "$tmp/re/" >/dev/null 2>"$tmp/re.err"; rc=$?
+check "scale -o DIR/ over .dtt files: exit 2 the same way" '[ $rc -eq 2 ] && grep -q "already holds 2 .dtt files.*dtsim scale --force" "$tmp/re.err"'
+
 # --- the command line's own messages (fresh-user findings): what was wrong, the value given, what was expected
 # every algorithm dtsim has, in help and in the error of an unknown one: the list of platforms/dt_platform.c
 for a in ring tree nvls nvls-tree hier collnet chain direct pat; do
