@@ -15,27 +15,43 @@
 /* The first fold happens when this many intervals wait; the limit doubles when a fold frees too little. */
 #define FIRST_FOLD_LIMIT 65536
 
-/* One link direction: what every transfer that crosses it updates, in one cache line (a transfer of h hops touches
- * h of these, the interval log's tail, and nothing else while its directions stay in their runs). A direction's
- * transfers come in runs of one group and kind (a ring's steps, a layer's all-reduces): the run's sums of its
- * group's, dimension's and kind's bytes are kept here, loaded from the table and ll_labels when the run opens and
- * written back when it closes, so that each sum is the same sequence of additions as adding to it every time. */
+/* One link direction: what a fold's pass over the log updates for every crossing of it, in one cache line (the
+ * pass touches nothing else while the direction stays in its run). A direction's transfers come in runs of one
+ * group and kind (a ring's steps, a layer's all-reduces): the run's sums of its group's, dimension's and kind's
+ * bytes are kept here, loaded from the table and ll_cold when the run opens and written back when it closes, so
+ * that each sum is the same sequence of additions as adding to it every time. The fold's state of the direction
+ * (acc, last_e, n) is here too; what changes once per fold or per run is in ll_cold. */
 typedef struct ll_dir {
   double bytes;
-  uint64_t transfers;
-  double busy;
   double run_group, run_dim, run_kind; /* bytes of the open run's group slot, dimension and kind so far */
-  int32_t group;                       /* the open run's group (-1: pairs) */
-  uint32_t peak;
-  uint8_t kind, dim, open;             /* the open run's kind and dimension; open 0: no run */
+  double acc;          /* fold: the busy time before the fold plus the in-order terms so far */
+  double last_e;       /* fold: the end of its previous interval in the log; NaN once one started before it ended */
+  uint64_t tag;        /* the open run: run_tag(group, kind), 0 none */
+  uint32_t transfers;  /* crossings, modulo 2^32 (the wraps are in ll_cold) */
+  uint32_t n;          /* fold: its intervals in the log (N_COUNT), 0 not met yet in this fold; N_BEFORE: the first
+                          started before the watermark (in order, the first starts first) */
 } ll_dir;
-_Static_assert(sizeof(ll_dir) <= 64, "a link direction's hot record is one cache line");
+_Static_assert(sizeof(ll_dir) == 64, "a link direction's hot record is one cache line");
 
-/* A direction's bytes by dimension and op kind, touched when a run opens or closes. */
-typedef struct ll_labels {
+#define TAG_OPEN 1u
+#define N_BEFORE (UINT32_C(1) << 31)
+#define N_COUNT (N_BEFORE - 1)
+
+/* What identifies a run: group (-1: pairs) and kind; never 0. */
+static inline uint64_t run_tag(int32_t group, dt_op_kind kind)
+{
+  return (uint64_t)(uint32_t)(group + 1) << 32 | (uint64_t)kind << 8 | TAG_OPEN;
+}
+
+/* A direction's results that change once per fold or per run: busy time and peak (final below the watermark), the
+ * crossings' wraps of 2^32, and the bytes by dimension and op kind (written when a run closes). */
+typedef struct ll_cold {
+  double busy;         /* length of the union of its intervals before the last fold's watermark */
+  uint32_t peak;
+  uint32_t wraps;      /* transfers = wraps * 2^32 + ll_dir.transfers */
   double by_dim[DT_DIM_COUNT];
   double by_kind[DT_OP_COUNT];
-} ll_labels;
+} ll_cold;
 
 /* The log of transfers not applied yet, in the order recorded, as uint32 words: per record a start and an end (two
  * doubles), the bytes (a double), the group (int32), the op kind with REC_ flags, then either a count of link
@@ -66,14 +82,6 @@ typedef struct ll_set {
   uint32_t *dirs;   /* [first[nflows]] the flows' directions, flow by flow */
   int32_t *src;     /* [nflows] each flow's source GPU (jobs) */
 } ll_set;
-
-/* A direction's state during one fold's pass over the log. */
-typedef struct ll_fold {
-  double acc;      /* its busy time plus the in-order terms so far (fold_all) */
-  double last_e;   /* the end of its previous interval in the log */
-  uint32_t n;      /* its intervals in the log; 0: not met yet in this fold */
-  uint8_t in_order, before; /* each started at or after the end of the one before; one started before w */
-} ll_fold;
 
 /* (direction, group) -> bytes, open addressing; key = (direction index + 1) * 2^32 + (group + 1), 0 = empty. */
 typedef struct ll_gslot {
@@ -111,7 +119,7 @@ struct dt_linkload {
   size_t ndirs;         /* 2 per link */
   ll_dir *dirs;         /* [ndirs], in dirs_mem */
   void *dirs_mem;
-  ll_labels *labels;    /* [ndirs] */
+  ll_cold *cold;        /* [ndirs] */
   dt_dim p2p_dim;
   ll_gslot *gslots;
   size_t gcap, gn;
@@ -120,7 +128,6 @@ struct dt_linkload {
   size_t last_rec;      /* where the last record starts, SIZE_MAX: none to extend */
   size_t pending, limit; /* pending: link crossings of the log's lasting records (what the fold limit counts) */
   size_t zhops;         /* link crossings of the log's records without a duration */
-  ll_fold *fs;          /* [ndirs] */
   uint32_t *touched;    /* fold_all: the directions met in the log, [ndirs] */
   size_t *offset;       /* fold_all: [ndirs] where an out-of-order direction's intervals go in sorted */
   double *sorted;       /* fold_all: those directions' starts, then their ends */
@@ -153,14 +160,13 @@ dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t)
   ll->ndirs = 2 * dt_topology_link_count(topo);
   ll->dirs_mem = dt_xcalloc(1, sizeof *ll->dirs * (ll->ndirs + 1) + 64); /* records on cache lines */
   ll->dirs = (ll_dir *)(((uintptr_t)ll->dirs_mem + 63) & ~(uintptr_t)63);
-  ll->labels = dt_xcalloc(ll->ndirs + 1, sizeof *ll->labels);
+  ll->cold = dt_xcalloc(ll->ndirs + 1, sizeof *ll->cold);
   ll->p2p_dim = dt_trace_p2p_dim(t);
   ll->gcap = 1024;
   ll->gslots = dt_xcalloc(ll->gcap, sizeof *ll->gslots);
   ll->limit = FIRST_FOLD_LIMIT;
   ll->folded = -INFINITY;
   ll->last_rec = SIZE_MAX;
-  ll->fs = dt_xcalloc(ll->ndirs + 1, sizeof *ll->fs);
   ll->touched = dt_xmalloc(sizeof *ll->touched * (ll->ndirs + 1));
   ll->offset = dt_xmalloc(sizeof *ll->offset * (ll->ndirs + 1));
   /* on cache lines; pages of sets no GPU uses are never touched */
@@ -223,16 +229,23 @@ static uint64_t gkey(size_t dir, int32_t group)
   return (uint64_t)(dir + 1) << 32 | (uint32_t)(group + 1);
 }
 
+/* The dimension that labels group's bytes (the trace's point-to-point dimension for pairs). */
+static dt_dim dim_of(const dt_linkload *ll, int32_t group)
+{
+  return group >= 0 && (size_t)group < ll->t->ngroups ? ll->t->groups[group].dim : ll->p2p_dim;
+}
+
 /* Closes direction di's open run: its sums go back to the group table and the labels. */
 static void run_close(dt_linkload *ll, size_t di)
 {
   ll_dir *d = &ll->dirs[di];
-  if (!d->open)
+  if (!(d->tag & TAG_OPEN))
     return;
-  gput(ll, gkey(di, d->group), d->run_group);
-  ll->labels[di].by_dim[d->dim] = d->run_dim;
-  ll->labels[di].by_kind[d->kind] = d->run_kind;
-  d->open = 0;
+  int32_t group = (int32_t)(uint32_t)(d->tag >> 32) - 1;
+  gput(ll, gkey(di, group), d->run_group);
+  ll->cold[di].by_dim[dim_of(ll, group)] = d->run_dim;
+  ll->cold[di].by_kind[(d->tag >> 8) & 0xffu] = d->run_kind;
+  d->tag = 0;
 }
 
 /* Opens a run of group and kind (dimension dim) on direction di, loading its sums. */
@@ -242,12 +255,9 @@ static void run_open(dt_linkload *ll, size_t di, int32_t group, dt_op_kind kind,
   ll_dir *d = &ll->dirs[di];
   size_t h = gfind(ll, gkey(di, group));
   d->run_group = ll->gslots[h].key ? ll->gslots[h].bytes : 0;
-  d->run_dim = ll->labels[di].by_dim[dim];
-  d->run_kind = ll->labels[di].by_kind[kind];
-  d->group = group;
-  d->kind = (uint8_t)kind;
-  d->dim = (uint8_t)dim;
-  d->open = 1;
+  d->run_dim = ll->cold[di].by_dim[dim];
+  d->run_kind = ll->cold[di].by_kind[kind];
+  d->tag = run_tag(group, kind);
 }
 
 /* The key of a double whose unsigned order is the doubles' order (negative: every bit flipped; else the sign
@@ -315,7 +325,7 @@ static void sort_times(dt_linkload *ll, double *a, double *tmp, size_t n)
 
 /* The sort path of a fold: direction d's n starts S and ends E (any order), swept up to w: busy time and peak
  * concurrency before w are final (no later transfer starts before w). tmp: n doubles. */
-static void sweep_dir(dt_linkload *ll, ll_dir *d, double *S, double *E, double *tmp, size_t n, double w)
+static void sweep_dir(dt_linkload *ll, ll_cold *d, double *S, double *E, double *tmp, size_t n, double w)
 {
   sort_times(ll, S, tmp, n);
   sort_times(ll, E, tmp, n);
@@ -364,36 +374,41 @@ static const uint32_t *rec_dirs(const dt_linkload *ll, const uint32_t *r, uint32
   return S->dirs;
 }
 
-/* The label sums of direction d take a record's bytes: its open run's, or a run opened for the record. */
-static inline void dir_take(dt_linkload *ll, uint32_t di, double bytes, int32_t group, dt_op_kind kind, dt_dim dim)
+/* One record's crossings in a fold's pass: each of the nh directions takes the record's bytes (take: it was not
+ * applied yet; tag = run_tag(group, kind)) and its interval [s, e) (interval), add = min(e, w) - s of it before
+ * the watermark (before: s < w). The three flags are constants where it is called: one loop per case, each
+ * crossing one cache line (ll_dir). */
+static inline __attribute__((always_inline)) void fold_dirs(dt_linkload *ll, const uint32_t *dirs, uint32_t nh,
+                                                            int take, int interval, int before, double bytes,
+                                                            uint64_t tag, int32_t group, dt_op_kind kind, dt_dim dim,
+                                                            double s, double e, double add, size_t *ntouched)
 {
-  ll_dir *d = &ll->dirs[di];
-  d->bytes += bytes;
-  d->transfers++;
-  if (!d->open || d->group != group || d->kind != kind)
-    run_open(ll, di, group, kind, dim);
-  d->run_group += bytes;
-  d->run_dim += bytes;
-  d->run_kind += bytes;
-}
-
-/* One of a fold's intervals [s, e) of direction di, add = the part before w (min(e, w) - s). */
-static inline void dir_interval(dt_linkload *ll, uint32_t di, double s, double e, double w, double add,
-                                size_t *ntouched)
-{
-  ll_fold *f = &ll->fs[di];
-  if (f->n++ == 0) {
-    ll->touched[(*ntouched)++] = di;
-    f->acc = ll->dirs[di].busy;
-    f->in_order = 1;
-    f->before = 0;
-  } else if (!(s >= f->last_e)) {
-    f->in_order = 0;
-  }
-  f->last_e = e;
-  if (s < w) {
-    f->acc += add;
-    f->before = 1;
+  ll_dir *D = ll->dirs;
+  for (uint32_t h = 0; h < nh; h++) {
+    uint32_t di = dirs[h];
+    ll_dir *d = &D[di];
+    if (take) {
+      d->bytes += bytes;
+      if (!++d->transfers)
+        ll->cold[di].wraps++;
+      if (d->tag != tag)
+        run_open(ll, di, group, kind, dim);
+      d->run_group += bytes;
+      d->run_dim += bytes;
+      d->run_kind += bytes;
+    }
+    if (interval) {
+      if (!d->n) { /* first met in this fold */
+        ll->touched[(*ntouched)++] = di;
+        d->acc = ll->cold[di].busy;
+        d->last_e = -INFINITY;
+        d->n = before ? N_BEFORE : 0;
+      }
+      d->n++;
+      d->last_e = s >= d->last_e ? e : NAN; /* NaN stays: no later start is >= it */
+      if (before)
+        d->acc += add;
+    }
   }
 }
 
@@ -421,18 +436,19 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
       memcpy(&bytes, r + 4, sizeof bytes);
       int32_t group = (int32_t)r[6];
       dt_op_kind kind = (dt_op_kind)(flags & 0xffu);
-      dt_dim dim = group >= 0 && (size_t)group < ll->t->ngroups ? ll->t->groups[group].dim : ll->p2p_dim;
-      if (timed) /* both in one pass over the directions */
-        for (uint32_t h = 0; h < nh; h++) {
-          dir_take(ll, dirs[h], bytes, group, kind, dim);
-          dir_interval(ll, dirs[h], s, e, w, add, &ntouched);
-        }
+      dt_dim dim = dim_of(ll, group);
+      uint64_t tag = run_tag(group, kind);
+      if (!timed)
+        fold_dirs(ll, dirs, nh, 1, 0, 0, bytes, tag, group, kind, dim, s, e, add, &ntouched);
+      else if (s < w) /* bytes and interval in one pass over the directions */
+        fold_dirs(ll, dirs, nh, 1, 1, 1, bytes, tag, group, kind, dim, s, e, add, &ntouched);
       else
-        for (uint32_t h = 0; h < nh; h++)
-          dir_take(ll, dirs[h], bytes, group, kind, dim);
+        fold_dirs(ll, dirs, nh, 1, 1, 0, bytes, tag, group, kind, dim, s, e, add, &ntouched);
     } else if (timed) {
-      for (uint32_t h = 0; h < nh; h++)
-        dir_interval(ll, dirs[h], s, e, w, add, &ntouched);
+      if (s < w)
+        fold_dirs(ll, dirs, nh, 0, 1, 1, 0, 0, 0, DT_OP_OTHER, DT_DIM_COUNT, s, e, add, &ntouched);
+      else
+        fold_dirs(ll, dirs, nh, 0, 1, 0, 0, 0, 0, DT_OP_OTHER, DT_DIM_COUNT, s, e, add, &ntouched);
     }
     if ((flags & REC_TIMED) && (!intervals || e > w)) { /* still active: kept, applied */
       uint32_t *to;
@@ -457,18 +473,18 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
   }
   size_t total = 0, most = 0;
   for (size_t k = 0; k < ntouched; k++) {
-    ll_fold *f = &ll->fs[ll->touched[k]];
-    ll_dir *d = &ll->dirs[ll->touched[k]];
-    if (f->in_order) {
+    ll_dir *f = &ll->dirs[ll->touched[k]];
+    ll_cold *d = &ll->cold[ll->touched[k]];
+    if (f->last_e == f->last_e) { /* in order: the union is the sum */
       d->busy = f->acc;
-      if (f->before && d->peak < 1)
+      if ((f->n & N_BEFORE) && d->peak < 1)
         d->peak = 1;
       f->n = 0;
     } else {
       ll->offset[ll->touched[k]] = total;
-      total += f->n;
-      if (f->n > most)
-        most = f->n;
+      total += f->n & N_COUNT;
+      if ((f->n & N_COUNT) > most)
+        most = f->n & N_COUNT;
     }
   }
   if (total > 0) { /* gathers the out-of-order directions' intervals from the log as it was */
@@ -485,7 +501,7 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
         uint32_t nh;
         const uint32_t *dirs = rec_dirs(ll, r, &nh);
         for (uint32_t h = 0; h < nh; h++)
-          if (ll->fs[dirs[h]].n) {
+          if (ll->dirs[dirs[h]].n) {
             size_t o = ll->offset[dirs[h]]++;
             ll->sorted[o] = s;
             ll->sorted[total + o] = e;
@@ -494,12 +510,12 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
       p += REC_WORDS(r);
     }
     for (size_t k = 0; k < ntouched; k++) {
-      ll_fold *f = &ll->fs[ll->touched[k]];
+      ll_dir *f = &ll->dirs[ll->touched[k]];
       if (!f->n)
         continue;
-      size_t from = ll->offset[ll->touched[k]] - f->n;
-      sweep_dir(ll, &ll->dirs[ll->touched[k]], ll->sorted + from, ll->sorted + total + from,
-                ll->sorted + 2 * total, f->n, w);
+      size_t from = ll->offset[ll->touched[k]] - (f->n & N_COUNT);
+      sweep_dir(ll, &ll->cold[ll->touched[k]], ll->sorted + from, ll->sorted + total + from,
+                ll->sorted + 2 * total, f->n & N_COUNT, w);
       f->n = 0;
     }
   }
@@ -823,6 +839,7 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
     if (index[k] == SIZE_MAX)
       continue;
     const ll_dir *d = &ll->dirs[k];
+    const ll_cold *c = &ll->cold[k];
     dt_link_load *L = &s->links[index[k]];
     char name[128];
     L->link = (uint32_t)(k / 2);
@@ -833,11 +850,11 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
     L->name = dt_xstrdup(name);
     L->bandwidth = dt_topology_link(ll->topo, k / 2)->bandwidth;
     L->bytes = d->bytes;
-    L->busy_s = d->busy;
-    L->peak_flows = d->peak;
-    L->transfers = d->transfers;
-    memcpy(L->by_dim, ll->labels[k].by_dim, sizeof L->by_dim);
-    memcpy(L->by_kind, ll->labels[k].by_kind, sizeof L->by_kind);
+    L->busy_s = c->busy;
+    L->peak_flows = c->peak;
+    L->transfers = (uint64_t)c->wraps << 32 | d->transfers;
+    memcpy(L->by_dim, c->by_dim, sizeof L->by_dim);
+    memcpy(L->by_kind, c->by_kind, sizeof L->by_kind);
     dt_class_load *C = &s->classes[L->cls];
     C->used++;
     C->bytes += L->bytes;
@@ -885,12 +902,11 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
   qsort(s->links, used, sizeof *s->links, cmp_link);
   free(index);
   free(ll->log);
-  free(ll->fs);
   free(ll->touched);
   free(ll->offset);
   free(ll->sorted);
   free(ll->dirs_mem);
-  free(ll->labels);
+  free(ll->cold);
   free(ll->gslots);
   free(ll->jbytes);
   free(ll->routes_mem);
