@@ -37,8 +37,9 @@ typedef struct dt_proto_model {
   double hop_latency;     /* s, added to every algorithm step inside a node (NCCL's NVLink/PCIe hardware latency) */
   double net_hop_latency; /* s, added to every algorithm step that crosses the network (NCCL's NET latency) */
   double efficiency;      /* fraction of link bandwidth the protocol delivers, in (0, 1] */
-  double ppn1_net_hop_latency; /* s, replaces net_hop_latency when every node holds one member of the group
-                                  (NCCL >= 2.23 then charges its tree's NET latency: src/graph/tuning.cc) */
+  double ppn1_net_hop_latency; /* s, NCCL's tree NET latency (src/graph/tuning.cc): every network hop of the tree
+                                  pays it, and it replaces net_hop_latency when every node holds one member of the
+                                  group (NCCL >= 2.23) */
 } dt_proto_model;
 
 /* The host CPU of a node (`host.cpu`): NCCL's per-step network overhead floor depends on its vendor. */

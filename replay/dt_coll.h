@@ -124,7 +124,8 @@ typedef struct rp_costs {
 } rp_costs;
 rp_costs rp_costs_of(const dt_platform *p, dt_algo a, dt_proto pr);
 /* The same costs on group shape gs for op kind, with the terms of NCCL's tuner that depend on the group, by
- * `nccl.version` (docs/replay.md, "NCCL version"): one member per node (>= 2.23) pays the protocol's
+ * `nccl.version` (docs/replay.md, "NCCL version"): the tree across nodes, and any algorithm but the all-to-all with
+ * one member per node (>= 2.23), pays the protocol's
  * ppn1_net_hop_latency per network step; a ring all-reduce / all-gather / reduce-scatter across nodes (>= 2.18)
  * pays at least the host's network overhead per NVLink step (1 us Intel / Arm, 2 us AMD, x3 with Simple); PAT's
  * fixed cost is its own latency + 2.8 us per member and its per-step latencies are divided by 3.5. These are the
@@ -171,7 +172,7 @@ typedef enum rp_pattern {
   RP_PAT_NODE_RING, /* the ring of this member's node's members in local order */
   RP_PAT_NODE_NEXT, /* NVLS: to the next member of the node, through the switch; its own hop's latency */
   RP_PAT_RAILS,     /* hier / collnet across nodes: every rail this member holds, to the next node's holder */
-  RP_PAT_TREE,      /* the double binary trees over the channels' orders (arg 1: up to the parent, 0: down) */
+  RP_PAT_TREE,      /* NCCL's tree: chains in the nodes, double binary trees between them (arg 1: up, 0: down) */
   RP_PAT_NODE_TREE, /* the same over the members with this member's local index, one per node, one channel */
   RP_PAT_CHAIN,     /* the chains from the root over the channels' orders (arg 1: toward the root, reduce) */
   RP_PAT_DIRECT,    /* all-to-all: to every other member (or node, aggregated) at once */
@@ -263,6 +264,11 @@ double rp_plan_estimate(const dt_platform *p, const rp_gshape *gs, const rp_plan
 size_t rp_ring_inter_steps(const rp_gshape *gs, int allreduce);
 /* Depth of a heap-shaped binary tree over m members: floor(log2 m). */
 int rp_tree_depth(int32_t m);
+/* The busiest port's time (s, before the efficiency) in one phase of NCCL's tree (RP_PAT_TREE, dt_coll_tree.c)
+ * carrying S bytes per member on the shape: a GPU's NVLink port 2 x S/(2C) per channel it neither heads nor ends
+ * (the fewest a member of node 0 heads or ends), over bw_intra; across nodes at least a head's NIC, S/(2C) per
+ * channel it heads (N = 2) or twice that (N > 2), over its NIC's bandwidth. The estimate's bandwidth term. */
+double rp_tree_port_time(const rp_gshape *s, double S);
 /* Whether an all-to-all over this group is aggregated per node pair. */
 int rp_alltoall_aggregated(const rp_gshape *gs);
 

@@ -109,14 +109,16 @@ static void plan_ring(const rp_gshape *gs, dt_op_kind kind, double S, int32_t i,
   add(pl, RP_PAT_RING, 0, TAG_RING, steps, 1, inter, kind == DT_OP_ALLGATHER ? S : S / gs->n, 0);
 }
 
-/* reduce up the trees, then broadcast down, each pipelined over the heap's depth */
+/* reduce up the trees, then broadcast down, each pipelined over NCCL's tree depth: the largest node's chain, m - 1
+ * NVLink hops, and the D_N = floor(log2 N) network hops of the tree between the nodes (`inter`: its network hops;
+ * dt_coll_tree.c) */
 static void plan_tree(const rp_gshape *gs, dt_op_kind kind, double S, int32_t i, rp_plan *pl)
 {
   (void)kind;
   (void)i;
-  int32_t D = rp_tree_depth(gs->n);
-  add(pl, RP_PAT_TREE, 1, TAG_TREE, 1, D, -1, S, 0);
-  add(pl, RP_PAT_TREE, 0, TAG_TREE, 1, D, -1, S, 1);
+  int32_t DN = rp_tree_depth(gs->nnodes), D = gs->max_per_node - 1 + DN;
+  add(pl, RP_PAT_TREE, 1, TAG_TREE, 1, D, DN, S, 0);
+  add(pl, RP_PAT_TREE, 0, TAG_TREE, 1, D, DN, S, 1);
 }
 
 /* one pass through the switch in two steps (reduce, multicast) */
@@ -263,7 +265,8 @@ static const char *why_not_pat(const dt_platform *p, const rp_gshape *gs)
 static const char NOTE_RING[] = "a ring per channel over the group (in group order; node by node on the NCCL model), "
                                 "2(n-1) steps of S/n for an all-reduce, n-1 steps for a reduce-scatter (S/n) or an "
                                 "all-gather (the shard)";
-static const char NOTE_TREE[] = "two binary trees per channel over the ring order, each half the bytes: reduce up, "
+static const char NOTE_TREE[] = "NCCL's tree: per channel a chain through each node in ring order and a double binary "
+                                "tree between the nodes' heads, each of its two trees half the bytes: reduce up, "
                                 "broadcast down, every edge streaming";
 static const char NOTE_NVLS[] = "NVLink SHARP: each GPU sends its bytes into the switch once and gets the reduced "
                                 "bytes back once";
@@ -501,11 +504,14 @@ static void phase_estimate(const dt_platform *p, const rp_gshape *gs, const rp_p
     B = Bn;
     vol *= m / gs->min_per_node;
     break;
-  case RP_PAT_TREE: /* the busiest port receives both children's halves of both trees: S */
-    first = alpha = amax;
-    h = hmax;
-    B = N > 1 ? fmin(Bi, Bn) : Bi;
-    break;
+  case RP_PAT_TREE:
+    /* the pipeline's route latencies and per-step latencies, then the busiest port's bytes; across nodes at least
+     * the ring's bandwidth per phase, as NCCL's tuner prices the tree: its graph's per-channel bandwidth, which
+     * the search sets from the NIC for the tree and the ring alike (ncclTopoTuneModel, src/graph/tuning.cc, at
+     * v2.17.1-1 and v2.30.7-1: busBw = nChannels x bw for both, x 0.92 for the tree, algbw = busBw / 2) */
+    *t += (double)(ph->depth - ph->inter) * (ai + k.hop) + (double)ph->inter * (an + k.net_hop);
+    *t += fmax(rp_tree_port_time(gs, ph->bytes), N > 1 ? ph->bytes / rp_ring_bw(gs) : 0) / e;
+    return;
   case RP_PAT_NODE_TREE:
   case RP_PAT_PAT:
     first = alpha = an;

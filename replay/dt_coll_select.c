@@ -66,7 +66,10 @@ rp_costs rp_costs_group(const dt_platform *p, dt_algo a, dt_proto pr, dt_op_kind
     return k;
   int v = p->nccl_version;
   kind = rp_algo_kind(kind);
-  if (gs->nnodes > 1 && gs->max_per_node == 1 && v >= V_PPN1 && a != DT_ALGO_DIRECT) /* the tuner's, not p2p's */
+  /* the tree's network hops cost the tree's NET latency in every release (hwLat[NET][TREE], which
+   * ppn1_net_hop_latency holds); from 2.23 one member per node makes every algorithm's network step cost it (the
+   * tuner's, not p2p's) */
+  if (gs->nnodes > 1 && (a == DT_ALGO_TREE || (gs->max_per_node == 1 && v >= V_PPN1 && a != DT_ALGO_DIRECT)))
     k.net_hop = p->protocols[pr].ppn1_net_hop_latency * p->latency_factor;
   if (gs->nnodes > 1 && v >= V_NET_OVERHEAD && a == DT_ALGO_RING &&
       (kind == DT_OP_ALLREDUCE || kind == DT_OP_ALLGATHER || kind == DT_OP_REDUCESCATTER))

@@ -196,18 +196,52 @@ START_TEST(test_ring_allgather_reducescatter)
 }
 END_TEST
 
-/* Double binary tree over 8 members: depth D = 3, each tree S/2, busiest port S per phase:
- * T = L + 2 D (alpha + h) + 2 S / (e_proto e_tree B) */
+/* NCCL's tree on one node is a chain over the 8 members in ring order (both trees of a channel the same chain,
+ * each S/(2C)): depth n - 1 = 7 each way. One channel (_i < 4): the head receives both trees' S/2 from member 1
+ * and sends nothing, the tail sends and receives nothing, every other member sends and receives 2 x S/2: the
+ * busiest port S per phase. Eight channels on 8 NICs (_i >= 4): channel c starts on NIC c's GPU, so each GPU
+ * heads one channel and ends one, and carries 2 x S/16 on the 7 others: 7/8 S per phase.
+ * T = L + L_tree + 2 (n-1)(alpha + h) + 2 V / (e_proto e_tree B), V = S or 7/8 S */
 START_TEST(test_tree_allreduce)
 {
-  dt_platform p = base_platform(1, 8);
-  dt_proto pr = _i / 2 ? DT_PROTO_LL128 : DT_PROTO_SIMPLE;
+  int eight = _i >= 4;
+  dt_platform p = eight ? multi_node(1, 8, 8) : base_platform(1, 8);
+  if (eight)
+    p.channels = 8;
+  dt_proto pr = _i % 4 / 2 ? DT_PROTO_LL128 : DT_PROTO_SIMPLE;
   const dt_proto_model *m = &p.protocols[pr];
   const dt_algo_model *am = &p.algorithms[DT_ALGO_TREE];
-  double S = (double)S8, D = 3;
-  double want = m->latency + am->latency + 2 * D * (p.intra_latency + m->hop_latency) +
-                2 * S / (m->efficiency * am->efficiency * p.intra_bandwidth);
+  double S = (double)S8, V = eight ? 7.0 / 8 * S : S;
+  double want = m->latency + am->latency + 2 * 7 * (p.intra_latency + m->hop_latency) +
+                2 * V / (m->efficiency * am->efficiency * p.intra_bandwidth);
   ck_assert_rel(one(&p, 8, DT_OP_ALLREDUCE, S8, fid_of(_i), DT_ALGO_TREE, pr), want);
+}
+END_TEST
+
+/* NCCL's tree across nodes (a chain in each node, a double binary tree between the nodes' heads), both fidelities;
+ * its network hops cost the tree's NET latency h_t (ppn1_net_hop_latency: LL 5, LL128 8.5, Simple 14 us).
+ * _i < 2: 2 nodes x 2 GPUs, 2 NICs, 2 channels. Channel 0's chains are GPU 0 -> 1 and 2 -> 3 (heads on NIC 0),
+ * channel 1's 1 -> 0 and 3 -> 2. Tree 0: node 1 under node 0, tree 1 the mirror. Up phase, each flow S/4: every
+ * GPU sends 2 flows over NVLink (the channel it does not head, both trees) and its NIC one flow each way (its
+ * channel's tree in which its node is the child, and the other's): NICs S/4 at 50 GB/s against NVLink S/2 at
+ * 450 GB/s, NIC-bound. Per phase: the chain hop, alpha_i + h, the network hop, alpha_n + h_t, and S/4 over the
+ * NIC: T = L + L_tree + 2 [(alpha_i + h) + (alpha_n + h_t)] + 2 (S/4) / (e B_n).
+ * _i >= 2: 4 nodes x 1 GPU, one NIC each, one channel: tree 0 is 0 <- {1, 2}, 1 <- 3; tree 1 its mirror, 3 <- {2, 1},
+ * 2 <- 0; each flow S/2. Up phase: node 0 receives 2 flows (1, 2) and sends 1 (to 2), node 1 sends 2 (to 0 and 3)
+ * and receives 1, node 2 sends 2, node 3 receives 2: each member has a flow on a NIC direction shared by 2, S/2 at
+ * 25 GB/s. Depth log2 4 = 2 each way:
+ * T = L + L_tree + 4 (alpha_n + h_t) + 2 (S/2) / (e B_n / 2) */
+START_TEST(test_tree_nodes)
+{
+  int single = _i >= 2;
+  dt_platform p = single ? multi_node(4, 1, 1) : multi_node(2, 2, 2);
+  dt_proto pr = DT_PROTO_SIMPLE;
+  const dt_proto_model *m = &p.protocols[pr];
+  double e = m->efficiency * p.algorithms[DT_ALGO_TREE].efficiency, S = (double)S8;
+  double fixed = m->latency + p.algorithms[DT_ALGO_TREE].latency, an = net_alpha(&p), ht = m->ppn1_net_hop_latency;
+  double want = single ? fixed + 4 * (an + ht) + 2 * (S / 2) / (e * p.nic_bandwidth / 2)
+                       : fixed + 2 * ((p.intra_latency + m->hop_latency) + (an + ht)) + 2 * (S / 4) / (e * p.nic_bandwidth);
+  ck_assert_rel(one(&p, 4, DT_OP_ALLREDUCE, S8, fid_of(_i), DT_ALGO_TREE, pr), want);
 }
 END_TEST
 
@@ -973,7 +1007,8 @@ int main(void)
   const dt_test_case cases[] = {
       {"ring_allreduce", test_ring_allreduce, 6},
       {"ring_allgather_reducescatter", test_ring_allgather_reducescatter, 4},
-      {"tree_allreduce", test_tree_allreduce, 4},
+      {"tree_allreduce", test_tree_allreduce, 6},
+      {"tree_nodes", test_tree_nodes, 4},
       {"nvls_allreduce", test_nvls_allreduce, 2},
       {"chain", test_chain, 4},
       {"alltoall", test_alltoall, 2},

@@ -166,7 +166,14 @@ START_TEST(test_ring_rs_ag)
 }
 END_TEST
 
-/* double binary tree, D = 3: L + L_tree + 2 D (alpha + h) + 2 S/(e e_tree B) */
+/* NCCL's tree on one node: a chain of depth n - 1 = 7 each way, one channel: the busiest port S per phase:
+ * L + L_tree + 2 (n-1)(alpha + h) + 2 S/(e e_tree B). Across nodes the network hops cost the tree's NET latency
+ * h_t (ppn1_net_hop_latency), and the estimate's bandwidth term is at least NCCL's tuner's, S per phase over the
+ * ring's bandwidth (the tree's graph has the ring's per-channel bandwidth): 4 nodes x 1 GPU, one NIC each, depth 2,
+ * busiest NIC direction 2 flows of S/2 (check_coll's test_tree_nodes), the ring's bandwidth the NIC's:
+ * L + L_tree + 4 (alpha_n + h_t) + 2 S/(e B_n), the replay's time; 2 nodes x 2 GPUs, 2 NICs, 2 channels: the
+ * chain hop and one network hop each way, the NICs carry S/4 per phase (the replay's 2 (S/4)/(e B_n)) but the
+ * tuner's term is S over the ring's 2 NICs: L + L_tree + 2 [(alpha_i + h) + (alpha_n + h_t)] + 2 S/(2 e B_n). */
 START_TEST(test_tree)
 {
   dt_platform p = nccl_node(8);
@@ -176,8 +183,24 @@ START_TEST(test_tree)
   fixture f;
   fixture_first(&f, &p, 8, DT_OP_ALLREDUCE, DT_ALGO_AUTO);
   ck_assert_rel(priced(&f, DT_OP_ALLREDUCE, S, DT_ALGO_TREE, DT_PROTO_LL128),
-                m->latency + am->latency + 2 * 3 * (p.intra_latency + m->hop_latency) +
+                m->latency + am->latency + 2 * 7 * (p.intra_latency + m->hop_latency) +
                     2 * S / (m->efficiency * am->efficiency * p.intra_bandwidth));
+  fixture_free(&f);
+
+  p = nodes_platform(4, 1, 1, 1);
+  m = &p.protocols[DT_PROTO_SIMPLE];
+  double e = m->efficiency * p.algorithms[DT_ALGO_TREE].efficiency, L = m->latency + p.algorithms[DT_ALGO_TREE].latency;
+  fixture_first(&f, &p, 4, DT_OP_ALLREDUCE, DT_ALGO_AUTO);
+  ck_assert_rel(priced(&f, DT_OP_ALLREDUCE, S, DT_ALGO_TREE, DT_PROTO_SIMPLE),
+                L + 4 * (net_alpha(&p) + m->ppn1_net_hop_latency) + 2 * S / (e * p.nic_bandwidth));
+  fixture_free(&f);
+
+  p = nodes_platform(2, 2, 2, 1);
+  m = &p.protocols[DT_PROTO_SIMPLE];
+  fixture_first(&f, &p, 4, DT_OP_ALLREDUCE, DT_ALGO_AUTO);
+  ck_assert_rel(priced(&f, DT_OP_ALLREDUCE, S, DT_ALGO_TREE, DT_PROTO_SIMPLE),
+                L + 2 * ((p.intra_latency + m->hop_latency) + (net_alpha(&p) + m->ppn1_net_hop_latency)) +
+                    2 * S / (2 * e * p.nic_bandwidth));
   fixture_free(&f);
 }
 END_TEST

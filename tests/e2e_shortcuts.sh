@@ -150,10 +150,15 @@ check "nccl gpt tp8 --algo tree: ranks folded" 'has_note "$tmp/fastt.json" "rank
 same "nccl gpt tp8 --algo tree: same report with and without --exact" "$tmp/fastt.json" "$tmp/exactt.json"
 
 # 6. a forced algorithm the class cannot wait in closed form turns folding off (folded ranks would never run
-#    their part): on a textbook platform a tree has one channel, and its member with one child receives less
+#    their part): NCCL's tree over 2 channels in a node of 8 is a chain per channel, and the two channels' heads
+#    and tails send or receive fewer flows than the other members (no one fair share)
+{ cat bench/h100-16node.yaml; echo "nccl: {channels: 2}"; } >"$tmp/nccl2.yaml"
+G="$tmp/nccl2.yaml --gen gpt3-175b --tp 8 --pp 4 --dp 2 --global-batch 8 --layers 8"
 run "$tmp/ftree.json" $G --algo tree && run "$tmp/xtree.json" $G --algo tree --exact
 check "gpt tp8 --algo tree: no folding" '! has_note "$tmp/ftree.json" "ranks folded"'
 check "gpt tp8 --algo tree: it ran" '[ "$(jq ".makespan_s > 0.01" "$tmp/ftree.json")" = true ]'
-same "gpt tp8 --algo tree: same report with and without --exact" "$tmp/ftree.json" "$tmp/xtree.json"
+# (its chains' middle members are alike: which of them has the most exposed time is a tie, left out)
+for f in ftree xtree; do jq 'del(.exposed_by_dim[]?.max_rank)' "$tmp/$f.json" >"$tmp/$f.cmp.json"; done
+same "gpt tp8 --algo tree: same report with and without --exact" "$tmp/ftree.cmp.json" "$tmp/xtree.cmp.json"
 
 finish
