@@ -281,6 +281,9 @@ void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, d
 /* Why the forced algorithm (c->algo) cannot run op on group shape gs: its plan row's reason, or that PAT runs
  * with Simple only; static text, for the fallback note (rp_coll_fallback_note). */
 const char *rp_forced_why_not(const rp_ctx *c, const dt_op *op, const rp_gshape *gs);
+/* Whether auto weighs algorithm a on this platform and shape (the ones NCCL's tuner never picks are opt-in only:
+ * PAT over several members per node, and on the NCCL model dtsim's own hier). */
+int rp_auto_candidate(const dt_platform *p, const rp_gshape *gs, dt_algo a);
 /* Estimated time of op with algorithm a and protocol p on the group (NCCL-tuner-style: latency + size / bw),
  * or a negative number when a cannot run it. */
 double rp_estimate(const rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo a, dt_proto p);

@@ -125,6 +125,19 @@ double rp_estimate_S(const rp_ctx *c, dt_op_kind op_kind, double S, const rp_gsh
   return rp_plan_estimate(c->p, gs, &pl, rp_costs_group(c->p, a, pr, kind, gs));
 }
 
+int rp_auto_candidate(const dt_platform *p, const rp_gshape *gs, dt_algo a)
+{
+  /* PAT on several ranks per node (NCCL 2.31+) is opt-in only: ncclTuningPatModelSim (src/tuning/pat.cc,
+   * v2.32.3-1) gives it FLT_MAX / 2, so the tuner never picks it; NCCL_ALGO (--algo pat) runs it */
+  if (a == DT_ALGO_PAT && gs->max_per_node > 1)
+    return 0;
+  /* hier is dtsim's own: NCCL's tuner weighs tree, ring, CollNet, NVLS, NVLS-tree and PAT (ncclTopoTuneModel,
+   * src/graph/tuning.cc, v2.17.1-1 to v2.30.7-1), so on the NCCL model auto never picks it; --algo hier runs it */
+  if (a == DT_ALGO_HIER && p->nccl)
+    return 0;
+  return 1;
+}
+
 void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, dt_proto *proto)
 {
   dt_op_kind kind = rp_algo_kind(op->kind);
@@ -155,9 +168,7 @@ void rp_select(rp_ctx *c, const dt_op *op, const rp_gshape *gs, dt_algo *algo, d
     for (int pr = 0; pr < DT_PROTO_COUNT; pr++) {
       if (c->proto >= 0 && pr != c->proto)
         continue;
-      /* PAT on several ranks per node (NCCL 2.31+) is opt-in only: ncclTuningPatModelSim (src/tuning/pat.cc, v2.32.3-1)
-       * gives it FLT_MAX / 2, so the tuner never picks it; NCCL_ALGO (--algo pat) runs it */
-      if (a == DT_ALGO_PAT && gs->max_per_node > 1)
+      if (!rp_auto_candidate(c->p, gs, (dt_algo)a))
         continue;
       double t = rp_estimate(c, op, gs, (dt_algo)a, (dt_proto)pr);
       if (t >= 0 && (best < 0 || t < best)) { /* ties: the earlier algorithm and protocol */

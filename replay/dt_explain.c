@@ -99,7 +99,8 @@ int32_t rp_explain_choose(rp_ctx *c, const dt_op *op, int32_t g, const rp_gshape
   r->est_lat_s = rp_estimate_S(c, op->kind, 0, gs, a, pr);
   /* the candidates auto weighs (without the NCCL model only the choice: the textbook has no other) */
   for (int ca = DT_ALGO_AUTO + 1; ca < DT_ALGO_COUNT && p->nccl; ca++)
-    for (int cp = 0; cp < DT_PROTO_COUNT && r->ncand < DT_EXPLAIN_MAX_CANDS; cp++) {
+    for (int cp = 0; cp < DT_PROTO_COUNT && r->ncand < DT_EXPLAIN_MAX_CANDS && rp_auto_candidate(p, gs, (dt_algo)ca);
+         cp++) {
       double t = rp_estimate_S(c, op->kind, (double)bytes, gs, (dt_algo)ca, (dt_proto)cp);
       if (t < 0)
         continue;

@@ -770,6 +770,32 @@ START_TEST(test_auto_crossover)
 }
 END_TEST
 
+/* auto on 2 x 8 GPUs, 8 NICs (NCCL 2.32 defaults): the choices NCCL's tuner makes (ncclTopoTuneModel, v2.30.7-1).
+ * At 1 KiB, LL: the tree 6.6 + 2 [7 (1 + 0.6) + (3.6 + 5)] = 46.2 us (chain hops at alpha_i 1 us and h 0.6, one
+ * network hop at alpha_n 3.6 and the tree's NET latency 5) against the ring's 6.6 + 3.6 + 29 x 1.45 + 28 x 1 +
+ * 2 x 2.7 = 85.7 us (29 more hops at the rings' mean latency (14 x 1 + 2 x 4.6 PXN) / 16, 28 NVLink steps at the
+ * 1 us network overhead floor, 2 network steps); NCCL's tuner: tree 6.8 + 2 (7 x 0.6 + 5) = 25.2 us, ring 6.6 +
+ * 28 x 1 + 2 x 2.7 = 40 us: the tree. dtsim's hier is not NCCL's, and auto does not weigh it. At 1 GiB
+ * the tree's estimate takes the ring's bandwidth per phase, as NCCL's tuner does: 2 S / (0.92 x 400 GB/s) =
+ * 5.84 ms (5.94 with its latency) against the ring's 2 x 15/16 S / 400 GB/s = 5.03 ms (5.21): the ring. */
+START_TEST(test_auto_tree_nodes)
+{
+  dt_platform p = multi_node(2, 8, 8);
+  dt_trace *t = dt_trace_new(16);
+  int32_t g = add_group(t, "all", 0, 16);
+  for (int32_t r = 0; r < 16; r++) {
+    add_coll(t, r, DT_OP_ALLREDUCE, g, 1024);
+    add_coll(t, r, DT_OP_ALLREDUCE, g, GIB);
+  }
+  dt_stats *s = replay(&p, t, DT_FIDELITY_FLOW, DT_ALGO_AUTO, -1);
+  const char *note = allreduce_note(s);
+  ck_assert_ptr_nonnull(note);
+  ck_assert_msg(strstr(note, "tree/LL for 1 KiB") && strstr(note, "ring/Simple for 1 GiB") && !strstr(note, "hier"),
+                "%s", note);
+  dt_stats_free(s);
+}
+END_TEST
+
 /* Without an `nccl:` section the platform is textbook: ring, no protocol cost (DESIGN.md §6). */
 START_TEST(test_textbook_default)
 {
@@ -1028,6 +1054,7 @@ int main(void)
       {"p2p", test_p2p, 5},
       {"p2p_batch", test_p2p_batch, 1},
       {"auto_crossover", test_auto_crossover, 1},
+      {"auto_tree_nodes", test_auto_tree_nodes, 1},
       {"textbook_default", test_textbook_default, 2},
       {"overlap_tax", test_overlap_tax, 1},
       {"yaml_nccl", test_yaml_nccl, 1},
