@@ -4,7 +4,8 @@
 # iteration, and the CPU ratio to the previous row of its section.
 #   bench/scaling.sh [path/to/dtsim] [MAX_GPUS]     (from the repo root; MAX_GPUS default 16384)
 # Environment: EXACT=1 runs every row again with --exact and prints the relative difference of the simulated
-# iteration (the shortcuts' exactness, docs/replay.md); SECTIONS="gpt gpt8 target bench moe" picks sections.
+# iteration (the shortcuts' exactness, docs/replay.md); SECTIONS="gpt gpt8 target bench moe mlperf" picks sections
+# (mlperf is not in the default list: its rows grow with DP and take minutes from 1,024 GPUs up).
 set -euo pipefail
 DTSIM=${1:-build/dtsim}
 MAX_GPUS=${2:-16384}
@@ -91,8 +92,23 @@ for s in $SECTIONS; do
     row "MoE neox-1.3b 64 experts ep 64, 128 GPUs" "$ITER" -- run --json bench/h100-16node.yaml --gen neox-1.3b \
       --experts 64 --top-k 2 --ep 64 --tp 1 --pp 1 --dp 128
     ;;
+  mlperf) # the MLPerf v3.1 end-to-end row scaled down (validation/references/e2e_iterations.csv: GPT-3 175B on
+    # 10,752 GPUs, TP 4, PP 8, VP 12, micro-batch 1, 8 micro-batches per pipeline, FP8, ZeRO 1, SP, TP and p2p overlap,
+    # per-link accounting off, as `dtsim validate --e2e` runs it) with DP 1, 2, 4, ... on validation/platforms/eos-like.yaml
+    # cut to 4 x DP nodes: the work per rank is fixed, so each row doubles the work
+    echo "== MLPerf v3.1 GPT-3 175B analogue: TP 4, PP 8, VP 12, mbs 1, 8 micro-batches per pipeline, eos-like cut to 4 x DP nodes"
+    prev_cpu=""
+    for dp in 1 2 4 8 16 32 64 128 256; do
+      g=$((32 * dp))
+      [ "$g" -le "$MAX_GPUS" ] || break
+      sed "s/^nodes: 1344$/nodes: $((4 * dp))/" validation/platforms/eos-like.yaml >"$tmp/eos-$dp.yaml"
+      row "mlperf-like dp $dp, $g GPUs" "$ITER" -- run --json --no-links "$tmp/eos-$dp.yaml" --gen gpt3-175b --tp 4 \
+        --pp 8 --dp "$dp" --microbatch 1 --global-batch $((8 * dp)) --seq 2048 --dtype fp8 --zero 1 --sp --tp-overlap \
+        --p2p-overlap --schedule interleaved --virtual-stages 12
+    done
+    ;;
   *)
-    echo "unknown section '$s' (expected gpt, gpt8, target, bench, moe)" >&2
+    echo "unknown section '$s' (expected gpt, gpt8, target, bench, moe, mlperf)" >&2
     exit 2
     ;;
   esac
