@@ -162,6 +162,11 @@ double rp_cp_watermark(const rp_cp *cp, double now)
   return w;
 }
 
+void rp_cp_hold(rp_cp *cp, size_t fs, double since)
+{
+  cp->inflight[fs] = since;
+}
+
 void rp_cp_last_span(const rp_cp *cp, size_t fs, double *t0, double *t1)
 {
   const cp_ref *j = &cp->just[fs];

@@ -41,6 +41,10 @@ void rp_cp_set_hidden(rp_cp *cp, size_t fs, double hidden_s);
  * not completed), or now when none is. O(streams). */
 double rp_cp_watermark(const rp_cp *cp, double now);
 
+/* Stream fs still has transfers to record from `since` on (s; INFINITY: none): a batch whose pairs complete one by
+ * one (rp_cp_done marks the stream's ops all recorded) keeps the watermark at its issue until its last. */
+void rp_cp_hold(rp_cp *cp, size_t fs, double since);
+
 /* Whether stream fs is running a compute op now, and since when (its issue, s). */
 int rp_cp_running_compute(const rp_cp *cp, size_t fs, double *since);
 

@@ -68,40 +68,58 @@ typedef struct helper_arg {
   double *end; /* where the op's own completion time goes */
 } helper_arg;
 
-/* Comms of one batch posted by one actor: SimGrid 3.32 keeps an actor's activities in a std::list that
- * CommImpl::finish scans whole (std::list::remove) at every completion it waits for, so a batch's comms are
- * spread over helper actors of at most this many each. The scan is cheap in instructions but its nodes are cold
- * in cache by the time a large batch is waited: 64 costs 0.75x the CPU of 128 on a batch of 150,000 pairs for
- * 1.06x the memory (an actor costs about 13 KiB), bench/batch.sh. */
+/* Comms in flight per actor serving a batch: SimGrid 3.32 keeps an actor's activities in a std::list that
+ * CommImpl::finish scans whole (std::list::remove) at every completion it waits for, so the queues of a batch
+ * with many peers are spread over helper actors of at most this many comms in flight each (64 cost 0.75x the CPU
+ * of 128 on 150,000 concurrent comms, bench/batch.sh). */
 #define BATCH_CHUNK 64
+/* Pairs of one queue of a batch (one direction, one peer, one tag) in flight at once: NCCL serves the tasks of a
+ * group to one peer in order (scheduleP2pTasksToPlan, src/enqueue.cc, takes the head of each peer's send and
+ * receive queue per pass), and a connection holds NCCL_STEPS = 8 steps in flight (src/include/device.h), a small op
+ * taking one step: so at most 8 of a queue's pairs move at once, each next one posted as one completes
+ * (docs/replay.md, Batches). */
+#define PAIR_WINDOW 8
 
 /* The run's stack budget for the actors a batch starts (actor_stacks_fit, below): an admitted actor calls
  * stacks_enter when it starts running and stacks_leave when it ends. */
 static void stacks_enter(void);
 static void stacks_leave(void);
 
+/* A send or recv of a batch, sorted into queues by (kind, peer, tag, position). */
+typedef struct batch_comm {
+  int32_t kind, peer;
+  int64_t tag;
+  size_t off; /* op i + off of the batch */
+} batch_comm;
+
 /* A stream's scratch for its batches, grown to its largest batch and freed with the run (not on the actor's
  * stack: a batch of 150,000 pairs overflowed it; not per batch: a deadlocked, killed actor must leak nothing). */
 typedef struct batch_scratch {
-  sg_comm_t *comms;
-  size_t *comm_op;    /* comms[c] belongs to op i + comm_op[c] */
-  double *comm_cost;  /* the NCCL model's p2p cost of comms[c], waited after its data arrived */
-  double *comm_start, *comm_end; /* when comms[c] started moving data and completed */
-  helper_arg *helpers;
-  void **got;
+  batch_comm *comm;   /* the batch's sends and receives, in queue order */
+  size_t *qstart;     /* queue q is comm[qstart[q], qstart[q + 1]) */
+  size_t *qnext;      /* its next comm to post */
   double *end;        /* per op of the batch: its own completion */
   struct chunk_arg *chunks;
   size_t cap;
+  helper_arg *helpers; /* per op of the batch that is neither a send, a recv nor a mark */
+  size_t hcap;
+  double issue;       /* when the batch was posted: every pair's arrival on this side */
+  size_t fs;          /* its flat stream */
+  size_t npend;       /* pairs whose data arrived but whose own completion (after their p2p cost) is later: their
+                         comm indices are pend[0, npend) */
+  size_t *pend;
+  double send_arrival, send_end; /* over its sends: the latest arrival of a pair (both sides), the latest own
+                                    completion (the batch's time on the send row, dt_kind_add_batch) */
 } batch_scratch;
 
-/* The comms [from, to) of a batch, posted and waited by one actor (post_and_wait). */
+/* The queues [q0, q1) of a batch, served by one actor (serve_queues). */
 typedef struct chunk_arg {
   struct replay_run *run;
   int32_t rank;
   const dt_stream *st;
   size_t i; /* the batch's first op */
   batch_scratch *b;
-  size_t from, to;
+  size_t q0, q1;
   sg_sem_t done;
 } chunk_arg;
 
@@ -231,13 +249,12 @@ static rp_live *pair_of(replay_run *R, int32_t rank, const dt_op *op)
                      (uint64_t)op->match, 2);
 }
 
-/* Arrives at the pair of a send or recv and returns its mailbox, named by the pair's recycled id; proto labels
- * the pair's protocol in its record (NULL: none). */
-static sg_mailbox_t pair_mailbox(replay_run *R, int32_t rank, const dt_op *op, const char *proto)
+/* Arrives at the pair of a send or recv (its side issued at `now`, s) and returns its mailbox, named by the pair's
+ * recycled id; proto labels the pair's protocol in its record (NULL: none). */
+static sg_mailbox_t pair_mailbox(replay_run *R, int32_t rank, const dt_op *op, const char *proto, double now)
 {
   rp_live *l = pair_of(R, rank, op);
   l->proto = proto;
-  double now = simgrid_get_clock();
   if (l->arrived == 0 || now > l->last_issue)
     l->last_issue = now;
   l->arrived++;
@@ -321,14 +338,15 @@ static void exec_op(replay_run *R, int32_t rank, const dt_op *op)
     const char *label;
     double eff, cost = p2p_cost(R, rank, op, &eff, &label);
     if (op->kind == DT_OP_SEND && R->c.linkload) { /* per-link accounting: the flow's own start and end */
-      sg_comm_t cm = sg_mailbox_put_async(pair_mailbox(R, rank, op, label), &payload_token, p2p_bytes(op, eff));
+      sg_comm_t cm = sg_mailbox_put_async(pair_mailbox(R, rank, op, label, simgrid_get_clock()), &payload_token,
+                                          p2p_bytes(op, eff));
       double t0, t1;
       dt_sg_comm_wait_all_times(&cm, 1, &t0, &t1);
       link_send(R, rank, op, t0, t1);
     } else if (op->kind == DT_OP_SEND)
-      sg_mailbox_put(pair_mailbox(R, rank, op, label), &payload_token, p2p_bytes(op, eff));
+      sg_mailbox_put(pair_mailbox(R, rank, op, label, simgrid_get_clock()), &payload_token, p2p_bytes(op, eff));
     else
-      (void)sg_mailbox_get(pair_mailbox(R, rank, op, label));
+      (void)sg_mailbox_get(pair_mailbox(R, rank, op, label, simgrid_get_clock()));
     if (cost > 0) /* both sides wait the NCCL model's p2p cost once the data has arrived */
       sg_actor_sleep_for(cost);
     break;
@@ -353,57 +371,157 @@ static void helper_actor(int argc, char **argv)
   sg_sem_release(h->done);
 }
 
-/* Makes b hold a batch of n ops. */
-static void scratch_reserve(batch_scratch *b, size_t n)
+/* Makes b hold a batch of n ops, nh of them run by helpers. */
+static void scratch_reserve(batch_scratch *b, size_t n, size_t nh)
 {
+  if (nh > b->hcap) {
+    b->helpers = dt_xrealloc(b->helpers, nh * sizeof *b->helpers);
+    b->hcap = nh;
+  }
   if (n <= b->cap)
     return;
-  b->comms = dt_xrealloc(b->comms, n * sizeof *b->comms);
-  b->comm_op = dt_xrealloc(b->comm_op, n * sizeof *b->comm_op);
-  b->comm_cost = dt_xrealloc(b->comm_cost, n * sizeof *b->comm_cost);
-  b->comm_start = dt_xrealloc(b->comm_start, n * sizeof *b->comm_start);
-  b->comm_end = dt_xrealloc(b->comm_end, n * sizeof *b->comm_end);
-  b->helpers = dt_xrealloc(b->helpers, n * sizeof *b->helpers);
-  b->got = dt_xrealloc(b->got, n * sizeof *b->got);
+  b->comm = dt_xrealloc(b->comm, n * sizeof *b->comm);
+  b->qstart = dt_xrealloc(b->qstart, (n + 1) * sizeof *b->qstart);
+  b->qnext = dt_xrealloc(b->qnext, n * sizeof *b->qnext);
+  b->pend = dt_xrealloc(b->pend, n * sizeof *b->pend);
   b->end = dt_xrealloc(b->end, n * sizeof *b->end);
-  b->chunks = dt_xrealloc(b->chunks, (n / BATCH_CHUNK + 1) * sizeof *b->chunks);
+  /* a chunk but the last holds more than BATCH_CHUNK - PAIR_WINDOW comms in flight, each of its own op */
+  b->chunks = dt_xrealloc(b->chunks, (n / (BATCH_CHUNK - PAIR_WINDOW) + 2) * sizeof *b->chunks);
   b->cap = n;
 }
 
 static void scratch_free(batch_scratch *b)
 {
-  free(b->comms);
-  free(b->comm_op);
-  free(b->comm_cost);
-  free(b->comm_start);
-  free(b->comm_end);
+  free(b->comm);
+  free(b->qstart);
+  free(b->qnext);
+  free(b->pend);
   free(b->helpers);
-  free(b->got);
   free(b->end);
   free(b->chunks);
 }
 
-/* Posts the sends and receives b->comm_op[from, to) of the batch starting at op i, waits for them, and stores
- * each one's own completion (data arrived, then its p2p cost) in b->end. */
-static void post_and_wait(replay_run *R, int32_t rank, const dt_stream *st, size_t i, batch_scratch *b, size_t from,
-                          size_t to)
+static int cmp_batch_comm(const void *x, const void *y)
 {
-  for (size_t c = from; c < to; c++) {
-    const dt_op *op = &st->ops[i + b->comm_op[c]];
-    const char *label;
-    double eff;
-    b->comm_cost[c] = p2p_cost(R, rank, op, &eff, &label);
-    if (op->kind == DT_OP_SEND)
-      b->comms[c] = sg_mailbox_put_async(pair_mailbox(R, rank, op, label), &payload_token, p2p_bytes(op, eff));
+  const batch_comm *a = x, *b = y;
+  if (a->kind != b->kind)
+    return a->kind < b->kind ? -1 : 1;
+  if (a->peer != b->peer)
+    return a->peer < b->peer ? -1 : 1;
+  if (a->tag != b->tag)
+    return a->tag < b->tag ? -1 : 1;
+  return (a->off > b->off) - (a->off < b->off);
+}
+
+/* Posts comm c of the batch starting at op i (its side arrives at the batch's issue); *cost receives its p2p
+ * cost (waited after its data arrived), *got the payload of a receive. */
+static sg_comm_t post_comm(replay_run *R, int32_t rank, const dt_stream *st, size_t i, batch_scratch *b, size_t c,
+                           double *cost, void **got)
+{
+  const dt_op *op = &st->ops[i + b->comm[c].off];
+  const char *label;
+  double eff;
+  *cost = p2p_cost(R, rank, op, &eff, &label);
+  sg_mailbox_t box = pair_mailbox(R, rank, op, label, b->issue);
+  if (op->kind == DT_OP_SEND)
+    return sg_mailbox_put_async(box, &payload_token, p2p_bytes(op, eff));
+  return sg_mailbox_get_async(box, got);
+}
+
+static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const dt_op *op, double issue, double end);
+
+/* The pairs of the batch starting at op i that completed by now (all of them when `all`) are done: each is folded
+ * into the statistics as it completes (op_done), so that its record and its mailbox id are free for the next
+ * ones, as when unbatched (kept to the batch's end, 150,000 pairs cost 1.5x the memory of the same unbatched). */
+static void pairs_done(replay_run *R, int32_t rank, const dt_stream *st, size_t i, batch_scratch *b, int all)
+{
+  double now = simgrid_get_clock();
+  size_t k = 0;
+  for (size_t p = 0; p < b->npend; p++) {
+    size_t off = b->comm[b->pend[p]].off;
+    if (all || b->end[off] <= now)
+      op_done(R, rank, b->fs, i + off, &st->ops[i + off], b->issue, b->end[off]);
     else
-      b->comms[c] = sg_mailbox_get_async(pair_mailbox(R, rank, op, label), &b->got[c]);
+      b->pend[k++] = b->pend[p];
   }
-  dt_sg_comm_wait_all_times(b->comms + from, to - from, b->comm_start + from, b->comm_end + from);
-  for (size_t c = from; c < to; c++) {
-    const dt_op *op = &st->ops[i + b->comm_op[c]];
-    b->end[b->comm_op[c]] = b->comm_end[c] + b->comm_cost[c];
-    if (R->c.linkload && op->kind == DT_OP_SEND) /* per-link accounting: the flow's own start and end */
-      link_send(R, rank, op, b->comm_start[c], b->comm_end[c]);
+  if (k < b->npend) /* op_done marked the stream's transfers all recorded: the batch's other pairs are not */
+    rp_cp_hold(R->cp, b->fs, all ? INFINITY : b->issue);
+  b->npend = k;
+}
+
+/* Comm c of the batch starting at op i moved its data from t0 to t1 (s) and completes its p2p cost later: its own
+ * completion, the batch's send times, the per-link accounting; folded into the statistics once done (pairs_done). */
+static void comm_arrived(replay_run *R, int32_t rank, const dt_stream *st, size_t i, batch_scratch *b, size_t c,
+                         double cost, double t0, double t1)
+{
+  const dt_op *op = &st->ops[i + b->comm[c].off];
+  double end = t1 + cost;
+  b->end[b->comm[c].off] = end;
+  b->pend[b->npend++] = c;
+  if (op->kind == DT_OP_SEND) {
+    double arrival = pair_of(R, rank, op)->last_issue; /* both sides have arrived: final */
+    if (arrival > b->send_arrival)
+      b->send_arrival = arrival;
+    if (end > b->send_end)
+      b->send_end = end;
+    if (R->c.linkload) /* per-link accounting: the flow's own start and end */
+      link_send(R, rank, op, t0, t1);
+  }
+}
+
+/* Serves the queues [q0, q1) of the batch starting at op i: up to PAIR_WINDOW comms of each in flight, the next
+ * of a queue posted when one of it completes; stores each op's own completion (data arrived, then its p2p
+ * cost) in b->end. At most BATCH_CHUNK comms are in flight (the caller sizes [q0, q1) so). A queue of more than
+ * PAIR_WINDOW pairs is waited with a wait-any, to post its next pair when one completes; the comms of the others
+ * (all posted at once: the usual all-to-all of one pair per peer) are waited one after the other once those are
+ * done, each with its own completion time, which costs O(1) per comm where a wait-any over them costs O(comms). */
+static void serve_queues(replay_run *R, int32_t rank, const dt_stream *st, size_t i, batch_scratch *b, size_t q0,
+                         size_t q1)
+{
+  /* the comms in flight: `act` packs those of long queues for the wait-any, `rest` those of short ones; each has a
+   * slot of its own, which keeps its receive buffer */
+  sg_comm_t act[BATCH_CHUNK], rest[BATCH_CHUNK];
+  size_t slot_of[BATCH_CHUNK], na = 0, nr = 0;
+  size_t comm_of[BATCH_CHUNK], queue_of[BATCH_CHUNK];
+  double cost[BATCH_CHUNK], t0s[BATCH_CHUNK], t1s[BATCH_CHUNK];
+  void *got[BATCH_CHUNK];
+  for (size_t q = q0; q < q1; q++) {
+    int refill = b->qstart[q + 1] - b->qstart[q] > PAIR_WINDOW;
+    for (int w = 0; w < PAIR_WINDOW && b->qnext[q] < b->qstart[q + 1]; w++) {
+      size_t c = b->qnext[q]++, sl = na + nr;
+      comm_of[sl] = c;
+      queue_of[sl] = q;
+      sg_comm_t cm = post_comm(R, rank, st, i, b, c, &cost[sl], &got[sl]);
+      if (refill) {
+        slot_of[na] = sl;
+        act[na++] = cm;
+      } else {
+        rest[nr++] = cm;
+        slot_of[BATCH_CHUNK - nr] = sl;
+      }
+    }
+  }
+  while (na > 0) {
+    double t0, t1;
+    size_t x = dt_sg_comm_wait_any_times(act, na, &t0, &t1), sl = slot_of[x], q = queue_of[sl];
+    comm_arrived(R, rank, st, i, b, comm_of[sl], cost[sl], t0, t1);
+    pairs_done(R, rank, st, i, b, 0);
+    if (b->qnext[q] < b->qstart[q + 1]) { /* the queue's next comm, in the same slot */
+      comm_of[sl] = b->qnext[q]++;
+      act[x] = post_comm(R, rank, st, i, b, comm_of[sl], &cost[sl], &got[sl]);
+    } else {
+      na--;
+      act[x] = act[na];
+      slot_of[x] = slot_of[na];
+    }
+  }
+  if (nr > 0) {
+    dt_sg_comm_wait_all_times(rest, nr, t0s, t1s);
+    for (size_t r = 0; r < nr; r++) {
+      size_t sl = slot_of[BATCH_CHUNK - 1 - r];
+      comm_arrived(R, rank, st, i, b, comm_of[sl], cost[sl], t0s[r], t1s[r]);
+    }
+    pairs_done(R, rank, st, i, b, 0);
   }
 }
 
@@ -414,7 +532,7 @@ static void chunk_actor(int argc, char **argv)
   chunk_arg *h = sg_actor_self_get_data();
   stacks_enter();
   sg_actor_daemonize(sg_actor_self());
-  post_and_wait(h->run, h->rank, h->st, h->i, h->b, h->from, h->to);
+  serve_queues(h->run, h->rank, h->st, h->i, h->b, h->q0, h->q1);
   stacks_leave();
   sg_sem_release(h->done);
 }
@@ -547,25 +665,59 @@ static void actor_stacks_exit(const char *why)
   dt_exit2();
 }
 
-/* Ops [i, j) of a stream form one batch (ncclGroupStart/End): sends and receives are posted together as
- * asynchronous comms, any other op runs in a helper actor on the same host; the batch completes when all
- * have. b->end[k - i] receives op k's own completion time (a pair's statistics must not include the wait for
- * unrelated peers of the same batch). b must hold j - i ops (scratch_reserve). Linear in the batch: comms are
- * waited together, each reporting its own completion date (dt_sg_comm_wait_all_times), and a batch of
- * more than BATCH_CHUNK comms spreads them over helper actors. */
-static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i, size_t j, batch_scratch *b)
+/* Ops [i, j) of a stream form one batch (ncclGroupStart/End): its sends and receives are sorted into queues,
+ * one per (direction, peer, tag), served in order with up to PAIR_WINDOW pairs of a queue in flight (the queues
+ * together, over helper actors of at most BATCH_CHUNK comms in flight when one actor cannot hold them); any other
+ * op runs in a helper actor on the same host; the batch completes when all have. b->end[k - i] receives op k's
+ * own completion time (a pair's statistics must not include the wait for unrelated peers of the same batch).
+ * b grows to hold them (scratch_reserve). Time O(n log n) for n ops, memory O(n) in b: a pair costs what it
+ * costs unbatched, with at most PAIR_WINDOW per queue in SimGrid at once (docs/replay.md, Batches). */
+static void run_batch(replay_run *R, int32_t rank, size_t fs, const dt_stream *st, size_t i, size_t j,
+                      batch_scratch *b)
 {
+  size_t nc = 0, nh = 0, nq = 0, nchunks = 0;
+  for (size_t k = i; k < j; k++)
+    nh += st->ops[k].kind != DT_OP_SEND && st->ops[k].kind != DT_OP_RECV && st->ops[k].kind != DT_OP_MARK;
+  scratch_reserve(b, j - i, nh);
   double *end = b->end;
-  size_t nc = 0, nh = 0, nchunks = 0;
   sg_sem_t hsem = NULL;
+  nh = 0;
+  b->issue = simgrid_get_clock();
+  b->fs = fs;
+  b->npend = 0;
+  b->send_arrival = -INFINITY;
+  b->send_end = -INFINITY;
+  for (size_t k = i; k < j; k++) {
+    const dt_op *op = &st->ops[k];
+    end[k - i] = b->issue; /* marks complete at once */
+    if (op->kind == DT_OP_SEND || op->kind == DT_OP_RECV)
+      b->comm[nc++] = (batch_comm){(int32_t)op->kind, dt_trace_op_peer(R->c.t, rank, op), op->tag, k - i};
+    else if (op->kind != DT_OP_MARK)
+      nh++;
+  }
+  qsort(b->comm, nc, sizeof *b->comm, cmp_batch_comm);
+  /* queues, and the actors serving them: consecutive queues while their comms in flight fit in BATCH_CHUNK */
+  size_t inflight = 0;
+  for (size_t c = 0; c < nc; c++) {
+    if (c == 0 || cmp_batch_comm(&(batch_comm){b->comm[c].kind, b->comm[c].peer, b->comm[c].tag, 0},
+                                 &(batch_comm){b->comm[c - 1].kind, b->comm[c - 1].peer, b->comm[c - 1].tag, 0})) {
+      b->qstart[nq] = c;
+      b->qnext[nq] = c;
+      nq++;
+    }
+  }
+  b->qstart[nq] = nc;
+  for (size_t q = 0; q < nq; q++) {
+    size_t len = b->qstart[q + 1] - b->qstart[q], w = len < PAIR_WINDOW ? len : PAIR_WINDOW;
+    if (nchunks == 0 || inflight + w > BATCH_CHUNK) {
+      b->chunks[nchunks++] = (chunk_arg){R, rank, st, i, b, q, q + 1, NULL};
+      inflight = 0;
+    }
+    b->chunks[nchunks - 1].q1 = q + 1;
+    inflight += w;
+  }
   {
-    size_t na = 0, ncomm = 0; /* the actors this batch starts: one per other op, and comms over BATCH_CHUNK each */
-    for (size_t k = i; k < j; k++)
-      if (st->ops[k].kind == DT_OP_SEND || st->ops[k].kind == DT_OP_RECV)
-        ncomm++;
-      else if (st->ops[k].kind != DT_OP_MARK)
-        na++;
-    na += ncomm > BATCH_CHUNK ? (ncomm + BATCH_CHUNK - 1) / BATCH_CHUNK : 0;
+    size_t na = nh + (nchunks > 1 ? nchunks : 0); /* the actors this batch starts */
     char what[700], where[600], why[1400];
     describe_op(R->c.t, rank, st, i, where, sizeof where);
     snprintf(what, sizeof what, "starting %zu helper actor%s for the batch of %zu ops at %s", na, na == 1 ? "" : "s",
@@ -573,56 +725,54 @@ static void run_batch(replay_run *R, int32_t rank, const dt_stream *st, size_t i
     if (!stacks_reserve(na, what, why, sizeof why))
       actor_stacks_exit(why);
   }
+  if (nh > 0 || nchunks > 1)
+    hsem = sg_sem_init(0);
+  nh = 0;
   for (size_t k = i; k < j; k++) {
     const dt_op *op = &st->ops[k];
-    end[k - i] = simgrid_get_clock(); /* marks complete at once */
-    if (op->kind == DT_OP_SEND || op->kind == DT_OP_RECV) {
-      b->comm_op[nc++] = k - i;
-    } else if (op->kind != DT_OP_MARK) {
-      if (!hsem)
-        hsem = sg_sem_init(0);
-      helper_arg *h = &b->helpers[nh++];
-      h->run = R;
-      h->rank = rank;
-      h->op = op;
-      h->done = hsem;
-      h->end = &end[k - i];
-      char name[64];
-      snprintf(name, sizeof name, "r%d.s%d.op%zu", (int)rank, (int)st->id, k);
-      sg_actor_t a = sg_actor_init(name, R->c.host_of_rank[rank]);
-      sg_actor_set_data(a, h);
-      sg_actor_start(a, helper_actor, 0, NULL);
-    }
+    if (op->kind == DT_OP_SEND || op->kind == DT_OP_RECV || op->kind == DT_OP_MARK)
+      continue;
+    helper_arg *h = &b->helpers[nh++];
+    h->run = R;
+    h->rank = rank;
+    h->op = op;
+    h->done = hsem;
+    h->end = &end[k - i];
+    char name[64];
+    snprintf(name, sizeof name, "r%d.s%d.op%zu", (int)rank, (int)st->id, k);
+    sg_actor_t a = sg_actor_init(name, R->c.host_of_rank[rank]);
+    sg_actor_set_data(a, h);
+    sg_actor_start(a, helper_actor, 0, NULL);
   }
-  if (nc <= BATCH_CHUNK) {
-    post_and_wait(R, rank, st, i, b, 0, nc);
+  if (nchunks == 1) {
+    serve_queues(R, rank, st, i, b, 0, nq);
   } else {
-    if (!hsem)
-      hsem = sg_sem_init(0);
-    for (size_t from = 0; from < nc; from += BATCH_CHUNK) {
-      chunk_arg *h = &b->chunks[nchunks++];
-      *h = (chunk_arg){R, rank, st, i, b, from, from + BATCH_CHUNK < nc ? from + BATCH_CHUNK : nc, hsem};
+    for (size_t k = 0; k < nchunks; k++) {
+      chunk_arg *h = &b->chunks[k];
+      h->done = hsem;
       char name[64];
-      snprintf(name, sizeof name, "r%d.s%d.op%zu.c%zu", (int)rank, (int)st->id, i, from);
+      snprintf(name, sizeof name, "r%d.s%d.op%zu.q%zu", (int)rank, (int)st->id, i, h->q0);
       sg_actor_t a = sg_actor_init(name, R->c.host_of_rank[rank]);
       sg_actor_set_data(a, h);
       sg_actor_start(a, chunk_actor, 0, NULL);
     }
   }
-  /* tests/e2e_limits.sh reads this line: no actor waits more than BATCH_CHUNK comms */
-  XBT_VERB("batch of %zu ops on rank %d stream %d: %zu comms waited by %zu actors, %zu other ops in helpers", j - i,
-           (int)rank, (int)st->id, nc, nchunks ? nchunks : (size_t)(nc > 0), nh);
-  for (size_t k = 0; k < nh + nchunks; k++)
+  /* tests/e2e_limits.sh reads this line: no actor has more than BATCH_CHUNK comms in flight */
+  XBT_VERB("batch of %zu ops on rank %d stream %d: %zu comms in %zu queues served by %zu actors, %zu other ops in "
+           "helpers", j - i, (int)rank, (int)st->id, nc, nq, nchunks, nh);
+  for (size_t k = 0; k < nh + (nchunks > 1 ? nchunks : 0); k++)
     sg_sem_acquire(hsem);
   if (hsem)
     sg_sem_destroy(hsem);
   /* A pair completes its own p2p cost after its data arrived; the batch ends with the last of them. */
   double last = 0;
   for (size_t c = 0; c < nc; c++)
-    if (end[b->comm_op[c]] > last)
-      last = end[b->comm_op[c]];
+    if (end[b->comm[c].off] > last)
+      last = end[b->comm[c].off];
   if (last > simgrid_get_clock())
     sg_actor_sleep_for(last - simgrid_get_clock());
+  pairs_done(R, rank, st, i, b, 1);
+  dt_kind_add_batch(&R->by_kind[DT_OP_SEND], b->send_arrival, b->send_end, R->c.fold ? R->c.fold : 1);
 }
 
 /* Blocks until every `after=` edge of op (an op of stream `self`, a flat index, of rank) is complete. */
@@ -844,7 +994,9 @@ static void account(replay_run *R, const rp_live *l, int pair)
   dt_kind_stats *ks = &R->by_kind[kind];
   ks->count += (uint64_t)m;
   ks->bytes = sat_add(ks->bytes, sat_mul(bytes, (uint64_t)m));
-  ks->time_s += (l->last_end - l->last_issue) * m;
+  /* a pair whose send was batched: its batch adds its time once (run_batch) */
+  ks->time_s += (pair ? dt_kind_pair_time(op->batch >= 0, l->last_issue, l->last_end)
+                      : l->last_end - l->last_issue) * m;
   ks->nccl_bytes += snccl * m;
   ks->bus_bytes += snccl * dt_busbw_factor(kind, n) * m;
   if (!pair && l->xrow)
@@ -1089,16 +1241,17 @@ static void stream_actor(int argc, char **argv)
     R->stream_lo[a->flat] = issue;
     rp_cp_issue(R->cp, rank, a->flat, st, i, j, issue);
     double now;
-    if (j == i + 1) {
+    /* a send or recv with a batch id of its own is a batch too (its time on the send row, run_batch) */
+    if (j == i + 1 && !(st->ops[i].batch >= 0 && (st->ops[i].kind == DT_OP_SEND || st->ops[i].kind == DT_OP_RECV))) {
       exec_op(R, rank, &st->ops[i]);
       now = simgrid_get_clock();
       op_done(R, rank, a->flat, i, &st->ops[i], issue, now);
     } else {
-      scratch_reserve(&a->b, j - i);
-      run_batch(R, rank, st, i, j, &a->b);
+      run_batch(R, rank, a->flat, st, i, j, &a->b); /* it completes the pairs itself, as they complete */
       now = simgrid_get_clock();
       for (size_t k = i; k < j; k++)
-        op_done(R, rank, a->flat, k, &st->ops[k], issue, st->ops[k].kind == DT_OP_MARK ? now : a->b.end[k - i]);
+        if (st->ops[k].kind != DT_OP_SEND && st->ops[k].kind != DT_OP_RECV)
+          op_done(R, rank, a->flat, k, &st->ops[k], issue, st->ops[k].kind == DT_OP_MARK ? now : a->b.end[k - i]);
     }
     R->stream_done[a->flat] = j;
     R->stream_lo[a->flat] = j < st->nops ? now : INFINITY;

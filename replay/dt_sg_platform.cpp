@@ -160,6 +160,26 @@ void dt_sg_comm_wait_all_times(sg_comm_t* comms, size_t n, double* start, double
   }
 }
 
+size_t dt_sg_comm_wait_any_times(sg_comm_t* comms, size_t n, double* start, double* finish)
+{
+  /* our references outlive the wait's release of the completed one (RAII: a killed actor drops them too); up to
+   * 64 without a heap allocation */
+  simgrid::s4u::CommPtr small[64];
+  std::vector<simgrid::s4u::CommPtr> big;
+  simgrid::s4u::CommPtr* held = small;
+  if (n > 64) {
+    big.resize(n);
+    held = big.data();
+  }
+  for (size_t i = 0; i < n; i++)
+    held[i] = comms[i];
+  ssize_t pos = sg_comm_wait_any(comms, n);
+  size_t x = pos < 0 ? 0 : static_cast<size_t>(pos);
+  *start  = held[x]->get_start_time();
+  *finish = held[x]->get_finish_time();
+  return x;
+}
+
 int dt_sg_link_in_use(sg_link_t link)
 {
   return link != nullptr && link->is_used();

@@ -30,6 +30,11 @@ int dt_sg_platform_build(const dt_topology *t, dt_error *err);
  * with the simulated times comm i started moving data (both sides posted) and completed, in seconds. */
 void dt_sg_comm_wait_all_times(sg_comm_t *comms, size_t n, double *start, double *finish);
 
+/* Waits for the first of n comms (n >= 1) to complete, as sg_comm_wait_any does (releasing the caller's reference
+ * to that one only), and returns its index, with the simulated times it started moving data (both sides posted)
+ * and completed in *start and *finish (s). */
+size_t dt_sg_comm_wait_any_times(sg_comm_t *comms, size_t n, double *start, double *finish);
+
 /* Whether a SimGrid link (one direction) carries at least one flow now (s4u::Link::is_used). */
 int dt_sg_link_in_use(sg_link_t link);
 

@@ -37,6 +37,17 @@ double dt_kind_busbw(const dt_kind_stats *k)
   return k->time_s > 0 ? k->bus_bytes / k->time_s : 0;
 }
 
+double dt_kind_pair_time(int send_batched, double arrival_s, double end_s)
+{
+  return send_batched ? 0 : end_s - arrival_s;
+}
+
+void dt_kind_add_batch(dt_kind_stats *send, double arrival_s, double end_s, int m)
+{
+  if (end_s > arrival_s)
+    send->time_s += (end_s - arrival_s) * m;
+}
+
 static int cmp_start(const void *a, const void *b)
 {
   const double *x = a, *y = b;

@@ -187,6 +187,17 @@ typedef struct dt_stats {
 double dt_kind_algbw(const dt_kind_stats *k);
 double dt_kind_busbw(const dt_kind_stats *k);
 
+/* The time a send/recv pair adds to the `send` row (s): last arrival to last completion of the pair (end_s -
+ * arrival_s), or nothing when its send was posted in a batch (send_batched), whose time the batch adds once
+ * (dt_kind_add_batch). docs/report.md says what the row means. */
+double dt_kind_pair_time(int send_batched, double arrival_s, double end_s);
+
+/* A rank's batch (ncclGroupStart/End) that held sends has completed: adds m times (folded ranks) its time to the
+ * `send` row, once, as nccl-tests times a grouped sendrecv (the group's time, the bytes of all its sends; the
+ * bytes come from its pairs). Its time runs from the latest arrival of its sends' pairs (the later of the two
+ * sides) to the latest completion of its sends (s); nothing when it is not positive. */
+void dt_kind_add_batch(dt_kind_stats *send, double arrival_s, double end_s, int m);
+
 /* busbw factor of a collective of kind on n ranks (nccl-tests PERFORMANCE.md): allreduce 2(n-1)/n;
  * allgather, reducescatter, alltoall (n-1)/n; broadcast, reduce, send 1; others 0 (not reported). */
 double dt_busbw_factor(dt_op_kind kind, size_t n);

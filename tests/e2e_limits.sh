@@ -47,14 +47,34 @@ cpu "$tmp/c80k" "$DTSIM" run tests/data/node8.yaml "$tmp/b80k.dtt"
 check "a batch's cost is linear in its pairs ($small vs $((4 * small)) pairs: $(cat "$tmp/c20k") s, $(cat "$tmp/c80k") s)" \
   'ratio_ok "$tmp/c20k" "$tmp/c80k"'
 # what made batches quadratic: one actor waiting all of a batch's comms (SimGrid scans an actor's activity list
-# at each completion). Counted, not timed: the replay's log says how many actors waited the batch's comms.
+# at each completion). Counted, not timed: the replay's log says how many queues (direction, peer, tag) a batch
+# has and how many actors serve them, each with at most 64 comms in flight (8 per queue): one queue of 8 in flight
+# for one peer and one tag (the stream's own actor), ceil(n / 64) actors for n queues of one pair each.
 "$DTSIM" run --log dtsim_replay.thres:verbose tests/data/node8.yaml "$tmp/b20k.dtt" >/dev/null 2>"$tmp/b20k.log"
-per_actor=$(sed -n 's/.*batch of [0-9]* ops on rank [01] stream 0: \([0-9]*\) comms waited by \([0-9]*\) actors.*/\1 \2/p' \
-  "$tmp/b20k.log" | awk 'NF == 2 && $2 > 0 { n++; r = $1 / $2; if (r > m) m = r } END { if (n == 2) print m }')
-check "no actor waits more than 128 comms of a batch of $small pairs (most per actor: ${per_actor:-no log line})" \
-  '[ -n "$per_actor" ] && awk -v m="$per_actor" "BEGIN { exit !(m <= 128) }"'
-# 300 pairs 0 -> 1 share rank 0's port (each alpha + 300 S/B) in the batch of a receive from rank 2, which
-# sends 1 ms late (alpha + S/B from its issue): spread over helper actors, each pair keeps its own completion
+served=$(sed -n 's/.*batch of [0-9]* ops on rank [01] stream 0: \([0-9]*\) comms in \([0-9]*\) queues served by \([0-9]*\) actors.*/\1 \2 \3/p' "$tmp/b20k.log" | sort -u)
+check "a batch of $small pairs to one peer: one queue, served by the stream's own actor (log: ${served:-no log line})" \
+  '[ "$served" = "$small 1 1" ]'
+{
+  printf 'dtsim_trace 1\nranks 2\nrank 0\n'
+  awk -v n="$small" 'BEGIN { for (i = 0; i < n; i++) print "s0 send peer=1 bytes=1024 tag=" i " batch=1" }'
+  echo "rank 1"
+  awk -v n="$small" 'BEGIN { for (i = 0; i < n; i++) print "s0 recv peer=0 bytes=1024 tag=" i " batch=1" }'
+} >"$tmp/t20k.dtt"
+"$DTSIM" run --log dtsim_replay.thres:verbose tests/data/node8.yaml "$tmp/t20k.dtt" >/dev/null 2>"$tmp/t20k.log"
+served=$(sed -n 's/.*batch of [0-9]* ops on rank [01] stream 0: \([0-9]*\) comms in \([0-9]*\) queues served by \([0-9]*\) actors.*/\1 \2 \3/p' "$tmp/t20k.log" | sort -u)
+check "a batch of $small pairs with a tag each: $small queues over $(( (small + 63) / 64 )) actors of 64 (log: ${served:-no log line})" \
+  '[ "$served" = "$small $small $(( (small + 63) / 64 ))" ]'
+cpu "$tmp/ct20k" "$DTSIM" run tests/data/node8.yaml "$tmp/t20k.dtt"
+awk -v n="$small" 'BEGIN { print "dtsim_trace 1"; print "ranks 2"; print "rank 0"; for (i = 0; i < 4 * n; i++) print "s0 send peer=1 bytes=1024 tag=" i " batch=1";
+  print "rank 1"; for (i = 0; i < 4 * n; i++) print "s0 recv peer=0 bytes=1024 tag=" i " batch=1" }' >"$tmp/t80k.dtt"
+cpu "$tmp/ct80k" "$DTSIM" run tests/data/node8.yaml "$tmp/t80k.dtt"
+check "the same with a tag per pair stays linear ($small vs $((4 * small)) pairs: $(cat "$tmp/ct20k") s, $(cat "$tmp/ct80k") s)" \
+  'ratio_ok "$tmp/ct20k" "$tmp/ct80k"'
+# Batch timing (docs/replay.md, Batches), closed forms on node8 (alpha = 2 us, B = 100 GB/s per direction):
+# a queue of N equal pairs moves 8 at a time, each round alpha + 8 S/B, so it ends at ceil(N/8) alpha + N S/B.
+# 300 pairs 0 -> 1 of 1 MiB in the batch of a receive from rank 2, which sends 1 ms late (alpha + S/B from its
+# issue): the batch's sends end at 38 alpha + 300 S/B (the makespan); the send row adds that once for rank 0's
+# batch and alpha + S/B for rank 2's unbatched send.
 {
   echo "dtsim_trace 1"
   echo "ranks 3"
@@ -68,9 +88,29 @@ check "no actor waits more than 128 comms of a batch of $small pairs (most per a
   echo "s0 send peer=0 bytes=1048576"
 } >"$tmp/bigskew.dtt"
 "$DTSIM" run --json tests/data/node8.yaml "$tmp/bigskew.dtt" >"$tmp/bigskew.json" 2>/dev/null; rc=$?
-want=$(awk 'BEGIN { S = 1048576; B = 100e9; printf "%.12g", 300 * (2e-6 + 300 * S / B) + 2e-6 + S / B }')
-check "pairs of a large batch are timed on their own" \
-  '[ $rc -eq 0 ] && close "$(jq -r .by_kind.send.time_s "$tmp/bigskew.json")" "$want" 1e-6'
+want_m=$(awk 'BEGIN { S = 1048576; B = 100e9; a = 2e-6; printf "%.12g", 38 * a + 300 * S / B }')
+want_t=$(awk 'BEGIN { S = 1048576; B = 100e9; a = 2e-6; printf "%.12g", 38 * a + 300 * S / B + a + S / B }')
+check "300 pairs to one peer in a batch: makespan ceil(300/8) alpha + 300 S/B = $want_m s" \
+  '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/bigskew.json")" "$want_m" 1e-9'
+check "the send row: rank 0's batch once (38 alpha + 300 S/B) plus rank 2's pair (alpha + S/B) = $want_t s" \
+  'close "$(jq -r .by_kind.send.time_s "$tmp/bigskew.json")" "$want_t" 1e-9 && [ "$(jq -r .by_kind.send.count "$tmp/bigskew.json")" = 301 ]'
+# 2 ranks, each one batch of 1000 sends of 4 KiB to the other and the 1000 receives from it: both directions
+# at once (one port each way), 125 rounds of alpha + 8 S/B = 290.96 us; the send row counts 2000 pairs of
+# 8,192,000 bytes and each rank's batch once: 2 x 290.96 us, algbw 8.192e6 / 581.92e-6 = 14.0775 GB/s (it
+# summed 2000 pairs' whole-batch times: with all pairs at once, 2000 x 42.96 us = 85.9 ms, 0.095 GB/s)
+{
+  printf 'dtsim_trace 1\nranks 2\n'
+  for r in 0 1; do
+    echo "rank $r"
+    awk -v p=$((1 - r)) 'BEGIN { for (i = 0; i < 1000; i++) { print "s0 send peer=" p " bytes=4096 batch=1"; print "s0 recv peer=" p " bytes=4096 batch=1" } }'
+  done
+} >"$tmp/x1000.dtt"
+"$DTSIM" run --json tests/data/node8.yaml "$tmp/x1000.dtt" >"$tmp/x1000.json" 2>/dev/null; rc=$?
+check "2 x 1000 sends of 4 KiB batched both ways: makespan 125 (alpha + 8 S/B) = 290.96 us" \
+  '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/x1000.json")" 290.96e-6 1e-9'
+check "its send row: count 2000, 8192000 bytes, time 2 x 290.96 us (once per batch per rank), algbw 14.0775 GB/s" \
+  '[ "$(jq -r .by_kind.send.count "$tmp/x1000.json")" = 2000 ] && [ "$(jq -r .by_kind.send.bytes "$tmp/x1000.json")" = 8192000 ] &&
+   close "$(jq -r .by_kind.send.time_s "$tmp/x1000.json")" 581.92e-6 1e-9 && close "$(jq -r .by_kind.send.algbw_GBps "$tmp/x1000.json")" 14.077536 1e-6'
 
 # --- Kineto importer
 # kev NAME TS DUR STREAM [ARGS]: one GPU kernel event (times in us); nccl COLL NELEMS [MORE-ARGS]: NCCL kernel args
@@ -226,7 +266,7 @@ if [ "${DTSIM_TEST_SCALE:-1}" = 1 ]; then
     traces/samples/allreduce_bcast_2ranks_rank0.json.gz) >"$tmp/stk.out" 2>"$tmp/stk.err"; rc=$?
   check "ulimit -v 4 GiB, 1 GiB actor stacks: exit 2 before the run, naming the limit and contexts/stack-size (was 134)" \
     '[ $rc -eq 2 ] && [ ! -s "$tmp/stk.out" ] && grep -q "^dtsim: error: starting the stream actors: the address-space limit (ulimit -v 4194304 KiB) leaves .* MiB, but 9 SimGrid actors need 1024.0 MiB each (a stack of contexts/stack-size 1048576 KiB" "$tmp/stk.err"'
-  (ulimit -v 4194304; exec "$DTSIM" run --cfg contexts/stack-size:1048576 tests/data/node8.yaml "$tmp/b20k.dtt") \
+  (ulimit -v 4194304; exec "$DTSIM" run --cfg contexts/stack-size:1048576 tests/data/node8.yaml "$tmp/t20k.dtt") \
     >"$tmp/stk.out" 2>"$tmp/stk.err"; rc=$?
   check "the same for a batch's helper actors, from inside the replay: exit 2 with the message (was 134)" \
     '[ $rc -eq 2 ] && grep -q "^dtsim: error: starting [0-9]* helper actors for the batch of .*: the address-space limit .* but [0-9]* SimGrid actors need 1024.[0-9] MiB each" "$tmp/stk.err"'
@@ -247,6 +287,7 @@ if [ "${DTSIM_TEST_SCALE:-1}" = 1 ]; then
   batch 2000 >"$tmp/b2k.dtt"
   batch_tagged 2000 >"$tmp/t2k.dtt"
   batch_tagged 20000 >"$tmp/t20k.dtt"
+  batch 20000 >"$tmp/b20k.dtt"
   stk_cases=""
   for c in "b20k 2650000 8192" "b20k 2700000 8192" "b20k 3500000 8192" "b20k 4300000 8192" "b20k 5000000 8192" \
     "b20k 6000000 8192" "t20k 2700000 8192" "t20k 3500000 8192" "t20k 5000000 8192" "t20k 6000000 8192" \
