@@ -3,12 +3,14 @@
 # memory depend on the machine. For each size N (default 5000 50000 150000) writes a 2-rank trace of N pairs
 # 0 -> 1 of 1 KiB, once as one batch (`batch=1` on every op) and once without, runs each REPEAT times (default
 # 3, alternating) on tests/data/node8.yaml and prints the median CPU seconds (user + sys) and median peak RSS
-# (GNU time) of each, and their ratios (batched / unbatched).
+# (GNU time) of each, and their ratios (batched / unbatched). With OLD=path/to/another/dtsim, that binary's
+# batched run is measured in the same loop (alternating with the others) and printed beside, old -> new.
 #   bench/batch.sh [path/to/dtsim] [REPEAT]     (from the repo root; SIZES="5000 50000" picks the sizes)
 set -euo pipefail
 DTSIM=${1:-build/dtsim}
 REPEAT=${2:-3}
 SIZES=${SIZES:-5000 50000 150000}
+OLD=${OLD:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -20,23 +22,41 @@ pairs() {
   echo "rank 1"
   awk -v n="$1" -v b="$2" 'BEGIN { for (i = 0; i < n; i++) print "s0 recv peer=0 bytes=1024" b }'
 }
+# measure BINARY TRACE OUT: one run, its CPU seconds and peak RSS (KiB) appended to OUT
+measure() {
+  /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$1" run tests/data/node8.yaml "$2" >/dev/null 2>&1
+  read -r user sys rss <"$tmp/time"
+  awk -v u="$user" -v s="$sys" -v m="$rss" 'BEGIN { printf "%.2f %d\n", u + s, m }' >>"$3"
+}
+col() { cut -d' ' -f"$1" "$2" | median; }
 
-printf '%-8s  %-22s  %-22s  %s\n' pairs "batched CPU s, RSS" "unbatched CPU s, RSS" "ratio CPU, RSS"
+if [ -n "$OLD" ]; then
+  printf '%-8s  %-22s  %-22s  %-22s  %s\n' pairs "old batched CPU s, RSS" "batched CPU s, RSS" "unbatched CPU s, RSS" \
+    "ratio to unbatched CPU, RSS: old -> new"
+else
+  printf '%-8s  %-22s  %-22s  %s\n' pairs "batched CPU s, RSS" "unbatched CPU s, RSS" "ratio CPU, RSS"
+fi
 for n in $SIZES; do
   pairs "$n" " batch=1" >"$tmp/batched.dtt"
   pairs "$n" "" >"$tmp/unbatched.dtt"
   : >"$tmp/batched"
   : >"$tmp/unbatched"
+  : >"$tmp/old"
   for _ in $(seq "$REPEAT"); do
-    for mode in batched unbatched; do
-      /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$DTSIM" run tests/data/node8.yaml "$tmp/$mode.dtt" >/dev/null 2>&1
-      read -r user sys rss <"$tmp/time"
-      awk -v u="$user" -v s="$sys" -v m="$rss" 'BEGIN { printf "%.2f %d\n", u + s, m }' >>"$tmp/$mode"
-    done
+    [ -z "$OLD" ] || measure "$OLD" "$tmp/batched.dtt" "$tmp/old"
+    measure "$DTSIM" "$tmp/batched.dtt" "$tmp/batched"
+    measure "$DTSIM" "$tmp/unbatched.dtt" "$tmp/unbatched"
   done
-  cb=$(cut -d' ' -f1 "$tmp/batched" | median) cu=$(cut -d' ' -f1 "$tmp/unbatched" | median)
-  mb=$(cut -d' ' -f2 "$tmp/batched" | median) mu=$(cut -d' ' -f2 "$tmp/unbatched" | median)
-  awk -v n="$n" -v cb="$cb" -v cu="$cu" -v mb="$mb" -v mu="$mu" 'BEGIN {
-    r = cu > 0 ? cb / cu : 0
-    printf "%-8d  %6.2f s %8.1f MiB  %6.2f s %8.1f MiB  x%.2f, x%.2f\n", n, cb, mb / 1024, cu, mu / 1024, r, mb / mu }'
+  cb=$(col 1 "$tmp/batched") cu=$(col 1 "$tmp/unbatched") mb=$(col 2 "$tmp/batched") mu=$(col 2 "$tmp/unbatched")
+  if [ -n "$OLD" ]; then
+    co=$(col 1 "$tmp/old") mo=$(col 2 "$tmp/old")
+    awk -v n="$n" -v co="$co" -v mo="$mo" -v cb="$cb" -v cu="$cu" -v mb="$mb" -v mu="$mu" 'BEGIN {
+      d = cu > 0 ? cu : 1
+      printf "%-8d  %6.2f s %8.1f MiB  %6.2f s %8.1f MiB  %6.2f s %8.1f MiB  CPU x%.2f -> x%.2f, RSS x%.2f -> x%.2f\n",
+        n, co, mo / 1024, cb, mb / 1024, cu, mu / 1024, co / d, cb / d, mo / mu, mb / mu }'
+  else
+    awk -v n="$n" -v cb="$cb" -v cu="$cu" -v mb="$mb" -v mu="$mu" 'BEGIN {
+      r = cu > 0 ? cb / cu : 0
+      printf "%-8d  %6.2f s %8.1f MiB  %6.2f s %8.1f MiB  x%.2f, x%.2f\n", n, cb, mb / 1024, cu, mu / 1024, r, mb / mu }'
+  fi
 done
