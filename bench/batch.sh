@@ -13,8 +13,8 @@ SIZES=${SIZES:-5000 50000 150000}
 OLD=${OLD:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/lib.sh"
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # pairs N SUFFIX: N sends 0 -> 1 and the N matching receives, each op line ending in SUFFIX
 pairs() {
   printf 'dtsim_trace 1\nranks 2\nrank 0\n'
@@ -22,13 +22,8 @@ pairs() {
   echo "rank 1"
   awk -v n="$1" -v b="$2" 'BEGIN { for (i = 0; i < n; i++) print "s0 recv peer=0 bytes=1024" b }'
 }
-# measure BINARY TRACE OUT: one run, its CPU seconds and peak RSS (KiB) appended to OUT
-measure() {
-  /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$1" run tests/data/node8.yaml "$2" >/dev/null 2>&1
-  read -r user sys rss <"$tmp/time"
-  awk -v u="$user" -v s="$sys" -v m="$rss" 'BEGIN { printf "%.2f %d\n", u + s, m }' >>"$3"
-}
-col() { cut -d' ' -f"$1" "$2" | median; }
+# measure BINARY TRACE ACC: one run, its CPU seconds and peak RSS (KiB) appended to ACC
+measure() { bench_time "$3" /dev/null "$1" run tests/data/node8.yaml "$2"; }
 
 if [ -n "$OLD" ]; then
   printf '%-8s  %-22s  %-22s  %-22s  %s\n' pairs "old batched CPU s, RSS" "batched CPU s, RSS" "unbatched CPU s, RSS" \
@@ -47,9 +42,10 @@ for n in $SIZES; do
     measure "$DTSIM" "$tmp/batched.dtt" "$tmp/batched"
     measure "$DTSIM" "$tmp/unbatched.dtt" "$tmp/unbatched"
   done
-  cb=$(col 1 "$tmp/batched") cu=$(col 1 "$tmp/unbatched") mb=$(col 2 "$tmp/batched") mu=$(col 2 "$tmp/unbatched")
+  cb=$(bench_col 1 "$tmp/batched") cu=$(bench_col 1 "$tmp/unbatched")
+  mb=$(bench_col 2 "$tmp/batched") mu=$(bench_col 2 "$tmp/unbatched")
   if [ -n "$OLD" ]; then
-    co=$(col 1 "$tmp/old") mo=$(col 2 "$tmp/old")
+    co=$(bench_col 1 "$tmp/old") mo=$(bench_col 2 "$tmp/old")
     awk -v n="$n" -v co="$co" -v mo="$mo" -v cb="$cb" -v cu="$cu" -v mb="$mb" -v mu="$mu" 'BEGIN {
       d = cu > 0 ? cu : 1
       printf "%-8d  %6.2f s %8.1f MiB  %6.2f s %8.1f MiB  %6.2f s %8.1f MiB  CPU x%.2f -> x%.2f, RSS x%.2f -> x%.2f\n",

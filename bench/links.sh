@@ -15,8 +15,7 @@ REPEAT=${2:-3}
 ROWS=${ROWS:-1024 128}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+source "$(dirname "$0")/lib.sh"
 
 for r in $ROWS; do
   case $r in
@@ -50,13 +49,11 @@ for r in $ROWS; do
     for mode in with without; do
       extra=()
       [ $mode = without ] && extra=(--no-links)
-      /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$DTSIM" "${args[@]}" "${extra[@]}" >"$tmp/out.$mode" 2>/dev/null
-      read -r user sys rss <"$tmp/time"
-      awk -v u="$user" -v s="$sys" -v m="$rss" 'BEGIN { printf "%.2f %d\n", u + s, m }' >>"$tmp/$mode"
+      bench_time "$tmp/$mode" "$tmp/out.$mode" "$DTSIM" "${args[@]}" "${extra[@]}"
     done
   done
-  cw=$(cut -d' ' -f1 "$tmp/with" | median) co=$(cut -d' ' -f1 "$tmp/without" | median)
-  mw=$(cut -d' ' -f2 "$tmp/with" | median) mo=$(cut -d' ' -f2 "$tmp/without" | median)
+  cw=$(bench_col 1 "$tmp/with") co=$(bench_col 1 "$tmp/without")
+  mw=$(bench_col 2 "$tmp/with") mo=$(bench_col 2 "$tmp/without")
   printf "%-38s with: CPU %6.2f s RSS %5.0f MiB  without: CPU %6.2f s RSS %5.0f MiB  ratio CPU %.3f RSS %.3f  " \
     "$label" "$cw" "$(awk -v k="$mw" 'BEGIN { print k / 1024 }')" "$co" "$(awk -v k="$mo" 'BEGIN { print k / 1024 }')" \
     "$(awk -v a="$cw" -v b="$co" 'BEGIN { print (b > 0 ? a / b : 0) }')" "$(awk -v a="$mw" -v b="$mo" 'BEGIN { print a / b }')"
