@@ -126,7 +126,8 @@ rp_costs rp_costs_of(const dt_platform *p, dt_algo a, dt_proto pr);
 /* The same costs on group shape gs for op kind, with the terms of NCCL's tuner that depend on the group, by
  * `nccl.version` (docs/replay.md, "NCCL version"): the tree across nodes, and any algorithm but the all-to-all with
  * one member per node (>= 2.23), pays the protocol's
- * ppn1_net_hop_latency per network step; a ring all-reduce / all-gather / reduce-scatter across nodes (>= 2.18)
+ * ppn1_net_hop_latency per network step; up to 2.17 LL's NVLink steps of a ring, tree or CollNet across nodes cost
+ * 1.8 h; a ring all-reduce / all-gather / reduce-scatter across nodes (>= 2.18)
  * pays at least the host's network overhead per NVLink step (1 us Intel / Arm, 2 us AMD, x3 with Simple); PAT's
  * fixed cost is its own latency + 2.8 us per member and its per-step latencies are divided by 3.5. These are the
  * costs both the replay and auto's estimate use. dt_coll_select.c. */

@@ -15,6 +15,8 @@
 /* NCCL releases from which a tuning term applies (nccl.version, docs/platform.md), from reading
  * src/graph/tuning.cc and src/enqueue.cc at each tag: */
 #define V_NET_OVERHEAD 21800 /* 2.18: multi-node rings pay at least the network post overhead per step */
+#define V_LL_INTRA 21800     /* up to 2.17: LL's NVLink step latency x 1.8 across nodes (removed in 2.18.1) */
+#define LL_INTRA_FACTOR 1.8
 #define V_PPN1 22300         /* 2.23: one rank per node pays the tree's NET latency per network step */
 #define V_STRICT 22400       /* 2.24: an algorithm forced by NCCL_ALGO that cannot run is an error */
 
@@ -71,6 +73,11 @@ rp_costs rp_costs_group(const dt_platform *p, dt_algo a, dt_proto pr, dt_op_kind
    * tuner's, not p2p's) */
   if (gs->nnodes > 1 && (a == DT_ALGO_TREE || (gs->max_per_node == 1 && v >= V_PPN1 && a != DT_ALGO_DIRECT)))
     k.net_hop = p->protocols[pr].ppn1_net_hop_latency * p->latency_factor;
+  /* NCCL up to 2.17 prices LL's intra-node steps 1.8 times dearer when the communicator spans nodes (intraLat in
+   * ncclTopoTuneModel, src/graph/tuning.cc, v2.9.6-1 to v2.17.1-1), for the ring, the tree and CollNet alike */
+  if (gs->nnodes > 1 && v < V_LL_INTRA && pr == DT_PROTO_LL &&
+      (a == DT_ALGO_RING || a == DT_ALGO_TREE || a == DT_ALGO_COLLNET))
+    k.hop *= LL_INTRA_FACTOR;
   if (gs->nnodes > 1 && v >= V_NET_OVERHEAD && a == DT_ALGO_RING &&
       (kind == DT_OP_ALLREDUCE || kind == DT_OP_ALLGATHER || kind == DT_OP_REDUCESCATTER))
     k.hop = fmax(k.hop, net_overhead(p, pr));

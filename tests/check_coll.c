@@ -230,17 +230,22 @@ END_TEST
  * 2 <- 0; each flow S/2. Up phase: node 0 receives 2 flows (1, 2) and sends 1 (to 2), node 1 sends 2 (to 0 and 3)
  * and receives 1, node 2 sends 2, node 3 receives 2: each member has a flow on a NIC direction shared by 2, S/2 at
  * 25 GB/s. Depth log2 4 = 2 each way:
- * T = L + L_tree + 4 (alpha_n + h_t) + 2 (S/2) / (e B_n / 2) */
+ * T = L + L_tree + 4 (alpha_n + h_t) + 2 (S/2) / (e B_n / 2)
+ * _i >= 4: the 2 x 2 case with LL on nccl.version 2.17.1, whose tuner prices LL's NVLink steps 1.8 times dearer
+ * across nodes (ncclTopoTuneModel, v2.9.6-1 to v2.17.1-1): h = 1.8 x 0.6 us. */
 START_TEST(test_tree_nodes)
 {
-  int single = _i >= 2;
+  int single = _i >= 2 && _i < 4, old = _i >= 4;
   dt_platform p = single ? multi_node(4, 1, 1) : multi_node(2, 2, 2);
-  dt_proto pr = DT_PROTO_SIMPLE;
+  dt_proto pr = old ? DT_PROTO_LL : DT_PROTO_SIMPLE;
+  if (old)
+    p.nccl_version = 21701;
   const dt_proto_model *m = &p.protocols[pr];
   double e = m->efficiency * p.algorithms[DT_ALGO_TREE].efficiency, S = (double)S8;
   double fixed = m->latency + p.algorithms[DT_ALGO_TREE].latency, an = net_alpha(&p), ht = m->ppn1_net_hop_latency;
+  double h = old ? 1.8 * m->hop_latency : m->hop_latency;
   double want = single ? fixed + 4 * (an + ht) + 2 * (S / 2) / (e * p.nic_bandwidth / 2)
-                       : fixed + 2 * ((p.intra_latency + m->hop_latency) + (an + ht)) + 2 * (S / 4) / (e * p.nic_bandwidth);
+                       : fixed + 2 * ((p.intra_latency + h) + (an + ht)) + 2 * (S / 4) / (e * p.nic_bandwidth);
   ck_assert_rel(one(&p, 4, DT_OP_ALLREDUCE, S8, fid_of(_i), DT_ALGO_TREE, pr), want);
 }
 END_TEST
@@ -458,7 +463,8 @@ END_TEST
  * (2 nodes x 4 GPUs, 4 NICs, PXN), LL with net_hop_latency 0.5 us so that the floor shows at step fidelity too:
  *   flow: T = L + a_n + 6 (6 a_i + 2 (a_i + a_n)) / 8 + 6 max(h, f) + h_net + 7 (S/4) / (e B_n)
  *   step: T = L + 7 (a_n + max(h_net, h, f) + (S/4) / (e B_n))
- * loop / 2: 0 Intel (f = 1 us), 1 AMD (2 us), 2 AMD with nccl.version 2.17.1 (no floor), 3 Simple on AMD (6 us) */
+ * loop / 2: 0 Intel (f = 1 us), 1 AMD (2 us), 2 AMD with nccl.version 2.17.1 (no floor, but LL's NVLink steps
+ * x 1.8 across nodes, as NCCL's tuner up to 2.17: h = 1.08 us), 3 Simple on AMD (6 us) */
 START_TEST(test_net_overhead_floor)
 {
   dt_platform p = multi_node(2, 4, 4);
@@ -471,7 +477,7 @@ START_TEST(test_net_overhead_floor)
   const dt_proto_model *m = &p.protocols[pr];
   double f = v == 0 ? 1e-6 : v == 1 ? 2e-6 : v == 2 ? 0 : 6e-6;
   double S = 4.0 * MIB, ai = p.intra_latency, an = net_alpha(&p), e = m->efficiency, Bn = p.nic_bandwidth;
-  double h = fmax(m->hop_latency, f);
+  double h = v == 2 ? 1.8 * m->hop_latency : fmax(m->hop_latency, f);
   double want = _i % 2 ? m->latency + 7 * (an + fmax(m->net_hop_latency, h) + (S / 4) / (e * Bn))
                        : m->latency + an + 6 * (6 * ai + 2 * (ai + an)) / 8 + 6 * h + m->net_hop_latency +
                              7 * (S / 4) / (e * Bn);
@@ -1034,7 +1040,7 @@ int main(void)
       {"ring_allreduce", test_ring_allreduce, 6},
       {"ring_allgather_reducescatter", test_ring_allgather_reducescatter, 4},
       {"tree_allreduce", test_tree_allreduce, 6},
-      {"tree_nodes", test_tree_nodes, 4},
+      {"tree_nodes", test_tree_nodes, 6},
       {"nvls_allreduce", test_nvls_allreduce, 2},
       {"chain", test_chain, 4},
       {"alltoall", test_alltoall, 2},
