@@ -175,15 +175,44 @@ static const struct {
   const char *choices; /* space-separated values; NULL: a number in [lo, hi] */
   double lo, hi;
   int integer;
+  const char *unit; /* what the number counts, for messages */
 } cfg_keys[] = {
-    {"contexts/factory", "thread raw ucontext boost", 0, 0, 0},
-    {"contexts/stack-size", NULL, 64, 1048576, 1}, /* KiB */
-    {"contexts/guard-size", NULL, 0, 64, 1},        /* pages */
-    {"maxmin/precision", NULL, 1e-15, 1e-2, 0},
-    {"surf/precision", NULL, 1e-15, 1e-2, 0},
+    {"contexts/factory", "thread raw ucontext boost", 0, 0, 0, NULL},
+    {"contexts/stack-size", NULL, 64, 1048576, 1, "KiB"},
+    {"contexts/guard-size", NULL, 0, 64, 1, "pages"},
+    {"maxmin/precision", NULL, 1e-15, 1e-2, 0, NULL},
+    {"surf/precision", NULL, 1e-15, 1e-2, 0, NULL},
 };
 
-/* 0 when KEY:VALUE is an accepted SimGrid setting with a value in its range, else -1 with why set. */
+/* Whether v is a plain decimal number: digits with at most one '.', at least one digit, then optionally e or E, an
+ * optional sign and digits ("1e-6", "0.001", ".5", "5."); no sign in front, no space, no hex, no inf or nan. */
+static int plain_decimal(const char *v)
+{
+  size_t digits = strspn(v, "0123456789");
+  const char *p = v + digits;
+  if (*p == '.') {
+    size_t frac = strspn(p + 1, "0123456789");
+    digits += frac;
+    p += 1 + frac;
+  }
+  if (digits == 0)
+    return 0;
+  if (*p == 'e' || *p == 'E') {
+    p++;
+    if (*p == '+' || *p == '-')
+      p++;
+    size_t exp = strspn(p, "0123456789");
+    if (exp == 0)
+      return 0;
+    p += exp;
+  }
+  return *p == '\0';
+}
+
+/* 0 when KEY:VALUE is an accepted SimGrid setting with a value in its range, else -1 with why set. SimGrid reads an
+ * integer setting with strtol in base 0 and a double with strtod (xbt/config.cpp): dtsim accepts only the spellings
+ * on which both agree with what a user means, decimal digits without a leading zero for integers ("0100" is octal 64
+ * to SimGrid, "0x40" hex, "1e3" and "128.0" are not integers to it) and plain decimals for doubles. */
 static int check_cfg(const char *kv, char *why, size_t why_size)
 {
   const char *colon = strchr(kv, ':');
@@ -205,14 +234,24 @@ static int check_cfg(const char *kv, char *why, size_t why_size)
       snprintf(why, why_size, "--cfg %s: expected one of %s, found '%s'", cfg_keys[i].key, cfg_keys[i].choices, val);
       return -1;
     }
-    char *end;
-    errno = 0;
-    double x = strtod(val, &end);
-    int ok = end != val && *end == '\0' && errno == 0 && x >= cfg_keys[i].lo && x <= cfg_keys[i].hi &&
-             (!cfg_keys[i].integer || x == (double)(long)x);
+    int ok;
+    if (cfg_keys[i].integer) {
+      long long x;
+      ok = dt_parse_whole(val, (long long)cfg_keys[i].lo, (long long)cfg_keys[i].hi, &x) == 0 &&
+           (val[0] != '0' || val[1] == '\0');
+    } else {
+      errno = 0;
+      double x = plain_decimal(val) ? strtod(val, NULL) : -1;
+      ok = errno == 0 && x >= cfg_keys[i].lo && x <= cfg_keys[i].hi;
+    }
     if (!ok) {
-      snprintf(why, why_size, "--cfg %s: expected %s from %.15g to %.15g, found '%s'", cfg_keys[i].key,
-               cfg_keys[i].integer ? "a whole number" : "a number", cfg_keys[i].lo, cfg_keys[i].hi, val);
+      if (cfg_keys[i].integer)
+        snprintf(why, why_size, "--cfg %s: expected a whole number of %s from %.15g to %.15g in decimal digits "
+                 "without a sign or leading zero (SimGrid reads 0100 as octal and 0x40 as hex), found '%s'",
+                 cfg_keys[i].key, cfg_keys[i].unit, cfg_keys[i].lo, cfg_keys[i].hi, val);
+      else
+        snprintf(why, why_size, "--cfg %s: expected a plain decimal number from %.15g to %.15g (as 1e-9 or 0.0001), "
+                 "found '%s'", cfg_keys[i].key, cfg_keys[i].lo, cfg_keys[i].hi, val);
       return -1;
     }
     return 0;
