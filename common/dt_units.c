@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Splits "  12.5 GB/s " into a number and a trimmed unit suffix. Returns 0 or -1 when no number leads. */
+/* Splits "  12.5 GB/s " into a number and a trimmed unit suffix. Returns 0 or -1 when no number leads. A number
+ * too large for a double ("1e400GB/s") is +infinity, which every parser's maximum then refuses with the range. */
 static int split_number(const char *text, double *value, char *unit, size_t unit_size)
 {
   const char *p = text;
@@ -19,7 +20,7 @@ static int split_number(const char *text, double *value, char *unit, size_t unit
   char *end = NULL;
   errno = 0;
   double v = strtod(p, &end);
-  if (end == p || errno == ERANGE || !isfinite(v) || v < 0)
+  if (end == p || isnan(v) || v < 0) /* ERANGE: +inf on overflow, the nearest double on underflow */
     return -1;
   /* strtod accepts "inf", "nan" and hex: only plain decimal numbers are quantities here */
   for (const char *q = p; q < end; q++)
@@ -35,6 +36,22 @@ static int split_number(const char *text, double *value, char *unit, size_t unit
   memcpy(unit, end, n);
   unit[n] = '\0';
   *value = v;
+  return 0;
+}
+
+int dt_parse_real(const char *text, double *out)
+{
+  if (!text || !*text || *text == '+')
+    return -1;
+  for (const char *q = text; *q; q++)
+    if (!(isdigit((unsigned char)*q) || *q == '.' || *q == 'e' || *q == 'E' || *q == '-' || *q == '+'))
+      return -1;
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || *end || isnan(v))
+    return -1;
+  *out = v; /* overflow: +-HUGE_VAL; underflow: the nearest double */
   return 0;
 }
 
@@ -99,11 +116,13 @@ int dt_parse_bandwidth(const char *text, double *out, char *why, size_t why_size
     snprintf(why, why_size, "%s, found unit '%s'", expect, unit);
     return -1;
   }
-  *out = v * mult * per;
-  if (!(*out <= DT_BANDWIDTH_MAX)) {
-    snprintf(why, why_size, "bandwidth '%s' is above the %.0e B/s dtsim accepts", text, DT_BANDWIDTH_MAX);
+  double x = v * mult * per;
+  if (!(x <= DT_BANDWIDTH_MAX)) {
+    snprintf(why, why_size, "bandwidth '%s' is out of range: above the %.0e B/s dtsim accepts", text,
+             DT_BANDWIDTH_MAX);
     return -1;
   }
+  *out = x;
   return 0;
 }
 
@@ -154,8 +173,8 @@ static int parse_in_units(const unit_table *tab, const char *text, double *out, 
         x = v * pow(10.0, tab->rows[i].exp10);
       }
       if (!(x <= tab->max)) {
-        snprintf(why, why_size, "%s '%s' is above the %.0e %s dtsim accepts%s", tab->what, text, tab->max, tab->si,
-                 tab->scope);
+        snprintf(why, why_size, "%s '%s' is out of range: above the %.0e %s dtsim accepts%s", tab->what, text,
+                 tab->max, tab->si, tab->scope);
         return -1;
       }
       *out = x;
@@ -183,11 +202,13 @@ int dt_parse_flop_rate(const char *text, double *out, char *why, size_t why_size
     snprintf(why, why_size, "%s, found unit '%s'", expect, unit);
     return -1;
   }
-  *out = v * mult;
-  if (!(*out <= DT_FLOP_RATE_MAX)) {
-    snprintf(why, why_size, "compute rate '%s' is above the %.0e FLOP/s dtsim accepts", text, DT_FLOP_RATE_MAX);
+  double x = v * mult;
+  if (!(x <= DT_FLOP_RATE_MAX)) {
+    snprintf(why, why_size, "compute rate '%s' is out of range: above the %.0e FLOP/s dtsim accepts", text,
+             DT_FLOP_RATE_MAX);
     return -1;
   }
+  *out = x;
   return 0;
 }
 

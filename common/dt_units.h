@@ -39,6 +39,12 @@ int dt_parse_flop_rate(const char *text, double *out_flop_per_s, char *why, size
  * (docs/platform.md "Power and cost"). A bare number is an error, as for every quantity. */
 int dt_parse_power(const char *text, double *out_watts, char *why, size_t why_size);
 
+/* A plain decimal number ("0.45", "1e-3", "-2"): digits, '.', an exponent, a '-' sign; no '+' in front, no space,
+ * no inf, nan or hex (docs/platform.md "Units"). Returns 0 with *out set, or -1 when text is not one. A number
+ * too large for a double ("1e400") reads as +-HUGE_VAL (infinity), so that the caller's range check, which must
+ * have a finite maximum, names the range; one too small ("1e-400") reads as the nearest double (0 or a subnormal). */
+int dt_parse_real(const char *text, double *out);
+
 /* Byte count: a plain non-negative integer (no unit, no sign), e.g. "8388608", at most DT_BYTES_MAX. Used for
  * trace `bytes=` and `splits=`. */
 int dt_parse_bytes(const char *text, uint64_t *out_bytes, char *why, size_t why_size);

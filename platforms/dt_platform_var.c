@@ -174,18 +174,7 @@ static const char *found(const yaml_node_t *n, char *buf, size_t size)
 
 int dt_var_plain_real(const char *s, double *out)
 {
-  if (!s || !*s)
-    return -1;
-  for (const char *q = s; *q; q++)
-    if (!(isdigit((unsigned char)*q) || *q == '.' || *q == 'e' || *q == 'E' || *q == '-' || *q == '+'))
-      return -1;
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || *end || errno == ERANGE || !isfinite(v))
-    return -1;
-  *out = v;
-  return 0;
+  return dt_parse_real(s, out);
 }
 
 /* Checks that every key of map is one of keys (n of them), not twice; fills val[i] with key i's value or NULL. */

@@ -32,8 +32,9 @@ int dt_var_list_has(const dt_var_list *l, int64_t x);
 int64_t dt_var_list_max(const dt_var_list *l);
 void dt_var_list_free(dt_var_list *l);
 
-/* A plain decimal number, the whole of s (no inf, nan, hex or spaces), for the section's factors and sigma and
- * the --slow and --jitter values. Returns 0 with *out set, or -1 (also for NULL). */
+/* A plain decimal number, the whole of s (dt_parse_real: no '+', inf, nan, hex or spaces), for the section's
+ * factors and sigma and the --slow and --jitter values. Returns 0 with *out set, or -1 (also for NULL); a number
+ * past a double's range is infinite, for the caller's finite range check to refuse with the range. */
 int dt_var_plain_real(const char *s, double *out);
 
 /* One entry of `variability.speed` or `variability.late`: the GPUs (or nodes, by_node) it names and its value

@@ -362,21 +362,11 @@ static int parse_long(const char *s, long *out)
   return 0;
 }
 
-/* Plain decimal number (no inf, nan or hex); -1 when the text is not one. */
+/* Plain decimal number (dt_parse_real: no '+', inf, nan or hex); -1 when the text is not one. A number past a
+ * double's range is infinite, so that the (finite) range check of each key names the range. */
 static int parse_real(const char *s, double *out)
 {
-  if (!*s || *s == '+') /* one spelling of a number: no '+' sign, as for whole numbers */
-    return -1;
-  for (const char *q = s; *q; q++)
-    if (!(isdigit((unsigned char)*q) || *q == '.' || *q == 'e' || *q == 'E' || *q == '-' || *q == '+'))
-      return -1;
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || *end || errno == ERANGE || !isfinite(v))
-    return -1;
-  *out = v;
-  return 0;
+  return dt_parse_real(s, out);
 }
 
 /* One whole number of a [gpu, gpu, count] entry. */

@@ -962,6 +962,24 @@ START_TEST(test_yaml_aliases)
 }
 END_TEST
 
+/* A number past a double's range (1e400) is out of range with the key's range at its position, for every kind of
+ * value (it said "expected a bandwidth with a unit" or "expected a plain number"). */
+START_TEST(test_number_overflow)
+{
+  parse_err(variant(9, "  bandwidth: 1e400GB/s", 0), 9, 14, "bad value for 'nics.bandwidth': bandwidth '1e400GB/s' is "
+            "out of range: above the 1e+18 B/s dtsim accepts", NULL);
+  parse_err(variant(10, "  latency: 1e400us", 0), 10, 12, "time '1e400us' is out of range: above the 1e+06 s", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 1e400TFLOPS}", 0), 3, 26, "out of range: above the 1e+24 FLOP/s",
+            NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, efficiency: 1e400}", 0), 3, 49,
+            "expected a number above 0.001 and at most 1 for 'gpu.efficiency', found '1e400'", NULL);
+  parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, efficiency: 1e-400}", 0), 3, 49,
+            "expected a number above 0.001 and at most 1 for 'gpu.efficiency', found '1e-400'", NULL);
+  parse_err(variant(4, "nodes: 1e400", 0), 4, 8, "expected a whole number for 'nodes', found '1e400'", NULL);
+  parse_err(variant(4, "nodes: 99999999999999999999999", 0), 4, 8, "expected a whole number of at most", NULL);
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {
@@ -996,6 +1014,7 @@ int main(void)
       {"dragonfly_errors", test_dragonfly_errors, 1},
       {"new_shipped_files", test_new_shipped_files, 1},
       {"yaml_aliases", test_yaml_aliases, 1},
+      {"number_overflow", test_number_overflow, 1},
   };
   return dt_test_run(dt_test_suite("platform", cases, sizeof cases / sizeof cases[0], 0));
 }

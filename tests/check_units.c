@@ -212,7 +212,38 @@ START_TEST(test_ranges)
   ck_assert_int_eq(dt_parse_time("1000000s", &v, why, sizeof why), 0);
   ck_assert_int_eq(dt_parse_flop_rate("1e308TFLOPS", &v, why, sizeof why), -1);
   ck_assert_ptr_nonnull(strstr(why, "above the 1e+24 FLOP/s"));
-  ck_assert_int_eq(dt_parse_bandwidth("1e400GB/s", &v, why, sizeof why), -1); /* strtod overflow */
+  /* a number past a double's range (strtod's ERANGE) is out of range with the maximum, not "expected a unit" */
+  static const struct {
+    parse_fn f;
+    const char *text, *want;
+  } over[] = {
+      {dt_parse_bandwidth, "1e400GB/s", "bandwidth '1e400GB/s' is out of range: above the 1e+18 B/s dtsim accepts"},
+      {dt_parse_bandwidth, "1e400 Gb/s", "is out of range: above the 1e+18 B/s"},
+      {dt_parse_time, "1e400s", "time '1e400s' is out of range: above the 1e+06 s dtsim accepts"},
+      {dt_parse_time, "1e400us", "is out of range: above the 1e+06 s"},
+      {dt_parse_flop_rate, "1e400TFLOPS", "compute rate '1e400TFLOPS' is out of range: above the 1e+24 FLOP/s"},
+      {dt_parse_power, "1e400W", "power '1e400W' is out of range: above the 1e+06 W dtsim accepts for one device"},
+  };
+  for (size_t i = 0; i < sizeof over / sizeof over[0]; i++)
+    rejects(over[i].f, over[i].text, over[i].want);
+  /* one too small for a double reads as the nearest one (0 here): the consumer's minimum then applies */
+  ck_assert_int_eq(dt_parse_time("1e-400s", &v, why, sizeof why), 0);
+  ck_assert(v == 0.0);
+  ck_assert_int_eq(dt_parse_bandwidth("1e-400GB/s", &v, why, sizeof why), 0);
+  ck_assert(v == 0.0);
+  /* dt_parse_real: plain decimals; overflow is infinite for the caller's range check */
+  ck_assert_int_eq(dt_parse_real("0.45", &v), 0);
+  ck_assert(v == 0.45);
+  ck_assert_int_eq(dt_parse_real("-2e-3", &v), 0);
+  ck_assert(v == -2e-3);
+  ck_assert_int_eq(dt_parse_real("1e400", &v), 0);
+  ck_assert(isinf(v) && v > 0);
+  v = 7;
+  const char *bad[] = {"", "+1", " 1", "1 ", "inf", "nan", "0x10", "1e", "1.2.3", "1,5", "--1"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    ck_assert_msg(dt_parse_real(bad[i], &v) == -1, "'%s' accepted", bad[i]);
+  ck_assert_int_eq(dt_parse_real(NULL, &v), -1);
+  ck_assert(v == 7);
 }
 END_TEST
 

@@ -426,10 +426,12 @@ static int key_value(reader *rd, const fstate *fs, int32_t rank, dt_op *op, int 
     int plain = *v && !isspace((unsigned char)*v);
     for (const char *q = v; plain && q < end; q++)
       plain = isdigit((unsigned char)*q) || *q == '.' || *q == 'e' || *q == 'E' || *q == '-' || *q == '+';
-    if (!plain || *end || end == v || errno == ERANGE || !isfinite(f) || f < 0)
+    /* past a double's range (ERANGE, f infinite) is out of range below; too small reads as the nearest double */
+    if (!plain || *end || end == v || isnan(f) || f < 0)
       return ferr(rd, fs, "bad flop= value '%s': expected a non-negative number such as '3.2e12'", v);
-    if (f > DT_FLOP_MAX)
-      return ferr(rd, fs, "bad flop= value '%s': above the %.0e FLOP one compute op may have", v, DT_FLOP_MAX);
+    if (!(f <= DT_FLOP_MAX))
+      return ferr(rd, fs, "bad flop= value '%s': out of range, above the %.0e FLOP one compute op may have", v,
+                  DT_FLOP_MAX);
     op->flop = f;
     return DT_OK;
   }

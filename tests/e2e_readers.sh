@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# End-to-end tests of the readers' policies (docs/platform.md "Units", docs/replay.md "Setup", docs/sweep.md):
+# numbers past a double's range, SimGrid settings spelled only as SimGrid reads them, NCCL versions in dtsim's
+# model, and sweep values equal after unit conversion. Each case was accepted, or refused with the wrong reason,
+# before; the expected messages name the file, the position and the limit.
+# usage: tests/e2e_readers.sh path/to/dtsim   (run from the repository root)
+set -u
+DTSIM=${1:?usage: e2e_readers.sh DTSIM}
+source "$(dirname "$0")/e2e-lib.sh"
+
+# --- run --cfg: integers in decimal digits alone (SimGrid reads 0100 as octal 64, 0x40 as hex, and refuses 1e3 and
+# 128.0 as "invalid integer" after dtsim had passed them), doubles as plain decimals
+for v in 1e3 128.0 0x40 0100 +128 ' 128' 64k; do
+  "$DTSIM" run --cfg "contexts/stack-size:$v" tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/cfg.err"
+  rc=$?
+  check "--cfg contexts/stack-size:'$v': exit 2 naming the setting, the value and the range" \
+    '[ $rc -eq 2 ] && grep -qF -- "--cfg contexts/stack-size: expected a whole number of KiB from 64 to 1048576" "$tmp/cfg.err" &&
+     grep -qF -- "found '"'$v'"'" "$tmp/cfg.err" && ! grep -q "SimGrid rejected" "$tmp/cfg.err"'
+done
+for v in 00 01 0x0; do
+  "$DTSIM" run --cfg "contexts/guard-size:$v" tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/cfg.err"
+  rc=$?
+  check "--cfg contexts/guard-size:$v: exit 2 with the range" \
+    '[ $rc -eq 2 ] && grep -qF -- "--cfg contexts/guard-size: expected a whole number of pages from 0 to 64" "$tmp/cfg.err"'
+done
+for v in 0x1p-20 inf nan 1e-400 +1e-6 ' 1e-6' 1e-6x 1e; do
+  "$DTSIM" run --cfg "maxmin/precision:$v" tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/cfg.err"
+  rc=$?
+  check "--cfg maxmin/precision:'$v': exit 2 with the range" \
+    '[ $rc -eq 2 ] && grep -qF -- "--cfg maxmin/precision: expected a plain decimal number from 1e-15 to 0.01" "$tmp/cfg.err"'
+done
+for c in contexts/stack-size:128 contexts/stack-size:64 contexts/guard-size:0 maxmin/precision:.5e-5 \
+  surf/precision:1e-9 maxmin/precision:0.01; do
+  "$DTSIM" run --cfg "$c" tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/cfg.err"; rc=$?
+  check "--cfg $c is accepted and SimGrid takes it (exit 0)" '[ $rc -eq 0 ] && [ ! -s "$tmp/cfg.err" ]'
+done
+
+# --- numbers past a double's range: out of range with the maximum, at the value (was "expected a unit")
+# plat BW LAT: a 2-node platform whose NIC bandwidth (line 9) and latency (line 10) are BW and LAT
+plat() {
+  printf 'dtsim_platform: 1\nname: r\ngpu: {model: G, peak: 100TFLOPS}\nnodes: 2\ngpus_per_node: 2\n' >"$tmp/p.yaml"
+  printf 'intra_node: {kind: nvswitch, bandwidth: 100GB/s, latency: 2us}\nnics:\n  per_node: 2\n' >>"$tmp/p.yaml"
+  printf '  bandwidth: %s\n  latency: %s\nnetwork: {topology: single-switch, link_bandwidth: 100Gb/s, link_latency: 1us}\n' \
+    "$1" "$2" >>"$tmp/p.yaml"
+}
+plat 100Gb/s 1us
+"$DTSIM" platform check "$tmp/p.yaml" >/dev/null 2>"$tmp/e"; rc=$?
+check "the test platform is valid (exit 0)" '[ $rc -eq 0 ]'
+plat 1e400GB/s 1us
+"$DTSIM" platform check "$tmp/p.yaml" >/dev/null 2>"$tmp/e"; rc=$?
+check "bandwidth 1e400GB/s: exit 2 at 9:14, out of range with the maximum (was 'expected a bandwidth with a unit')" \
+  '[ $rc -eq 2 ] && grep -q "p.yaml:9:14: bad value for .nics.bandwidth.: bandwidth .1e400GB/s. is out of range: above the 1e+18 B/s dtsim accepts" "$tmp/e"'
+plat 100Gb/s 1e400ns
+"$DTSIM" platform check "$tmp/p.yaml" >/dev/null 2>"$tmp/e"; rc=$?
+check "latency 1e400ns: exit 2 at 10:12, out of range with the maximum" \
+  '[ $rc -eq 2 ] && grep -q "p.yaml:10:12: .*time .1e400ns. is out of range: above the 1e+06 s" "$tmp/e"'
+printf 'dtsim_trace 1\nranks 1\nrank 0\ns0 compute dur=1e400s\n' >"$tmp/dur.dtt"
+"$DTSIM" run tests/data/node8.yaml "$tmp/dur.dtt" >/dev/null 2>"$tmp/e"; rc=$?
+check "trace dur=1e400s: exit 2 at its line, out of range" '[ $rc -eq 2 ] && grep -q "dur.dtt:4.*out of range: above the 1e+06 s" "$tmp/e"'
+printf 'dtsim_trace 1\nranks 1\nrank 0\ns0 compute flop=1e400\n' >"$tmp/flop.dtt"
+"$DTSIM" run tests/data/node8.yaml "$tmp/flop.dtt" >/dev/null 2>"$tmp/e"; rc=$?
+check "trace flop=1e400: exit 2 at its line, out of range" '[ $rc -eq 2 ] && grep -q "flop.dtt:4.*out of range, above the 1e+30 FLOP" "$tmp/e"'
+
+finish
