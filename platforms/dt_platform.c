@@ -256,7 +256,7 @@ int dt_nccl_version_parse(const char *text)
   if (!s)
     return -1;
   while (n < 3) {
-    if (*s < '0' || *s > '9')
+    if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9')) /* no leading zero: "2.023" */
       return -1;
     long x = 0;
     while (*s >= '0' && *s <= '9' && x < 1000)

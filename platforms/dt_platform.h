@@ -255,8 +255,15 @@ void dt_platform_nccl_defaults(dt_platform *p);
  * terms as read in NCCL 2.30.7's src/graph/tuning.cc, the newest source read, docs/platform.md). */
 #define DT_NCCL_VERSION_DEFAULT 23200
 
-/* Parses an NCCL version "2.17", "2.17.1" or "2.17.1-1" into major * 10000 + minor * 100 + patch; returns -1 when
- * it is not of that form (major 2, minor and patch 0-99). */
+/* The NCCL releases dtsim's model follows (docs/platform.md "NCCL version"): from 2.17, the oldest source its
+ * tables were read at (and the release that brought NVLS), to 2.32.x, the newest it models. */
+#define DT_NCCL_VERSION_MIN 21700
+#define DT_NCCL_VERSION_MAX 23299
+
+/* Parses an NCCL version in NCCL's own numbering, MAJOR.MINOR or MAJOR.MINOR.PATCH ("2.17", "2.17.1"), optionally
+ * with a package revision ("2.17.1-1", ignored), into major * 10000 + minor * 100 + patch (NCCL_VERSION_CODE's
+ * encoding). Returns -1 when it is not of that form: major 2, minor and patch decimal numbers 0-99 without a
+ * leading zero ("2.023" and "2.17.01" are not versions). The range dtsim models is the caller's check. */
 int dt_nccl_version_parse(const char *text);
 
 /* Channels a collective uses on p: 1 without the NCCL model; `nccl.channels`, or max(1, nics_per_node) when it

@@ -547,7 +547,15 @@ static int convert(loader *L, int row, yaml_node_t *v)
   case T_NCCLVER: {
     int ver = dt_nccl_version_parse(text);
     if (ver < 0)
-      return fail_at(L, v, "expected an NCCL version such as '2.17.1' or '2.32' for '%s', found %s", path, found);
+      return fail_at(L, v, "expected an NCCL version such as '2.17.1' or '2.32' for '%s', found %s (MAJOR.MINOR or "
+                     "MAJOR.MINOR.PATCH as NCCL numbers its releases, without leading zeros; a package revision "
+                     "'-1' may follow)", path, found);
+    if (ver < DT_NCCL_VERSION_MIN || ver > DT_NCCL_VERSION_MAX)
+      return fail_at(L, v, "NCCL version %s for '%s' is outside the releases dtsim models, %d.%d to %d.%d.x (older "
+                     "tuners are not modelled; for a newer release give %d.%d, the newest model, which lacks what "
+                     "changed after it)", found, path, DT_NCCL_VERSION_MIN / 10000, DT_NCCL_VERSION_MIN / 100 % 100,
+                     DT_NCCL_VERSION_MAX / 10000, DT_NCCL_VERSION_MAX / 100 % 100, DT_NCCL_VERSION_MAX / 10000,
+                     DT_NCCL_VERSION_MAX / 100 % 100);
     *(int *)field = ver;
     return DT_OK;
   }

@@ -980,6 +980,41 @@ START_TEST(test_number_overflow)
 }
 END_TEST
 
+/* nccl.version: NCCL's numbering (MAJOR.MINOR[.PATCH][-REV], no leading zeros) inside the releases dtsim models,
+ * 2.17 to 2.32.x ("2.023" read as 2.23 and "2.0" as a model dtsim does not have). */
+START_TEST(test_nccl_version)
+{
+  static const struct {
+    const char *v;
+    int code;
+  } good[] = {{"2.17", 21700}, {"\"2.17.1\"", 21701}, {"2.17.1-1", 21701}, {"2.23.4", 22304}, {"2.32", 23200},
+              {"2.32.3", 23203}, {"\"2.20\"", 22000}, {"2.18.0", 21800}};
+  char line[128];
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    snprintf(line, sizeof line, "intra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1us}\nnccl: {version: %s}",
+             good[i].v);
+    dt_platform *p = parse_ok(variant(6, line, 0));
+    ck_assert_msg(p->nccl_version == good[i].code, "%s: %d", good[i].v, p->nccl_version);
+    dt_platform_free(p);
+  }
+  static const char *const malformed[] = {"2.023", "2.017.1", "2.17.01", "02.17", "2", "2.", "2.17.", "2.17.1.1",
+                                          "v2.17", "2.17.1-", "'2.17 '", "3.1", "2.1e1"};
+  for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+    snprintf(line, sizeof line, "intra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1us}\nnccl: {version: %s}",
+             malformed[i]);
+    parse_err(variant(6, line, 0), 7, 17, "expected an NCCL version such as '2.17.1' or '2.32' for 'nccl.version'",
+              "without leading zeros", NULL);
+  }
+  static const char *const outside[] = {"2.0", "2.16.5", "2.4", "2.33", "2.99.1"};
+  for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++) {
+    snprintf(line, sizeof line, "intra_node: {kind: nvswitch, bandwidth: 450GB/s, latency: 1us}\nnccl: {version: %s}",
+             outside[i]);
+    parse_err(variant(6, line, 0), 7, 17, "for 'nccl.version' is outside the releases dtsim models, 2.17 to 2.32.x",
+              NULL);
+  }
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {
@@ -1015,6 +1050,7 @@ int main(void)
       {"new_shipped_files", test_new_shipped_files, 1},
       {"yaml_aliases", test_yaml_aliases, 1},
       {"number_overflow", test_number_overflow, 1},
+      {"nccl_version", test_nccl_version, 1},
   };
   return dt_test_run(dt_test_suite("platform", cases, sizeof cases / sizeof cases[0], 0));
 }
