@@ -955,11 +955,15 @@ static int yaml_failure(loader *L, const yaml_parser_t *parser)
   return dt_error_set(L->err, L->file, line, col, "not valid YAML: %s", problem);
 }
 
-int dt_platform_key_check(size_t i, const char *text, char *why, size_t size)
+/* Converts text as the value of key i the way a platform file's reader does; on success, when canon is not NULL,
+ * writes what it converted to (dt_platform_key_canon). Returns 0, or -1 with why. */
+static int key_convert(size_t i, const char *text, char *why, size_t size, char *canon, size_t csize)
 {
   if (i >= dt_platform_key_count())
     return snprintf(why, size, "unknown platform key"), -1;
   value_type t = i < R_COUNT ? schema[i].type : T_POWER2;
+  if (canon)
+    snprintf(canon, csize, "%s", text);
   if (t == T_SECTION || t == T_LINKS || t == T_VARIABILITY || t == T_STRING)
     return 0; /* sections and names: read with the rest of the platform */
   yaml_document_t doc;
@@ -977,14 +981,51 @@ int dt_platform_key_check(size_t i, const char *text, char *why, size_t size)
     L.err = &e;
     L.p = dt_xcalloc(1, sizeof *L.p); /* scratch: numbers only (names are skipped above) */
     yaml_node_t *v = yaml_document_get_node(&doc, id);
-    double x;
+    double x = 0;
     rc = i >= R_COUNT ? power_value(&L, v, power_subkeys[i - R_COUNT], NULL, &x) : convert(&L, (int)i, v);
-    free(L.p);
-    if (rc != DT_OK)
+    if (rc != DT_OK) {
       snprintf(why, size, "%.*s", (int)(size > 1 ? size - 1 : 0), e.msg);
+    } else if (canon) {
+      const char *field = i < R_COUNT ? (const char *)L.p + schema[i].offset : NULL;
+      switch (t) {
+      case T_COUNT:
+      case T_NCCLVER:
+      case T_BOOL:
+        snprintf(canon, csize, "%d", *(const int *)field);
+        break;
+      case T_REAL:
+      case T_TAX:
+      case T_MONEY:
+        snprintf(canon, csize, "%.15g", *(const double *)field);
+        break;
+      case T_BANDWIDTH:
+      case T_TIME:
+      case T_FLOPS:
+        snprintf(canon, csize, "%.15g %s", *(const double *)field,
+                 t == T_BANDWIDTH ? "B/s" : t == T_TIME ? "s" : "FLOP/s");
+        break;
+      case T_POWER2:
+        snprintf(canon, csize, "%.15g W", x);
+        break;
+      default: /* words (choices) and the schema version: as written */
+        break;
+      }
+    }
+    free(L.p);
   }
   yaml_document_delete(&doc);
   return rc == DT_OK ? 0 : -1;
+}
+
+int dt_platform_key_check(size_t i, const char *text, char *why, size_t size)
+{
+  return key_convert(i, text, why, size, NULL, 0);
+}
+
+int dt_platform_key_canon(size_t i, const char *text, char *canon, size_t size)
+{
+  char why[512];
+  return key_convert(i, text, why, sizeof why, canon, size);
 }
 
 int dt_platform_parse(const char *text, size_t len, const char *source_name, dt_platform **out, dt_error *err)

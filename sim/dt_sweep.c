@@ -1,6 +1,7 @@
 /* Sweep specifications and plans: the spec's YAML (libyaml) and --set overrides, point sampling, derived
  * platforms (the base platform's YAML document with keys replaced, emitted by libyaml), the per-point content
  * hash (SHA-256, libcrypto) and the points manifest (JSON lines, yajl). docs/sweep.md is the user's view. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "dt_sweep.h"
 
 #include "../common/dt_json.h"
@@ -215,6 +216,32 @@ static int check_key_value(dt_axis_kind kind, const char *key, const char *v, ch
   return 0;
 }
 
+/* What an axis value converts to, as the file or option it ends up in reads it (a platform key's number in SI
+ * units, a generator key's number, an algorithm's or protocol's id, a placement file's real path), so that two
+ * spellings of one value ("400Gb/s" and "400Gbps", "1GB/s" and "1000MB/s", "25M" and "26214400") are one value. */
+static void axis_canon(dt_axis_kind kind, const char *key, const char *v, const char *base_dir, char *canon,
+                       size_t size)
+{
+  snprintf(canon, size, "%s", v);
+  if (kind == DT_AXIS_GEN) {
+    dt_gen_value_canon(key, v, canon, size);
+  } else if (kind == DT_AXIS_PLATFORM) {
+    for (size_t i = 0; i < dt_platform_key_count(); i++)
+      if (strcmp(dt_platform_key_path(i), key) == 0)
+        dt_platform_key_canon(i, v, canon, size);
+  } else if (strcmp(key, "algo") == 0 && dt_algo_from_name(v) >= 0) {
+    snprintf(canon, size, "%s", dt_algo_name((dt_algo)dt_algo_from_name(v)));
+  } else if (strcmp(key, "proto") == 0 && dt_proto_from_name(v) >= 0) {
+    snprintf(canon, size, "%s", dt_proto_name((dt_proto)dt_proto_from_name(v)));
+  } else if (strcmp(key, "placement") == 0) {
+    char *path = join_path(base_dir, v), *real = realpath(path, NULL);
+    if (real)
+      snprintf(canon, size, "%s", real);
+    free(real);
+    free(path);
+  }
+}
+
 static int spec_fail(dt_error *err, where w, const char *fmt, ...) DT_PRINTF(3, 4);
 static int spec_fail(dt_error *err, where w, const char *fmt, ...)
 {
@@ -315,18 +342,39 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
     }
     dt_sweep_axis *ax = &s->axes[a];
     ax->kind = kind;
-    for (size_t i = 0; i < nvals; i++) {
+    char (*canon)[256] = dt_xmalloc(sizeof *canon * nvals);
+    int rc = DT_OK;
+    for (size_t i = 0; i < nvals && rc == DT_OK; i++) {
       char why[256];
-      if (!*vals[i])
-        return spec_fail(err, w, "axis '%s' has an empty value", name);
       where wi = vw ? vw[i] : w;
-      if (kind == DT_AXIS_RUN && check_run_value(name, vals[i], why, sizeof why) < 0)
-        return spec_fail(err, wi, "%s", why);
-      if (check_key_value(kind, name, vals[i], why, sizeof why) < 0)
-        return spec_fail(err, wi, "%s", why);
-      for (size_t j = 0; j < i; j++)
+      if (!*vals[i]) {
+        rc = spec_fail(err, wi, "axis '%s' has an empty value", name);
+        break;
+      }
+      if ((kind == DT_AXIS_RUN && check_run_value(name, vals[i], why, sizeof why) < 0) ||
+          check_key_value(kind, name, vals[i], why, sizeof why) < 0) {
+        rc = spec_fail(err, wi, "%s", why);
+        break;
+      }
+      /* a value given twice, in the same or another spelling, would give duplicate points */
+      axis_canon(kind, name, vals[i], s->base_dir, canon[i], sizeof canon[i]);
+      for (size_t j = 0; j < i && rc == DT_OK; j++) {
+        if (strcmp(canon[i], canon[j]) != 0)
+          continue;
+        char first[96];
+        if (vw)
+          snprintf(first, sizeof first, "the first at %ld:%ld", vw[j].line, vw[j].col);
+        else
+          snprintf(first, sizeof first, "the first is value %zu", j + 1);
         if (strcmp(vals[i], vals[j]) == 0)
-          return spec_fail(err, w, "axis '%s' lists the value '%s' twice", name, vals[i]);
+          rc = spec_fail(err, wi, "axis '%s' lists the value '%s' twice (%s): its points would run twice", name,
+                         vals[i], first);
+        else
+          rc = spec_fail(err, wi, "axis '%s' lists one value twice: '%s' is '%s' (both %s; %s): its points would run "
+                         "twice", name, vals[i], vals[j], canon[i], first);
+      }
+      if (rc != DT_OK)
+        break;
       size_t n = ax->nvalues;
       push_str(&ax->labels, &n, vals[i]);
       char *v = kind == DT_AXIS_RUN && strcmp(name, "placement") == 0 ? join_path(s->base_dir, vals[i])
@@ -334,7 +382,8 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
       ax->values = dt_xrealloc(ax->values, sizeof *ax->values * (ax->nvalues + 1));
       ax->values[ax->nvalues++] = v;
     }
-    return DT_OK;
+    free(canon);
+    return rc;
   }
   if (strcmp(key, "workload.traces") == 0 || strcmp(key, "run.cfg") == 0) {
     char ***arr = key[0] == 'w' ? &s->traces : &s->cfg;

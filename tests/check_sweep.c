@@ -255,6 +255,81 @@ START_TEST(test_yaml_aliases)
 }
 END_TEST
 
+/* Two spellings of one value on an axis are refused with both positions (they gave duplicate grid points, each run
+ * twice); values that differ after conversion stay. */
+START_TEST(test_equal_after_conversion)
+{
+  spec_refused("  nics.bandwidth: [400Gb/s, 200Gb/s, 400Gbps]\n", 5, 38, "axis 'nics.bandwidth' lists one value twice: "
+               "'400Gbps' is '400Gb/s' (both 50000000000 B/s; the first at 5:20)");
+  spec_refused("  nics.bandwidth: [1GB/s, 1000MB/s]\n", 5, 27, "'1000MB/s' is '1GB/s' (both 1000000000 B/s");
+  spec_refused("  nics.latency: [1us, 1000ns]\n", 5, 23, "'1000ns' is '1us' (both 1e-06 s; the first at 5:18)");
+  spec_refused("  bucket: [1GB, 1000MB]\n", 5, 17, "'1000MB' is '1GB' (both 1000000000 bytes; the first at 5:12)");
+  spec_refused("  bucket: [25M, 26214400]\n", 5, 17, "(both 26214400 bytes");
+  spec_refused("  tp: [1, 2, 01]\n", 5, 14, "'01' is '1' (both 1; the first at 5:8)");
+  spec_refused("  algo: [ring, Ring]\n", 5, 16, "'Ring' is 'ring' (both ring");
+  spec_refused("  gpu.efficiency: [0.5, 0.50, 5e-1]\n", 5, 25, "'0.50' is '0.5'");
+  spec_refused("  nodes: [4, 4]\n", 5, 14, "axis 'nodes' lists the value '4' twice (the first at 5:11)");
+  dt_sweep_spec *s;
+  dt_error err;
+  ck_assert_msg(load_spec("  nics.bandwidth: [400Gb/s, 400GB/s]\n  sp: [true, false]\n  nics.latency: [1us, 1ms]\n", &s,
+                          &err) == DT_OK, "%s", err.msg);
+  ck_assert_int_eq(s->naxes, 3);
+  dt_sweep_spec_free(s);
+  /* --set lists have no positions: the message says which value came first */
+  const char *sets[] = {"workload.gen=neox-19m", "axes.network.link_latency=1us,1000ns"};
+  dt_error_clear(&err);
+  s = NULL;
+  ck_assert_int_eq(dt_sweep_spec_load(NULL, sets, 2, &s, &err), DT_ERR);
+  ck_assert_msg(strstr(err.msg, "'1000ns' is '1us' (both 1e-06 s; the first is value 1)"), "%s", err.msg);
+  dt_sweep_spec_free(s);
+}
+END_TEST
+
+/* The workload reader's values (traces/dt_gen_config.c), shared by workload files, gen flags and sweep axes:
+ * booleans are true or false (yes, on, 1 were taken too), sizes are plain decimals (0x10M was 16 MiB) at most
+ * 2^53 bytes, with the range in the message (1e400M said only what a size looks like). */
+START_TEST(test_workload_values)
+{
+  static const struct {
+    const char *key, *value, *want;
+  } bad[] = {
+      {"sp", "yes", "'sp' expects true or false, found 'yes'"},
+      {"sp", "1", "'sp' expects true or false, found '1'"},
+      {"dp_overlap", "off", "expects true or false"},
+      {"bucket", "0x10M", "'bucket' expects a size such as 25M"},
+      {"bucket", "1e400M", "'bucket' is out of range: at most 2^53 bytes (9007199254740992, what one op may move)"},
+      {"bucket", "9000T", "'bucket' is out of range: at most 2^53 bytes"},
+      {"bucket", "-1M", "expects a size"},
+      {"bucket", "inf", "expects a size"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    dt_gen_config c;
+    dt_gen_config_init(&c);
+    dt_error err;
+    dt_error_clear(&err);
+    ck_assert_msg(dt_gen_set(&c, bad[i].key, bad[i].value, &err) == DT_ERR, "%s=%s accepted", bad[i].key,
+                  bad[i].value);
+    ck_assert_msg(strstr(err.msg, bad[i].want), "%s=%s: %s", bad[i].key, bad[i].value, err.msg);
+  }
+  dt_gen_config c;
+  dt_gen_config_init(&c);
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_gen_set(&c, "bucket", "1.5K", &err), DT_OK);
+  ck_assert_int_eq(c.bucket_bytes, 1536);
+  ck_assert_int_eq(dt_gen_set(&c, "bucket", "80MB", &err), DT_OK);
+  ck_assert_int_eq(c.bucket_bytes, 80000000);
+  ck_assert_int_eq(dt_gen_set(&c, "sp", "true", &err), DT_OK);
+  ck_assert_int_eq(c.sp, 1);
+  /* in a workload file, at the value's position */
+  static const char w[] = "dtsim_workload: 1\npreset: neox-19m\nparallel: {tp: 2, sp: yes}\n";
+  dt_gen_config_init(&c);
+  ck_assert_int_eq(dt_gen_parse_yaml(w, strlen(w), "w.yaml", &c, &err), DT_ERR);
+  ck_assert_msg(err.line == 3 && err.col == 23 && strstr(err.msg, "expects true or false"), "%ld:%ld: %s", err.line,
+                err.col, err.msg);
+}
+END_TEST
+
 int main(void)
 {
   const dt_test_case cases[] = {
@@ -268,6 +343,8 @@ int main(void)
       {"random_distinct", test_random_distinct, 1},
       {"hash_depends", test_hash_depends, 1},
       {"yaml_aliases", test_yaml_aliases, 1},
+      {"equal_after_conversion", test_equal_after_conversion, 1},
+      {"workload_values", test_workload_values, 1},
   };
   snprintf(root, sizeof root, "/tmp/check_sweep.XXXXXX");
   if (!mkdtemp(root))

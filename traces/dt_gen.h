@@ -99,10 +99,14 @@ int dt_gen_preset(const char *name, dt_gen_config *c, dt_error *err);
  * sp, recompute, schedule, virtual_stages, bucket, dp_overlap, ep). Counts are whole numbers within a range
  * the message states. "bucket" takes a byte size: bare suffixes K, M, G, T are powers of 1024 as in `dtsim
  * bench` ("25M", "512K"), units kB, MB, GB powers of 1000 and KiB, MiB, GiB powers of 1024, or "default";
- * booleans take true/false/1/0/yes/no/on/off. The key loses any file position (dt_gen_key_pos): the caller
+ * booleans take true or false. The key loses any file position (dt_gen_key_pos): the caller
  * that read it from a file sets it again. Returns DT_OK, or DT_ERR with a message (no position; callers add
  * it) for an unknown key (with the nearest) or a bad value. */
 int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *err);
+/* What value converts to as key's value, as a string two values of the key are equal by (a sweep refuses an axis
+ * that lists one value twice): the number for counts, sizes (bytes: "25M" and "26214400" are both "26214400") and
+ * booleans (1 or 0), else the text itself. Returns 0 with canon (size bytes) filled, or -1 for a bad key or value. */
+int dt_gen_value_canon(const char *key, const char *value, char *canon, size_t size);
 /* Whether key is a dt_gen_set key. */
 int dt_gen_is_key(const char *key);
 /* Whether key takes a whole number or a boolean, which workload files write unquoted ('tp: 8', never

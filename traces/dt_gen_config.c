@@ -3,6 +3,7 @@
  * configurations Megatron-LM / DeepSpeed would refuse. */
 #include "dt_gen.h"
 
+#include "../common/dt_units.h"
 #include "../common/dt_util.h"
 #include "../common/dt_yaml.h"
 
@@ -301,20 +302,19 @@ static int parse_count(const char *v, long lo, long long hi, long long *out)
   return 0;
 }
 
+/* true or false: one spelling of a boolean, as platform files take them (yes, on, 1 ... are errors). */
 static int parse_bool(const char *v, int *out)
 {
-  static const char *const yes[] = {"true", "1", "yes", "on"}, *const no[] = {"false", "0", "no", "off"};
-  for (size_t i = 0; i < 4; i++) {
-    if (strcmp(v, yes[i]) == 0)
-      return *out = 1, 0;
-    if (strcmp(v, no[i]) == 0)
-      return *out = 0, 0;
-  }
+  if (strcmp(v, "true") == 0)
+    return *out = 1, 0;
+  if (strcmp(v, "false") == 0)
+    return *out = 0, 0;
   return -1;
 }
 
 /* "25M", "512K" (powers of 1024, as `dtsim bench` and nccl-tests), "80MB" (powers of 1000), "64MiB", "1048576"
- * into bytes; "default" into -1. */
+ * into bytes; "default" into -1. The number is a plain decimal (no hex: "0x10M" was 16 MiB). Returns -1 when v
+ * is not a size, -2 when it is above DT_BYTES_MAX (a bucket is one all-reduce, at most what one op may move). */
 static int parse_size(const char *v, int64_t *out)
 {
   static const struct {
@@ -341,20 +341,25 @@ static int parse_size(const char *v, int64_t *out)
                {"TiB", 1099511627776.0}};
   if (strcmp(v, "default") == 0)
     return *out = -1, 0;
-  char *end;
-  errno = 0;
   if (!isdigit((unsigned char)*v))
     return -1;
-  double x = strtod(v, &end);
-  if (errno || x < 0)
+  size_t n = strspn(v, "0123456789.eE+-");
+  char num[64];
+  double x;
+  if (n >= sizeof num)
+    return -2; /* 64 digits: far above any size */
+  memcpy(num, v, n);
+  num[n] = '\0';
+  if (dt_parse_real(num, &x) != 0 || x < 0)
     return -1;
+  const char *end = v + n;
   while (*end == ' ')
     end++;
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
     if (strcmp(end, units[i].unit) == 0) {
-      double b = x * units[i].mult;
-      if (b > 9e18)
-        return -1;
+      double b = x * units[i].mult; /* infinite past a double's range */
+      if (!(b <= (double)DT_BYTES_MAX))
+        return -2;
       *out = (int64_t)(b + 0.5);
       return 0;
     }
@@ -433,7 +438,11 @@ int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *e
     return DT_OK;
   case K_BYTES: {
     int64_t x;
-    if (parse_size(value, &x) != 0)
+    int rc = parse_size(value, &x);
+    if (rc == -2)
+      return dt_error_set(err, "", 0, 0, "'%s' is out of range: at most 2^53 bytes (%llu, what one op may move), "
+                          "found '%s'", key, (unsigned long long)DT_BYTES_MAX, value);
+    if (rc != 0)
       return dt_error_set(err, "", 0, 0,
                           "'%s' expects a size such as 25M or 512K (K, M, G, T are powers of 1024), 80MB (powers of "
                           "1000), 64MiB, 1048576 or 'default', found '%s'",
@@ -470,6 +479,37 @@ int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *e
     return DT_OK;
   }
   return DT_ERR;
+}
+
+int dt_gen_value_canon(const char *key, const char *value, char *canon, size_t size)
+{
+  const key_spec *k = find_key(key);
+  dt_gen_config c;
+  dt_gen_config_init(&c);
+  dt_error e;
+  dt_error_clear(&e);
+  if (!k || dt_gen_set(&c, key, value, &e) != DT_OK)
+    return -1;
+  const char *field = (const char *)&c + k->offset;
+  switch (k->type) {
+  case K_COUNT:
+    snprintf(canon, size, "%ld", (long)*(const int32_t *)field);
+    break;
+  case K_ZERO:
+  case K_BOOL:
+    snprintf(canon, size, "%d", *(const int *)field);
+    break;
+  case K_COUNT64:
+    snprintf(canon, size, "%lld", (long long)*(const int64_t *)field);
+    break;
+  case K_BYTES:
+    snprintf(canon, size, "%lld bytes", (long long)*(const int64_t *)field);
+    break;
+  default: /* names and words: as written */
+    snprintf(canon, size, "%s", value);
+    break;
+  }
+  return 0;
 }
 
 /* ---- checks ---- */
