@@ -525,31 +525,17 @@ static void jobs_json(void *gen, const void *data)
   }
 }
 
-/* getopt_long values of the link faults (as dtsim run's) */
-enum { OPT_DEGRADE = 2100, OPT_FAIL, OPT_FLAP };
-
 int dt_cmd_jobs(int argc, char **argv)
 {
-  static const struct option run_opts[] = {{"json", no_argument, NULL, 'j'},
-                                           {"fidelity", required_argument, NULL, 'f'},
+  static const struct option run_opts[] = {RUN_SHARED_LONG_OPTIONS, /* as dtsim run's, dt_cli_run_option */
                                            {"help", no_argument, NULL, 'h'},
-                                           {"algo", required_argument, NULL, 'a'},
-                                           {"proto", required_argument, NULL, 'P'},
-                                           {"cfg", required_argument, NULL, 'C'},
-                                           {"no-links", no_argument, NULL, 'L'},
-                                           {"top", required_argument, NULL, 'T'},
-                                           {"exact", no_argument, NULL, 'X'},
-                                           {"degrade", required_argument, NULL, OPT_DEGRADE},
-                                           {"fail", required_argument, NULL, OPT_FAIL},
-                                           {"flap", required_argument, NULL, OPT_FLAP},
                                            {NULL, 0, NULL, 0}};
   int first_job = 1;
   while (first_job < argc && !is_job_flag(argv[first_job]))
     first_job++;
   dt_replay_opts ro;
   dt_replay_opts_init(&ro);
-  int json = 0, rc = EXIT_USAGE, opt;
-  size_t top_links = 10;
+  int rc = EXIT_USAGE, opt;
   job jobs[DT_MERGE_MAX_JOBS];
   size_t njobs = 0;
   memset(jobs, 0, sizeof jobs);
@@ -562,61 +548,19 @@ int dt_cmd_jobs(int argc, char **argv)
   int32_t first[DT_MERGE_MAX_JOBS + 1]; /* each job's first rank in the together run */
   dt_faults faults; /* --degrade, --fail, --flap: the same fabric for every run, alone and together */
   dt_faults_init(&faults);
+  dt_run_shared sh = {.ro = &ro, .faults = &faults, .json = 0, .top_links = 10};
   dt_error err;
   dt_error_clear(&err);
 
   /* the run options and the platform, before the first --job */
   optind = 1;
   while ((opt = getopt_long(first_job, argv, ":h", run_opts, NULL)) != -1) {
+    int handled = dt_cli_run_option(opt, optarg, &sh);
+    if (handled < 0)
+      goto done;
+    if (handled)
+      continue;
     switch (opt) {
-    case 'j':
-      json = 1;
-      break;
-    case 'L':
-      ro.links = 0;
-      break;
-    case 'X':
-      ro.exact = 1;
-      break;
-    case 'T': {
-      long long v;
-      if (dt_parse_whole(optarg, 0, 1000000, &v) != 0) { /* digits alone, as every whole number */
-        usage("--top expects a count of links from 0 to 1000000 (a whole number), found '%s'", optarg);
-        goto done;
-      }
-      top_links = (size_t)v;
-      break;
-    }
-    case 'f':
-    case 'a':
-    case 'P': {
-      char why[160];
-      if (dt_cli_model_option(opt == 'f' ? "fidelity" : opt == 'a' ? "algo" : "proto", optarg, &ro.fidelity,
-                              &ro.algo, &ro.proto, why, sizeof why) != 0) {
-        usage("%s", why);
-        goto done;
-      }
-      break;
-    }
-    case 'C': {
-      char why[512];
-      if (dt_cli_simgrid_option(0, optarg, &ro, why, sizeof why) != 0) {
-        usage("%s", why);
-        goto done;
-      }
-      break;
-    }
-    case OPT_DEGRADE:
-    case OPT_FAIL:
-    case OPT_FLAP: {
-      char why[512];
-      if (dt_faults_parse(&faults, opt == OPT_DEGRADE ? DT_FAULT_DEGRADE : opt == OPT_FAIL ? DT_FAULT_FAIL
-                          : DT_FAULT_FLAP, optarg, why, sizeof why) != 0) {
-        usage("%s", why);
-        goto done;
-      }
-      break;
-    }
     case 'h':
       fputs(dt_jobs_usage, stdout);
       rc = EXIT_OK;
@@ -750,9 +694,9 @@ int dt_cmd_jobs(int argc, char **argv)
 
   jobs_report J = {p, jobs, njobs, alone, s};
   dt_report_input in = {.platform = p, .trace = merged, .stats = s, .trace_label = label,
-                        .fidelity = ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", .top_links = top_links,
+                        .fidelity = ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", .top_links = sh.top_links,
                         .text_extra = jobs_text, .json_extra = jobs_json, .extra = &J};
-  if (json) {
+  if (sh.json) {
     char note[4096];
     for (size_t i = 0; i < dt_report_note_count(&in); i++)
       fprintf(stderr, "dtsim: note: %s\n", dt_report_note(&in, i, note, sizeof note));

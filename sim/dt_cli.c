@@ -565,33 +565,65 @@ static int said_swapped(char **args, int nargs)
   return 0;
 }
 
-/* run's link-fault options (docs/whatif.md), above every other option value */
-enum { OPT_DEGRADE = 2100, OPT_FAIL, OPT_FLAP };
+int dt_cli_run_option(int opt, const char *arg, dt_run_shared *sh)
+{
+  char why[512];
+  switch (opt) {
+  case 'j':
+    sh->json = 1;
+    return 1;
+  case 'L':
+    sh->ro->links = 0;
+    return 1;
+  case 'X':
+    sh->ro->exact = 1;
+    return 1;
+  case 'T': {
+    long long v;
+    if (count_option("run", "--top", "a count of links", arg, 0, 1000000, &v) != 0)
+      return -1;
+    sh->top_links = (size_t)v;
+    return 1;
+  }
+  case 'f':
+  case 'a': /* collective algorithm, docs/replay.md */
+  case 'P':
+    if (dt_cli_model_option(opt == 'f' ? "fidelity" : opt == 'a' ? "algo" : "proto", arg, &sh->ro->fidelity,
+                            &sh->ro->algo, &sh->ro->proto, why, 160) != 0) /* 160: as run and jobs cut it */
+      break;
+    return 1;
+  case 'C': /* handed to SimGrid as --cfg=KEY:VALUE (e.g. contexts/factory:thread under a sanitizer) */
+    if (dt_cli_simgrid_option(0, arg, sh->ro, why, sizeof why) != 0)
+      break;
+    return 1;
+  case DT_OPT_DEGRADE:
+  case DT_OPT_FAIL:
+  case DT_OPT_FLAP:
+    if (dt_faults_parse(sh->faults, opt == DT_OPT_DEGRADE ? DT_FAULT_DEGRADE : opt == DT_OPT_FAIL ? DT_FAULT_FAIL
+                        : DT_FAULT_FLAP, arg, why, sizeof why) != 0)
+      break;
+    return 1;
+  default:
+    return 0;
+  }
+  usage_error("run", "%s", why);
+  return -1;
+}
 
 static int cmd_run(int argc, char **argv)
 {
   for (int i = 1; i < argc; i++) /* several jobs on one fabric: sim/cmd_jobs.c */
     if (strcmp(argv[i], "--job") == 0 || strncmp(argv[i], "--job=", 6) == 0)
       return dt_cmd_jobs(argc, argv);
-  static const struct option run_opts[] = {{"json", no_argument, NULL, 'j'},
-                                           {"fidelity", required_argument, NULL, 'f'},
+  static const struct option run_opts[] = {RUN_SHARED_LONG_OPTIONS,
                                            {"placement", required_argument, NULL, 'p'},
                                            {"help", no_argument, NULL, 'h'},
                                            {"gen", required_argument, NULL, 'g'},
-                                           {"algo", required_argument, NULL, 'a'},
-                                           {"proto", required_argument, NULL, 'P'},
-                                           {"cfg", required_argument, NULL, 'C'},
                                            {"log", required_argument, NULL, 'l'},
                                            {"explain", no_argument, NULL, 'x'},
                                            {"plot", required_argument, NULL, 'O'},
-                                           {"no-links", no_argument, NULL, 'L'},
                                            {"timeline", required_argument, NULL, 'Y'},
                                            {"timeline-ranks", required_argument, NULL, 'K'},
-                                           {"top", required_argument, NULL, 'T'},
-                                           {"exact", no_argument, NULL, 'X'},
-                                           {"degrade", required_argument, NULL, OPT_DEGRADE},
-                                           {"fail", required_argument, NULL, OPT_FAIL},
-                                           {"flap", required_argument, NULL, OPT_FLAP},
                                            {"slow", required_argument, NULL, OPT_SLOW},
                                            {"late", required_argument, NULL, OPT_LATE},
                                            {"jitter", required_argument, NULL, OPT_JITTER},
@@ -607,8 +639,6 @@ static int cmd_run(int argc, char **argv)
   dt_gen_flags gf;
   memset(&gf, 0, sizeof gf);
   int gen = 0;
-  int json = 0;
-  size_t top_links = 10;
   const char *tl_ranks_arg = NULL; /* --timeline-ranks, parsed once the trace's rank count is known */
   int32_t *tl_ranks = NULL;
   const char *placement_path = NULL;
@@ -619,6 +649,7 @@ static int cmd_run(int argc, char **argv)
   dt_replay_opts_init(&ro);
   dt_faults faults;     /* --degrade, --fail, --flap */
   dt_faults_init(&faults);
+  dt_run_shared sh = {.ro = &ro, .faults = &faults, .json = 0, .top_links = 10};
   dt_fault_cmp fcmp;
   memset(&fcmp, 0, sizeof fcmp);
   dt_var_opts vo;        /* --slow, --late, --jitter, --seed */
@@ -629,7 +660,9 @@ static int cmd_run(int argc, char **argv)
   optind = 1;
   int rc = EXIT_USAGE;
   while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    int handled = var_option(opt, &vo, &nsamples);
+    int handled = dt_cli_run_option(opt, optarg, &sh);
+    if (!handled)
+      handled = var_option(opt, &vo, &nsamples);
     if (!handled)
       handled = dt_cli_import_option(opt, "run", &io);
     if (!handled) {
@@ -646,12 +679,6 @@ static int cmd_run(int argc, char **argv)
       gen = 1;
       if (dt_gen_flags_source(&gf, "--gen", optarg, "run") < 0)
         goto done_usage;
-      break;
-    case 'j':
-      json = 1;
-      break;
-    case 'L':
-      ro.links = 0;
       break;
     case 'x':
       ro.explain = 1;
@@ -682,38 +709,6 @@ static int cmd_run(int argc, char **argv)
       tl_ranks_arg = optarg;
       break;
     }
-    case 'T': {
-      long long v;
-      if (count_option("run", "--top", "a count of links", optarg, 0, 1000000, &v) != 0)
-        goto done_usage;
-      top_links = (size_t)v;
-      break;
-    }
-    case 'X':
-      ro.exact = 1;
-      break;
-    case OPT_DEGRADE:
-    case OPT_FAIL:
-    case OPT_FLAP: {
-      char why[512];
-      if (dt_faults_parse(&faults, opt == OPT_DEGRADE ? DT_FAULT_DEGRADE : opt == OPT_FAIL ? DT_FAULT_FAIL
-                          : DT_FAULT_FLAP, optarg, why, sizeof why) != 0) {
-        usage_error("run", "%s", why);
-        goto done_usage;
-      }
-      break;
-    }
-    case 'f':
-    case 'a': /* collective algorithm, docs/replay.md */
-    case 'P': {
-      char why[160];
-      if (dt_cli_model_option(opt == 'f' ? "fidelity" : opt == 'a' ? "algo" : "proto", optarg, &ro.fidelity,
-                              &ro.algo, &ro.proto, why, sizeof why) != 0) {
-        usage_error("run", "%s", why);
-        goto done_usage;
-      }
-      break;
-    }
     case 'p':
       if (!*optarg) {
         usage_error("run", "%s", "--placement expects a file name (lines 'rank node gpu'), found ''");
@@ -721,10 +716,9 @@ static int cmd_run(int argc, char **argv)
       }
       placement_path = optarg;
       break;
-    case 'C': /* handed to SimGrid as --cfg=KEY:VALUE (e.g. contexts/factory:thread under a sanitizer) */
     case 'l': { /* handed to SimGrid as --log=CAT.thres:LEVEL (docs/replay.md, Logs) */
       char why[512];
-      if (dt_cli_simgrid_option(opt == 'l', optarg, &ro, why, sizeof why) != 0) {
+      if (dt_cli_simgrid_option(1, optarg, &ro, why, sizeof why) != 0) {
         usage_error("run", "%s", why);
         goto done_usage;
       }
@@ -848,11 +842,11 @@ static int cmd_run(int argc, char **argv)
   if (!label)
     label = trace_label(&argv[optind + 1], argc - optind - 1);
   dt_report_input in = {.platform = p, .trace = t, .stats = s, .trace_label = label,
-                        .fidelity = ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", .top_links = top_links,
+                        .fidelity = ro.fidelity == DT_FIDELITY_STEP ? "step" : "flow", .top_links = sh.top_links,
                         .faults = faults.n > 0 ? &fcmp : NULL,
                         .samples = samples};
   dt_phase("writing the report");
-  if (json) {
+  if (sh.json) {
     char note[4096];
     for (size_t i = 0; i < dt_report_note_count(&in); i++)
       fprintf(stderr, "dtsim: note: %s\n", dt_report_note(&in, i, note, sizeof note));

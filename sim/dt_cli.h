@@ -8,6 +8,7 @@ int dt_cli_main(int argc, char **argv);
 
 #include "../common/dt_error.h"
 #include "../platforms/dt_platform.h"
+#include "../replay/dt_degrade.h"
 #include "../replay/dt_replay.h"
 #include "../traces/dt_trace.h"
 
@@ -26,6 +27,32 @@ void dt_cli_print_usage(FILE *f, const char *text);
       {"rank", required_argument, NULL, 'R'}, {"dep-window", required_argument, NULL, 'W'},                    \
       {"gaps", required_argument, NULL, 'G'}, {"compute-gap", required_argument, NULL, 'c'},                 \
       {"world", required_argument, NULL, 'w'}, {"group-size", required_argument, NULL, 'z'}
+
+/* getopt_long values of the link faults (docs/whatif.md), clear of the letters, DT_GEN_OPT_BASE and the
+ * variability options of dt_cli.c */
+enum { DT_OPT_DEGRADE = 2100, DT_OPT_FAIL, DT_OPT_FLAP };
+
+/* The run options `run` and `run --job ...` share (getopt_long rows): --json, --fidelity, --algo, --proto,
+ * --cfg, --no-links, --top, --exact, --degrade, --fail, --flap. dt_cli_run_option takes them. */
+#define RUN_SHARED_LONG_OPTIONS                                                                                \
+  {"json", no_argument, NULL, 'j'}, {"fidelity", required_argument, NULL, 'f'},                                \
+      {"algo", required_argument, NULL, 'a'}, {"proto", required_argument, NULL, 'P'},                         \
+      {"cfg", required_argument, NULL, 'C'}, {"no-links", no_argument, NULL, 'L'},                             \
+      {"top", required_argument, NULL, 'T'}, {"exact", no_argument, NULL, 'X'},                                \
+      {"degrade", required_argument, NULL, DT_OPT_DEGRADE}, {"fail", required_argument, NULL, DT_OPT_FAIL},    \
+      {"flap", required_argument, NULL, DT_OPT_FLAP}
+
+/* What RUN_SHARED_LONG_OPTIONS set: the replay's options, the link faults, and the report's. */
+typedef struct dt_run_shared {
+  dt_replay_opts *ro; /* fidelity, algo, proto, exact, links, SimGrid --cfg settings (dt_cli_simgrid_option) */
+  dt_faults *faults;  /* --degrade, --fail, --flap (dt_faults_parse) */
+  int json;           /* --json */
+  size_t top_links;   /* --top N, links in the report (the caller sets the default, 10) */
+} dt_run_shared;
+
+/* Takes one of RUN_SHARED_LONG_OPTIONS (opt, its argument arg) into sh. Returns 1 if handled, 0 if opt is not
+ * one, -1 on a bad value (the usage error printed, as `dtsim run: ...` and the help hint). */
+int dt_cli_run_option(int opt, const char *arg, dt_run_shared *sh);
 
 /* Takes one of IMPORT_LONG_OPTIONS (opt, with getopt's optarg) into io. Returns 1 if handled, 0 if opt is not
  * one, -1 on a bad value (message printed for cmdname). */
