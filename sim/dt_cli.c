@@ -987,11 +987,18 @@ int dt_cli_out_dir(const char *cmd, const char *out, int force, int clear, dt_er
     char *path = dt_xmalloc(plen);
     snprintf(path, plen, "%s%s", out, e->d_name);
     struct stat st;
-    if (lstat(path, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && unlink(path) == 0)
+    int e = 0;
+    if (lstat(path, &st) != 0)
+      e = errno;
+    else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+      e = EISDIR; /* a folder or a device named *.dtt: not a file dtsim wrote */
+    else if (unlink(path) != 0)
+      e = errno;
+    else
       removed++;
-    else if (rc == DT_OK)
+    if (e && rc == DT_OK)
       rc = dt_error_set(err, path, 0, 0, "--force: cannot remove this trace file of an earlier run: %s",
-                        strerror(errno ? errno : EISDIR));
+                        strerror(e));
     free(path);
   }
   closedir(d);
