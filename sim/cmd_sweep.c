@@ -7,6 +7,7 @@
 
 #include "../common/dt_outfile.h"
 #include "../common/dt_util.h"
+#include "dt_cli.h"
 #include "dt_sweep.h"
 
 #include <errno.h>
@@ -747,6 +748,12 @@ int dt_cmd_sweep(int argc, char **argv)
   size_t *todo = NULL;
   int rc = EXIT_USAGE;
   char buf[2048];
+  /* the outputs, before the points run (was: every point ran, then 'cannot write'); plan writes none */
+  for (size_t i = 0; o.verb != 2 && i < o.nouts; i++)
+    if (dt_cli_output_check("-o", o.outs[i], "the table", &err) != DT_OK)
+      goto fail;
+  if (o.verb != 2 && o.plot && dt_cli_output_check("--plot", o.plot, "the plot", &err) != DT_OK)
+    goto fail;
   if (dt_sweep_spec_load(o.spec, (const char *const *)o.sets, o.nsets, &spec, &err) != DT_OK)
     goto fail;
   filter fl = {&o};

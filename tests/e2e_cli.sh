@@ -172,6 +172,9 @@ for sh in 0 1; do
     >/dev/null 2>"$tmp/shard$sh.err"
 done
 check "sweep --shard 0/2: 2 cannot run in this shard" 'grep -q "0 ok, 0 failed, 2 cannot run in this shard" "$tmp/shard0.err"'
+"$DTSIM" sweep tests/data/sweep/grid.yaml -o /proc/x.csv --dir "$tmp/swo" >/dev/null 2>"$tmp/swo.err"; rc=$?
+check "sweep -o in a folder that takes no file: exit 2 before any point ran (no sweep folder made)" \
+  '[ $rc -eq 2 ] && grep -q "^dtsim: error: -o /proc/x.csv: cannot create a file in ./proc." "$tmp/swo.err" && [ ! -e "$tmp/swo" ]'
 check "sweep --shard 1/2: 1 ok, 1 cannot run in this shard" 'grep -q "1 ok, 0 failed, 1 cannot run in this shard" "$tmp/shard1.err" && grep -q "1 point in this shard: .*, 1 cannot run" "$tmp/shard1.err"'
 
 finish
