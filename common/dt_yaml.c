@@ -57,7 +57,7 @@ int dt_yaml_check(const char *text, size_t len, const char *source, dt_error *er
     return DT_OK; /* the loader reports it */
   yaml_parser_set_input_string(&parser, (const unsigned char *)(text ? text : ""), text ? len : 0);
   frame stack[DT_YAML_MAX_DEPTH];
-  int depth = 0, rc = DT_OK;
+  int depth = 0, rc = DT_OK, documents = 0;
   char path[512] = "";
   for (;;) {
     yaml_event_t ev;
@@ -74,6 +74,12 @@ int dt_yaml_check(const char *text, size_t len, const char *source, dt_error *er
                          : type == YAML_MAPPING_START_EVENT  ? (const char *)ev.data.mapping_start.anchor
                          : type == YAML_ALIAS_EVENT          ? (const char *)ev.data.alias.anchor
                                                              : NULL;
+    if (type == YAML_DOCUMENT_START_EVENT && ++documents > 1) { /* was ignored by the workload and sweep readers */
+      rc = dt_error_set(err, source, line, col, "expected one YAML document, found a second one (dtsim reads one "
+                        "document per file)");
+      yaml_event_delete(&ev);
+      break;
+    }
     frame *top = depth > 0 ? &stack[depth - 1] : NULL;
     int is_key = top && top->is_map && top->want_key &&
                  (type == YAML_SCALAR_EVENT || type == YAML_SEQUENCE_START_EVENT ||

@@ -18,7 +18,8 @@
  * - a YAML tag on any node (`!foo 4`, `!!int 4`, `!!str x`, `!!map {..}`): dtsim fixes each key's type itself, so a
  *   tag can only repeat it or contradict it;
  * - an anchor (`&g 8`), an alias (`*g`) or a plain merge key (`<<: {..}`): each key of dtsim's files is written
- *   where it belongs, and aliases are how a few bytes expand into a huge document ("billion laughs").
+ *   where it belongs, and aliases are how a few bytes expand into a huge document ("billion laughs");
+ * - a second document (`---` after the first): a file holds one.
  * The message names the key path (as 'axes.tp'), what was expected and what was found (the tag, anchor or alias as
  * written; "a mapping with the tag '!!map'"). DT_OK otherwise, also on a syntax error (the loader reports those
  * itself). Linear in the bytes read. */

@@ -261,6 +261,15 @@ static int check_cfg(const char *kv, char *why, size_t why_size)
   return -1;
 }
 
+int dt_cli_check_cfg(const char *kv, char *why, size_t why_size)
+{
+  if (!strchr(kv, ':')) {
+    snprintf(why, why_size, "--cfg expects a SimGrid setting KEY:VALUE, found '%s'", kv);
+    return -1;
+  }
+  return check_cfg(kv, why, why_size);
+}
+
 int dt_cli_model_option(const char *name, const char *arg, dt_fidelity *fidelity, dt_algo *algo, int *proto,
                         char *why, size_t why_size)
 {

@@ -71,6 +71,10 @@ int dt_cli_model_option(const char *name, const char *arg, dt_fidelity *fidelity
  * with why set to the usage message and ro untouched. */
 int dt_cli_simgrid_option(int is_log, const char *arg, dt_replay_opts *ro, char *why, size_t why_size);
 
+/* Checks one `--cfg KEY:VALUE` as run does (the settings table of dt_cli.c, their spellings and ranges), for a
+ * sweep spec's `run.cfg`, checked when the spec is read. Returns 0, or -1 with why set ("--cfg KEY: expected ..."). */
+int dt_cli_check_cfg(const char *kv, char *why, size_t why_size);
+
 /* Checks, before the work, that output path (given with option flag, "--timeline", "-o") can be written as
  * dt_outfile writes it (a temporary file next to it, renamed over it). DT_OK, or DT_ERR with err naming the
  * option, the path, what it would hold (what: "the timeline") and why not: a directory, a missing folder, a

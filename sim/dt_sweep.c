@@ -10,6 +10,7 @@
 #include "../common/dt_yaml.h"
 #include "../platforms/dt_platform.h"
 #include "../traces/dt_gen.h"
+#include "dt_cli.h"
 
 #include <errno.h>
 #include <openssl/evp.h>
@@ -392,8 +393,11 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
     *arr = NULL;
     *n = 0;
     for (size_t i = 0; i < nvals; i++) {
+      char why[512];
       if (key[0] == 'r' && !strchr(vals[i], ':'))
-        return spec_fail(err, w, "'run.cfg' expects SimGrid settings KEY:VALUE, found '%s'", vals[i]);
+        return spec_fail(err, vw ? vw[i] : w, "'run.cfg' expects SimGrid settings KEY:VALUE, found '%s'", vals[i]);
+      if (key[0] == 'r' && dt_cli_check_cfg(vals[i], why, sizeof why) != 0) /* was: every point failed, one by one */
+        return spec_fail(err, vw ? vw[i] : w, "'run.cfg': %s", why);
       char *p = key[0] == 'w' ? join_path(s->base_dir, vals[i]) : dt_xstrdup(vals[i]);
       *arr = dt_xrealloc(*arr, sizeof **arr * (*n + 1));
       (*arr)[(*n)++] = p;
@@ -411,6 +415,10 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
       return spec_fail(err, w, "unsupported 'dtsim_sweep' version '%s' (this dtsim reads version 1)", v);
     return DT_OK;
   }
+  if ((strcmp(key, "platform") == 0 || strcmp(key, "workload.gen") == 0 || strcmp(key, "workload.workload") == 0 ||
+       strcmp(key, "run.placement") == 0) && !*v) /* was: "cannot open ''", without the spec's position */
+    return spec_fail(err, vw ? vw[0] : w, "'%s' is empty: give a %s", key,
+                     key[0] == 'p' ? "platform file" : key[4] == 'p' ? "placement file" : "preset or workload file");
   if (strcmp(key, "platform") == 0) {
     free(s->platform);
     s->platform = join_path(s->base_dir, v);

@@ -487,7 +487,7 @@ START_TEST(test_not_yaml)
   ck_assert_msg(strstr(e.msg, "not valid YAML") != NULL, "%s", e.msg);
   ck_assert_int_gt(e.line, 1);
   const char *two = "dtsim_platform: 1\n---\nname: x\n";
-  parse_err(two, 3, 1, "one YAML document", NULL);
+  parse_err(two, 2, 1, "one YAML document", NULL); /* at the second document's --- */
 }
 END_TEST
 

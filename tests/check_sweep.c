@@ -275,6 +275,11 @@ START_TEST(test_equal_after_conversion)
                           &err) == DT_OK, "%s", err.msg);
   ck_assert_int_eq(s->naxes, 3);
   dt_sweep_spec_free(s);
+  /* run.cfg is checked as run checks --cfg, and an empty file name is refused, at the value (each point failed) */
+  spec_refused("  nodes: [4]\nrun: {cfg: [contexts/stack-size:1e3]}\n", 6, 13,
+               "'run.cfg': --cfg contexts/stack-size: expected a whole number of KiB from 64 to 1048576");
+  spec_refused("  nodes: [4]\nrun: {cfg: [network/model:LV08]}\n", 6, 13, "--cfg accepts only the SimGrid settings");
+  spec_refused("  nodes: [4]\n---\n", 6, 1, "expected one YAML document, found a second one");
   /* --set lists have no positions: the message says which value came first */
   const char *sets[] = {"workload.gen=neox-19m", "axes.network.link_latency=1us,1000ns"};
   dt_error_clear(&err);

@@ -416,6 +416,11 @@ START_TEST(test_yaml_guard)
   yaml_refuses("a: !!int 4\n", 1, 4, "expected a plain value for 'a', found a value with the tag '!!int'");
   yaml_refuses("a: [!foo 4]\n", 1, 5, "found a value with the tag '!foo'");
   yaml_refuses("!!str a: 4\n", 1, 1, "found a key with the tag '!!str'");
+  /* one document per file (the workload and sweep readers ignored a second one) */
+  yaml_refuses("a: 1\n---\nb: 2\n", 2, 1, "expected one YAML document, found a second one");
+  yaml_refuses("a: 1\n...\n---\n", 3, 1, "found a second one");
+  static const char one[] = "---\na: 1\n...\n";
+  ck_assert_msg(dt_yaml_check(one, strlen(one), "y.yaml", &e) == DT_OK, "%s", e.msg);
   /* a billion laughs stops at its first anchor, before anything is expanded */
   yaml_refuses("a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n", 1, 4, "anchor '&a'");
 }
