@@ -188,8 +188,9 @@ int dt_platform_key_check(size_t i, const char *text, char *why, size_t size);
 
 /* What text converts to as the value of key i, as a string two values of the key are equal by (a sweep refuses an
  * axis that lists one value twice): the number in SI units, to 15 significant digits (a last-bit difference of two
- * spellings is no difference), with its unit for quantities ("50000000000 B/s" for "400Gb/s" and "50GB/s"), the number for counts, ratios, booleans (1 or 0) and NCCL versions (21701), else the
- * text itself. Returns 0 with canon (size bytes) filled, or -1 when text is not a valid value of the key. */
+ * spellings is no difference), with its unit for quantities ("50000000000 B/s" for "400Gb/s" and "50GB/s"); the
+ * number for counts, ratios, booleans (1 or 0) and NCCL versions (21701); else the text itself. Returns 0 with
+ * canon (size bytes) filled, or -1 when text is not a valid value of the key. */
 int dt_platform_key_canon(size_t i, const char *text, char *canon, size_t size);
 
 /* Same as dt_platform_load on an in-memory YAML text of len bytes; source_name is used in errors. */
