@@ -261,12 +261,8 @@ void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, doubl
   if (x->c->linkload) { /* per-link accounting: the transfers are the same, only not simulated */
     int32_t from = rp_gpu_of_member(x->c, x->g, x->i);
     for (size_t s = 0; s < nsends; s++)
-    {
       dt_linkload_add(x->c->linkload, from, rp_gpu_of_member(x->c, x->g, sends[s].to), sends[s].bytes, start,
                       start + wait, x->op->kind, x->g);
-      dt_timeline_transfer(x->c->tl, from, rp_gpu_of_member(x->c, x->g, sends[s].to), sends[s].bytes, start,
-                           start + wait);
-    }
   }
   rp_sleep((before > 0 ? before : 0) + wait + (after > 0 ? after : 0));
 }
@@ -296,7 +292,6 @@ void rp_xfer(const rp_inst *x, const rp_send *sends, size_t nsends, const int32_
     for (size_t s = 0; s < nsends; s++) {
       dt_linkload_add(x->c->linkload, from, rp_gpu_of_member(x->c, x->g, sends[s].to), sends[s].bytes, tm[s],
                       tm[k + s], x->op->kind, x->g);
-      dt_timeline_transfer(x->c->tl, from, rp_gpu_of_member(x->c, x->g, sends[s].to), sends[s].bytes, tm[s], tm[k + s]);
       for (int32_t f = 1; f < x->c->fold; f++) /* the folded ranks' same transfers, on their own links */
         dt_linkload_add(x->c->linkload, rp_gpu_of_member(x->c, x->c->fold_gimg[(size_t)x->g * x->c->fold + f], x->i),
                         rp_gpu_of_member(x->c, x->c->fold_gimg[(size_t)x->g * x->c->fold + f], sends[s].to),

@@ -1448,7 +1448,6 @@ int rp_solve_plan_wait(const rp_inst *x, const rp_plan *pl)
   for (int32_t k = 0; k < nsend; k++) {
     int32_t dst = rp_gpu_of_member(c, x->g, to[k]);
     dt_linkload_add(c->linkload, from, dst, b[k], t0[k], t1[k], x->op->kind, x->g);
-    dt_timeline_transfer(c->tl, from, dst, b[k], t0[k], t1[k]);
     for (int32_t f = 1; f < c->fold; f++) { /* the folded ranks' same transfers, on their own links */
       int32_t gf = c->fold_gimg[(size_t)x->g * c->fold + f];
       dt_linkload_add(c->linkload, rp_gpu_of_member(c, gf, x->i), rp_gpu_of_member(c, gf, to[k]), b[k], t0[k], t1[k],

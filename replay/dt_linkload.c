@@ -19,11 +19,14 @@
  * pass touches nothing else while the direction stays in its run). A direction's transfers come in runs of one
  * group and kind (a ring's steps, a layer's all-reduces): the run's sums of its group's, dimension's and kind's
  * bytes are kept here, loaded from the table and ll_cold when the run opens and written back when it closes, so
- * that each sum is the same sequence of additions as adding to it every time. The fold's state of the direction
- * (acc, last_e, n) is here too; what changes once per fold or per run is in ll_cold. */
+ * that each sum is the same sequence of additions as adding to it every time. While every byte count applied is a
+ * whole number and their sum stays below 2^52 (dt_linkload.lazy) the sums are exact, in any order: a run then only
+ * notes the direction's bytes when it opens and adds the difference to the three sums when it closes. The fold's
+ * state of the direction (acc, last_e, n) is here too; what changes once per fold or per run is in ll_cold. */
 typedef struct ll_dir {
   double bytes;
-  double run_group, run_dim, run_kind; /* bytes of the open run's group slot, dimension and kind so far */
+  double run_group, run_dim, run_kind; /* bytes of the open run's group slot, dimension and kind so far (lazy:
+                                          run_group is the direction's bytes when the run opened) */
   double acc;          /* fold: the busy time before the fold plus the in-order terms so far */
   double last_e;       /* fold: the end of its previous interval in the log; NaN once one started before it ended */
   uint64_t tag;        /* the open run: run_tag(group, kind), 0 none */
@@ -80,7 +83,8 @@ typedef struct ll_set {
   uint32_t ndirs;   /* their directions: first[nflows] */
   uint32_t *first;  /* [nflows + 1] offset of each flow's first direction in dirs */
   uint32_t *dirs;   /* [first[nflows]] the flows' directions, flow by flow */
-  int32_t *src;     /* [nflows] each flow's source GPU (jobs) */
+  int32_t *src;     /* [nflows] each flow's source GPU (jobs, the observer) */
+  int32_t *dst;     /* [nflows] each flow's destination GPU (the observer) */
 } ll_set;
 
 /* (direction, group) -> bytes, open addressing; key = (direction index + 1) * 2^32 + (group + 1), 0 = empty. */
@@ -91,8 +95,8 @@ typedef struct ll_gslot {
 
 /* Routes looked up before, for the same GPU pair's next transfer, as directions (2 link + dir). Most routes are
  * short (2 hops inside a node, 4 or 6 over a two-level fat-tree) and a GPU sends to few peers (its ring
- * neighbours, its pipeline peers): a set of RWAYS routes of up to RSHORT hops per source GPU, least recently used
- * last, on two cache lines (a ring's members are consecutive GPUs: consecutive sets). Longer routes go to a
+ * neighbours, its pipeline peers): a set of RWAYS routes of up to RSHORT hops per source GPU, newest first (a miss
+ * pushes out the oldest), on two cache lines (a ring's members are consecutive GPUs: consecutive sets). Longer routes go to a
  * direct-mapped cache by GPU pair; routes of more than ROUTE_CACHED_HOPS hops are looked up every time (none of
  * the shipped fabrics has one). */
 #define RSETS 16384
@@ -133,6 +137,8 @@ struct dt_linkload {
   double *sorted;       /* fold_all: those directions' starts, then their ends */
   size_t sorted_cap;
   double folded;        /* watermark of the last fold */
+  int lazy;             /* every byte count applied so far was whole and lazy_sum <= LAZY_MAX: runs' sums lazy */
+  double lazy_sum;      /* the bytes applied times their crossings, while lazy */
   double (*watermark)(void *);
   void *wm_data;
   uint64_t transfers;
@@ -141,12 +147,17 @@ struct dt_linkload {
   size_t keep_cap;
   ll_set *sets;         /* [nsets] flow sets, every one ever resolved (the log's records may name old ones) */
   size_t nsets, sets_cap;
-  uint32_t *set_tab;    /* [set_tab_cap] open addressing by key: set index + 1, 0 empty (the newest per key) */
+  struct ll_setslot {
+    uint64_t key;
+    uint32_t set1;      /* set index + 1, 0 empty (the newest set of the key) */
+  } *set_tab;           /* [set_tab_cap] open addressing by key */
   size_t set_tab_cap;
   uint32_t route_gen;
   ll_rshort (*rsets)[RWAYS]; /* [RSETS] by source GPU, in routes_mem */
   ll_route *routes;     /* [ROUTE_CACHE], direct-mapped by GPU pair, in routes_mem */
   void *routes_mem;
+  void (*observer)(void *, int32_t, int32_t, double, double, double); /* dt_linkload_set_observer, or NULL */
+  void *obs_data;
   const int32_t *job_of_gpu; /* dt_linkload_set_jobs, NULL without */
   int32_t njobs;
   double *jbytes;       /* per direction, per job: bytes (ndirs x njobs), NULL without jobs */
@@ -165,6 +176,7 @@ dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t)
   ll->gcap = 1024;
   ll->gslots = dt_xcalloc(ll->gcap, sizeof *ll->gslots);
   ll->limit = FIRST_FOLD_LIMIT;
+  ll->lazy = 1;
   ll->folded = -INFINITY;
   ll->last_rec = SIZE_MAX;
   ll->touched = dt_xmalloc(sizeof *ll->touched * (ll->ndirs + 1));
@@ -180,6 +192,15 @@ void dt_linkload_set_watermark(dt_linkload *ll, double (*fn)(void *data), void *
 {
   ll->watermark = fn;
   ll->wm_data = data;
+}
+
+void dt_linkload_set_observer(dt_linkload *ll,
+                              void (*fn)(void *data, int32_t src_gpu, int32_t dst_gpu, double bytes, double start_s,
+                                         double end_s),
+                              void *data)
+{
+  ll->observer = fn;
+  ll->obs_data = data;
 }
 
 void dt_linkload_set_jobs(dt_linkload *ll, const int32_t *job_of_gpu, int32_t njobs)
@@ -235,29 +256,61 @@ static dt_dim dim_of(const dt_linkload *ll, int32_t group)
   return group >= 0 && (size_t)group < ll->t->ngroups ? ll->t->groups[group].dim : ll->p2p_dim;
 }
 
-/* Closes direction di's open run: its sums go back to the group table and the labels. */
+/* Closes direction di's open run: its sums go back to the group table and the labels (lazy: the bytes it took are
+ * added to them, exactly, as every number involved is a whole number below 2^53). */
 static void run_close(dt_linkload *ll, size_t di)
 {
   ll_dir *d = &ll->dirs[di];
   if (!(d->tag & TAG_OPEN))
     return;
   int32_t group = (int32_t)(uint32_t)(d->tag >> 32) - 1;
-  gput(ll, gkey(di, group), d->run_group);
-  ll->cold[di].by_dim[dim_of(ll, group)] = d->run_dim;
-  ll->cold[di].by_kind[(d->tag >> 8) & 0xffu] = d->run_kind;
+  dt_dim dim = dim_of(ll, group);
+  unsigned kind = (d->tag >> 8) & 0xffu;
+  if (ll->lazy) {
+    double took = d->bytes - d->run_group;
+    size_t h = gfind(ll, gkey(di, group));
+    gput(ll, gkey(di, group), (ll->gslots[h].key ? ll->gslots[h].bytes : 0) + took);
+    ll->cold[di].by_dim[dim] += took;
+    ll->cold[di].by_kind[kind] += took;
+  } else {
+    gput(ll, gkey(di, group), d->run_group);
+    ll->cold[di].by_dim[dim] = d->run_dim;
+    ll->cold[di].by_kind[kind] = d->run_kind;
+  }
   d->tag = 0;
 }
 
-/* Opens a run of group and kind (dimension dim) on direction di, loading its sums. */
-static void run_open(dt_linkload *ll, size_t di, int32_t group, dt_op_kind kind, dt_dim dim)
+/* Opens a run of group and kind on direction di, loading its sums (lazy: noting its bytes). */
+static void run_open(dt_linkload *ll, size_t di, int32_t group, dt_op_kind kind)
 {
   run_close(ll, di);
   ll_dir *d = &ll->dirs[di];
-  size_t h = gfind(ll, gkey(di, group));
-  d->run_group = ll->gslots[h].key ? ll->gslots[h].bytes : 0;
-  d->run_dim = ll->cold[di].by_dim[dim];
-  d->run_kind = ll->cold[di].by_kind[kind];
+  if (ll->lazy) {
+    d->run_group = d->bytes;
+  } else {
+    size_t h = gfind(ll, gkey(di, group));
+    d->run_group = ll->gslots[h].key ? ll->gslots[h].bytes : 0;
+    d->run_dim = ll->cold[di].by_dim[dim_of(ll, group)];
+    d->run_kind = ll->cold[di].by_kind[kind];
+  }
   d->tag = run_tag(group, kind);
+}
+
+/* Lazy sums hold while each addend is a whole number and every sum stays at most 2^53; the sum of all bytes
+ * applied times their crossings bounds each direction's sums (LAZY_MAX = 2^52 leaves room for its own
+ * rounding). */
+#define LAZY_MAX 4503599627370496.0
+
+/* Before a record of `bytes` over nh crossings is applied: leaves the lazy sums, for good, when the record would
+ * break them, closing every open run (exact until now) so that the runs opened from now on add as they go. */
+static void lazy_check(dt_linkload *ll, double bytes, uint32_t nh)
+{
+  ll->lazy_sum += bytes * nh;
+  if (bytes <= LAZY_MAX && (double)(int64_t)bytes == bytes && ll->lazy_sum <= LAZY_MAX)
+    return;
+  for (size_t k = 0; k < ll->ndirs; k++)
+    run_close(ll, k);
+  ll->lazy = 0;
 }
 
 /* The key of a double whose unsigned order is the doubles' order (negative: every bit flipped; else the sign
@@ -376,26 +429,28 @@ static const uint32_t *rec_dirs(const dt_linkload *ll, const uint32_t *r, uint32
 
 /* One record's crossings in a fold's pass: each of the nh directions takes the record's bytes (take: it was not
  * applied yet; tag = run_tag(group, kind)) and its interval [s, e) (interval), add = min(e, w) - s of it before
- * the watermark (before: s < w). The three flags are constants where it is called: one loop per case, each
- * crossing one cache line (ll_dir). */
+ * the watermark (before: s < w); take 2: lazily (ll->lazy), the run's sums at its close. The three flags are
+ * constants where it is called: one loop per case, each crossing one cache line (ll_dir). */
 static inline __attribute__((always_inline)) void fold_dirs(dt_linkload *ll, const uint32_t *dirs, uint32_t nh,
                                                             int take, int interval, int before, double bytes,
-                                                            uint64_t tag, int32_t group, dt_op_kind kind, dt_dim dim,
-                                                            double s, double e, double add, size_t *ntouched)
+                                                            uint64_t tag, int32_t group, dt_op_kind kind, double s,
+                                                            double e, double add, size_t *ntouched)
 {
   ll_dir *D = ll->dirs;
   for (uint32_t h = 0; h < nh; h++) {
     uint32_t di = dirs[h];
     ll_dir *d = &D[di];
     if (take) {
+      if (d->tag != tag) /* before the bytes: a lazy run's close takes the bytes since it opened */
+        run_open(ll, di, group, kind);
       d->bytes += bytes;
       if (!++d->transfers)
         ll->cold[di].wraps++;
-      if (d->tag != tag)
-        run_open(ll, di, group, kind, dim);
-      d->run_group += bytes;
-      d->run_dim += bytes;
-      d->run_kind += bytes;
+      if (take == 1) {
+        d->run_group += bytes;
+        d->run_dim += bytes;
+        d->run_kind += bytes;
+      }
     }
     if (interval) {
       if (!d->n) { /* first met in this fold */
@@ -410,6 +465,21 @@ static inline __attribute__((always_inline)) void fold_dirs(dt_linkload *ll, con
         d->acc += add;
     }
   }
+}
+
+/* A record not applied yet: its bytes (take 1 or 2, a constant where it is called) and, when timed, its interval. */
+static inline __attribute__((always_inline)) void fold_take(dt_linkload *ll, const uint32_t *dirs, uint32_t nh,
+                                                            int take, int timed, double bytes, int32_t group,
+                                                            dt_op_kind kind, double s, double e, double w,
+                                                            double add, size_t *ntouched)
+{
+  uint64_t tag = run_tag(group, kind);
+  if (!timed)
+    fold_dirs(ll, dirs, nh, take, 0, 0, bytes, tag, group, kind, s, e, add, ntouched);
+  else if (s < w) /* bytes and interval in one pass over the directions */
+    fold_dirs(ll, dirs, nh, take, 1, 1, bytes, tag, group, kind, s, e, add, ntouched);
+  else
+    fold_dirs(ll, dirs, nh, take, 1, 0, bytes, tag, group, kind, s, e, add, ntouched);
 }
 
 /* Applies the log's bytes and folds its intervals up to w (intervals 0: applies only, keeps every interval). Every
@@ -436,19 +506,17 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
       memcpy(&bytes, r + 4, sizeof bytes);
       int32_t group = (int32_t)r[6];
       dt_op_kind kind = (dt_op_kind)(flags & 0xffu);
-      dt_dim dim = dim_of(ll, group);
-      uint64_t tag = run_tag(group, kind);
-      if (!timed)
-        fold_dirs(ll, dirs, nh, 1, 0, 0, bytes, tag, group, kind, dim, s, e, add, &ntouched);
-      else if (s < w) /* bytes and interval in one pass over the directions */
-        fold_dirs(ll, dirs, nh, 1, 1, 1, bytes, tag, group, kind, dim, s, e, add, &ntouched);
+      if (ll->lazy)
+        lazy_check(ll, bytes, nh);
+      if (ll->lazy)
+        fold_take(ll, dirs, nh, 2, timed, bytes, group, kind, s, e, w, add, &ntouched);
       else
-        fold_dirs(ll, dirs, nh, 1, 1, 0, bytes, tag, group, kind, dim, s, e, add, &ntouched);
+        fold_take(ll, dirs, nh, 1, timed, bytes, group, kind, s, e, w, add, &ntouched);
     } else if (timed) {
       if (s < w)
-        fold_dirs(ll, dirs, nh, 0, 1, 1, 0, 0, 0, DT_OP_OTHER, DT_DIM_COUNT, s, e, add, &ntouched);
+        fold_dirs(ll, dirs, nh, 0, 1, 1, 0, 0, 0, DT_OP_OTHER, s, e, add, &ntouched);
       else
-        fold_dirs(ll, dirs, nh, 0, 1, 0, 0, 0, 0, DT_OP_OTHER, DT_DIM_COUNT, s, e, add, &ntouched);
+        fold_dirs(ll, dirs, nh, 0, 1, 0, 0, 0, 0, DT_OP_OTHER, s, e, add, &ntouched);
     }
     if ((flags & REC_TIMED) && (!intervals || e > w)) { /* still active: kept, applied */
       uint32_t *to;
@@ -578,16 +646,11 @@ static int route_of(dt_linkload *ll, int32_t src, int32_t dst, uint32_t *buf, co
 {
   ll_rshort *set = ll->rsets[(uint32_t)src & (RSETS - 1)];
   for (int w = 0; w < RWAYS; w++)
-    if (set[w].src1 == src + 1 && set[w].dst == dst) {
-      if (w > 0) { /* most recently used first */
-        ll_rshort hit = set[w];
-        memmove(&set[1], &set[0], sizeof *set * (size_t)w);
-        set[0] = hit;
-      }
+    if (set[w].src1 == src + 1 && set[w].dst == dst) { /* a hit stays where it is (a GPU alternates between peers) */
       int nh = 0;
-      while (nh < RSHORT && set[0].dir[nh] != UINT32_MAX)
+      while (nh < RSHORT && set[w].dir[nh] != UINT32_MAX)
         nh++;
-      *dirs = set[0].dir;
+      *dirs = set[w].dir;
       return nh;
     }
   ll_route *rt = &ll->routes[dt_mix64((uint64_t)src << 32 | (uint32_t)dst) & (ROUTE_CACHE - 1)];
@@ -630,6 +693,8 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
   int nh = route_of(ll, src_gpu, dst_gpu, buf, &route);
   if (nh < 0)
     return;
+  if (ll->observer)
+    ll->observer(ll->obs_data, src_gpu, dst_gpu, bytes, start_s, end_s);
   if (start_s < ll->folded)
     start_s = ll->folded;
   if (end_s < start_s)
@@ -676,7 +741,7 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
 static size_t set_slot(const dt_linkload *ll, uint64_t key)
 {
   size_t h = dt_mix64(key) & (ll->set_tab_cap - 1);
-  while (ll->set_tab[h] && ll->sets[ll->set_tab[h] - 1].key != key)
+  while (ll->set_tab[h].set1 && ll->set_tab[h].key != key)
     h = (h + 1) & (ll->set_tab_cap - 1);
   return h;
 }
@@ -685,7 +750,7 @@ int32_t dt_linkload_set_find(const dt_linkload *ll, uint64_t key)
 {
   if (!ll || !ll->set_tab_cap)
     return -1;
-  uint32_t i = ll->set_tab[set_slot(ll, key)];
+  uint32_t i = ll->set_tab[set_slot(ll, key)].set1;
   if (!i || ll->sets[i - 1].gen != ll->route_gen)
     return -1;
   return (int32_t)(i - 1);
@@ -702,12 +767,12 @@ int32_t dt_linkload_set_new(dt_linkload *ll, uint64_t key, size_t nflows, const 
   }
   if ((ll->nsets + 1) * 2 > ll->set_tab_cap) { /* at most half full */
     size_t ocap = ll->set_tab_cap;
-    uint32_t *old = ll->set_tab;
+    struct ll_setslot *old = ll->set_tab;
     ll->set_tab_cap = ocap ? 2 * ocap : 128;
     ll->set_tab = dt_xcalloc(ll->set_tab_cap, sizeof *ll->set_tab);
     for (size_t h = 0; h < ocap; h++)
-      if (old[h])
-        ll->set_tab[set_slot(ll, ll->sets[old[h] - 1].key)] = old[h];
+      if (old[h].set1)
+        ll->set_tab[set_slot(ll, old[h].key)] = old[h];
     free(old);
   }
   ll_set *S = &ll->sets[ll->nsets];
@@ -716,6 +781,7 @@ int32_t dt_linkload_set_new(dt_linkload *ll, uint64_t key, size_t nflows, const 
   S->nflows = 0;
   S->first = dt_xmalloc(sizeof *S->first * (nflows + 1));
   S->src = dt_xmalloc(sizeof *S->src * (nflows + 1));
+  S->dst = dt_xmalloc(sizeof *S->dst * (nflows + 1));
   size_t cap = 4 * nflows + 4, nd = 0;
   S->dirs = dt_xmalloc(sizeof *S->dirs * cap);
   for (size_t f = 0; f < nflows; f++) {
@@ -730,12 +796,13 @@ int32_t dt_linkload_set_new(dt_linkload *ll, uint64_t key, size_t nflows, const 
     }
     memcpy(S->dirs + nd, route, sizeof *route * (size_t)nh);
     S->first[S->nflows] = (uint32_t)nd;
-    S->src[S->nflows++] = src_gpu[f];
+    S->src[S->nflows] = src_gpu[f];
+    S->dst[S->nflows++] = dst_gpu[f];
     nd += (size_t)nh;
   }
   S->first[S->nflows] = (uint32_t)nd;
   S->ndirs = (uint32_t)nd;
-  ll->set_tab[set_slot(ll, key)] = (uint32_t)(ll->nsets + 1); /* the newest set of the key */
+  ll->set_tab[set_slot(ll, key)] = (struct ll_setslot){key, (uint32_t)(ll->nsets + 1)}; /* the newest of the key */
   return (int32_t)ll->nsets++;
 }
 
@@ -745,8 +812,29 @@ void dt_linkload_add_set(dt_linkload *ll, int32_t set, double bytes, double star
   if (!ll || !(bytes > 0) || set < 0 || (size_t)set >= ll->nsets)
     return;
   const ll_set *S = &ll->sets[set];
+  if (ll->observer)
+    for (uint32_t f = 0; f < S->nflows; f++)
+      ll->observer(ll->obs_data, S->src[f], S->dst[f], bytes, start_s, end_s);
   if ((unsigned)kind >= DT_OP_COUNT)
     kind = DT_OP_OTHER;
+  double s = start_s < ll->folded ? ll->folded : start_s, e = end_s < s ? s : end_s;
+  uint32_t flags = (uint32_t)kind | (e > s ? REC_TIMED : 0);
+  size_t *count = flags & REC_TIMED ? &ll->pending : &ll->zhops;
+  if (S->nflows > 0 && (uint32_t)set < REC_MAX_SETS && !ll->jbytes && *count + S->ndirs <= ll->limit) {
+    /* the usual case, as the loop below would do it: the whole set in one record, no fold */
+    log_reserve(ll, 8);
+    uint32_t *r = &ll->log[ll->log_n];
+    memcpy(r, &s, sizeof s);
+    memcpy(r + 2, &e, sizeof e);
+    memcpy(r + 4, &bytes, sizeof bytes);
+    r[6] = (uint32_t)group;
+    r[7] = flags | REC_SET | (uint32_t)set << REC_SET_SHIFT;
+    ll->log_n += 8;
+    ll->last_rec = SIZE_MAX;
+    ll->transfers += S->nflows;
+    *count += S->ndirs;
+    return;
+  }
   /* the same records, counts and folds as S->nflows calls of dt_linkload_add in flow order: the flows up to the
      one after which that would fold go in one record, then the fold, then the rest */
   for (uint32_t f0 = 0; f0 < S->nflows;) {
@@ -915,6 +1003,7 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
     free(ll->sets[k].first);
     free(ll->sets[k].dirs);
     free(ll->sets[k].src);
+    free(ll->sets[k].dst);
   }
   free(ll->sets);
   free(ll->set_tab);

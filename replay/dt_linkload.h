@@ -78,6 +78,15 @@ dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t);
  * kept until dt_linkload_finish. */
 void dt_linkload_set_watermark(dt_linkload *ll, double (*fn)(void *data), void *data);
 
+/* Also hands every transfer it records, as given (before a start is moved to the watermark), to fn(data, src_gpu,
+ * dst_gpu, bytes, start_s, end_s): the transfers of dt_linkload_add and each flow of dt_linkload_add_set, in that
+ * order, those with bytes > 0 and a route only (the timeline's fabric counters, dt_timeline_observe). fn NULL: none.
+ * Costs nothing without it. */
+void dt_linkload_set_observer(dt_linkload *ll,
+                              void (*fn)(void *data, int32_t src_gpu, int32_t dst_gpu, double bytes, double start_s,
+                                         double end_s),
+                              void *data);
+
 /* Tells jobs apart (several jobs on one fabric, docs/whatif.md): a transfer belongs to job job_of_gpu[its source
  * GPU] (one entry per GPU of the topology, borrowed, must outlive ll; -1: no job), 0 .. njobs - 1, njobs at most
  * DT_LINK_MAX_JOBS (more are ignored). Without this call nothing per job is kept. */

@@ -308,7 +308,6 @@ static void link_send(replay_run *R, int32_t rank, const dt_op *op, double t0, d
   int32_t peer = dt_trace_op_peer(R->c.t, rank, op);
   dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[rank], R->c.gpu_of_rank[peer], (double)op->bytes, t0, t1,
                   DT_OP_SEND, -1);
-  dt_timeline_transfer(R->c.tl, R->c.gpu_of_rank[rank], R->c.gpu_of_rank[peer], (double)op->bytes, t0, t1);
   for (int32_t f = 1; f < R->c.fold; f++) /* the folded ranks' same send, on their own links */
     dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[fold_image(R, rank, f)], R->c.gpu_of_rank[fold_image(R, peer, f)],
                     (double)op->bytes, t0, t1, DT_OP_SEND, -1);
@@ -1799,6 +1798,8 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
       dt_linkload_set_jobs(R.c.linkload, R.job_of_gpu, R.njobs);
     R.c.tl = R.tl; /* the fabric's counters show the busiest links: only when links are counted */
     dt_timeline_set_topology(R.c.tl, R.c.topo);
+    if (R.c.tl) /* every transfer the accounting counts, folded ranks' and flow sets' too */
+      dt_linkload_set_observer(R.c.linkload, dt_timeline_observe, R.c.tl);
   }
 
   /* SimGrid: silenced logs, then the caller's settings */

@@ -87,7 +87,7 @@ typedef struct rp_ctx {
   int32_t *fold_cls, *fold_idx, *fold_gimg;
   struct rp_explain *explain; /* --explain rows (dt_explain.c), NULL when off */
   struct dt_faults *faults; /* slow and failed links (dt_degrade.h), NULL when none */
-  struct dt_timeline *tl;     /* --timeline, for the fabric's counters (dt_timeline_transfer), or NULL */
+  struct dt_timeline *tl;     /* --timeline, whose fabric counters observe the linkload, or NULL */
   struct rp_solved *solved;   /* evaluated tree instances kept for reuse (dt_coll_solve.c), NULL until used */
   /* the replay's per-stream progress (dt_replay.c): flat stream rank_stream0[r] + s of rank r has completed its
    * ops before stream_done[...]; NULL outside a replay (rp_closed_ready then says no) */

@@ -269,6 +269,11 @@ void dt_timeline_transfer(dt_timeline *tl, int32_t src_gpu, int32_t dst_gpu, dou
   tl->xf[tl->nxf++] = (struct tl_xfer){r, bytes, start, end};
 }
 
+void dt_timeline_observe(void *tl, int32_t src_gpu, int32_t dst_gpu, double bytes, double start, double end)
+{
+  dt_timeline_transfer(tl, src_gpu, dst_gpu, bytes, start, end);
+}
+
 /* A change of one counter: at time t, flows and rate (bytes/s) change by df and dr. */
 typedef struct tl_delta {
   double t, dr;

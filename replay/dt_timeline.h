@@ -43,6 +43,11 @@ void dt_timeline_set_topology(dt_timeline *tl, const dt_topology *topo);
  * accounting records it (dt_linkload_add): kept, with its route as it is now, for the fabric's counter tracks. */
 void dt_timeline_transfer(dt_timeline *tl, int32_t src_gpu, int32_t dst_gpu, double bytes, double start, double end);
 
+/* dt_timeline_transfer for the per-link accounting's observer (dt_linkload_set_observer, data = the timeline): the
+ * fabric's counters then show every transfer the accounting counts, those of the ranks folded onto others and the
+ * closed-form exchanges' flow sets included. */
+void dt_timeline_observe(void *tl, int32_t src_gpu, int32_t dst_gpu, double bytes, double start, double end);
+
 /* Writes the fabric process (pid = the trace's rank count, "fabric (busiest links)"): per link direction among the
  * DT_TIMELINE_COUNTER_LINKS busiest of ls (busiest first), a counter track of the transfers active on it ("flows")
  * and their summed rate in GB/s (each transfer's bytes / its duration), changing at every start and end of a

@@ -241,7 +241,10 @@ END_TEST
  * peers per GPU than the route cache keeps), of three groups and pairs and three op kinds, overlapping in time,
  * recorded in issue order under a watermark that folds the log many times (and a dropped route cache halfway). Per
  * direction, against sums and a brute-force sweep over the same transfers routed by dt_topology_route: bytes, the
- * per-dimension, per-kind and per-group bytes added in the same order (equal to the bit), busy time and peak. */
+ * per-dimension, per-kind and per-group bytes added in the same order (equal to the bit), busy time and peak.
+ * Three byte streams (_i): some counts not whole from the start (the sums added as they come); every count whole
+ * (the runs' sums taken at their close, exact); whole for the first three quarters, then not (the open runs are
+ * closed at the switch, then the sums added as they come). */
 typedef struct bf_dir {
   double bytes, by_dim[DT_DIM_COUNT], by_kind[DT_OP_COUNT], by_group[4]; /* groups 0-2, pairs */
   uint64_t transfers;
@@ -288,7 +291,8 @@ START_TEST(test_many_directions)
     if ((x >> 24 & 7) == 0) /* runs of one group on a direction, broken now and then */
       kind = kinds[(x >> 27) % 3];
     x = x * 1103515245u + 12345u;
-    double bytes = (double)(1 + (x >> 16 & 0xfff)) / ((x >> 28 & 1) ? 3.0 : 1.0); /* some not exact in binary */
+    int whole = _i == 1 || (_i == 2 && i < 3 * n / 4);
+    double bytes = (double)(1 + (x >> 16 & 0xfff)) / ((x >> 28 & 1) && !whole ? 3.0 : 1.0); /* some not exact */
     base += (double)(x >> 20 & 3) * 1e-6;
     next_start = base; /* no later transfer starts before it */
     x = x * 1103515245u + 12345u;
@@ -379,6 +383,24 @@ END_TEST
  * test_many_directions: sets of 1 to 12 flows over fixed GPUs (rings, pairs), of two groups and pairs, some
  * instances without a duration, under a watermark that folds the log many times (so inside sets too), jobs told
  * apart and the routes dropped halfway (the sets are resolved again). Every figure equal to the bit. */
+/* What an observer saw: how many transfers and a hash of their every field, in order. */
+typedef struct obs_sum {
+  size_t n;
+  uint64_t hash;
+} obs_sum;
+
+static void observe(void *data, int32_t src, int32_t dst, double bytes, double start, double end)
+{
+  obs_sum *o = data;
+  double v[3] = {bytes, start, end};
+  uint64_t u[3];
+  memcpy(u, v, sizeof u);
+  o->hash = dt_mix64(o->hash ^ dt_mix64((uint64_t)(uint32_t)src << 32 | (uint32_t)dst));
+  for (int k = 0; k < 3; k++)
+    o->hash = dt_mix64(o->hash ^ u[k]);
+  o->n++;
+}
+
 START_TEST(test_flow_sets)
 {
   dt_platform p = dt_test_platform(8, 2);
@@ -418,6 +440,9 @@ START_TEST(test_flow_sets)
   dt_linkload_set_watermark(set, wm, NULL);
   dt_linkload_set_jobs(one, job_of_gpu, 3);
   dt_linkload_set_jobs(set, job_of_gpu, 3);
+  obs_sum seen_one = {0}, seen_set = {0}, added = {0};
+  dt_linkload_set_observer(one, observe, &seen_one);
+  dt_linkload_set_observer(set, observe, &seen_set);
   ck_assert_int_eq(dt_linkload_set_find(set, 5), -1);
   double base = 0;
   size_t n = 60000, resolved = 0;
@@ -437,8 +462,10 @@ START_TEST(test_flow_sets)
       dt_linkload_forget_routes(set);
       ck_assert_int_eq(dt_linkload_set_find(set, (uint64_t)k), -1);
     }
-    for (size_t f = 0; f < nf[k]; f++)
+    for (size_t f = 0; f < nf[k]; f++) {
       dt_linkload_add(one, src[k][f], dst[k][f], bytes, start, end, kind, group);
+      observe(&added, src[k][f], dst[k][f], bytes, start, end);
+    }
     int32_t id = dt_linkload_set_find(set, (uint64_t)k);
     if (id < 0) {
       id = dt_linkload_set_new(set, (uint64_t)k, nf[k], src[k], dst[k]);
@@ -449,6 +476,10 @@ START_TEST(test_flow_sets)
     dt_linkload_add_set(set, id, bytes, start, end, kind, group);
   }
   ck_assert_uint_ge(resolved, NSETS + 1); /* again after the routes were dropped */
+  /* the observer saw every flow as given, in order, from the sets as from the flows added one by one */
+  ck_assert_uint_eq(seen_one.n, added.n);
+  ck_assert_uint_eq(seen_set.n, added.n);
+  ck_assert(seen_one.hash == added.hash && seen_set.hash == added.hash);
   dt_linkstats *a = dt_linkload_finish(one), *b = dt_linkload_finish(set);
   ck_assert_uint_eq(a->transfers, b->transfers);
   ck_assert_uint_eq(a->nlinks, b->nlinks);
@@ -495,7 +526,7 @@ int main(void)
 {
   const dt_test_case cases[] = {
       {"hand", test_hand, 0}, {"fold", test_fold, 0}, {"fold_orders", test_fold_orders, 3},
-      {"many_directions", test_many_directions, 0}, {"flow_sets", test_flow_sets, 0},
+      {"many_directions", test_many_directions, 3}, {"flow_sets", test_flow_sets, 0},
       {"dim_names", test_dim_names, 0}};
   return dt_test_run(dt_test_suite("linkload", cases, sizeof cases / sizeof cases[0], 60));
 }

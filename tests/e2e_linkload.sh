@@ -46,4 +46,27 @@ for x in "" --exact; do
     "[ -n \"\$(jq -c .links.top[0] $tmp/with.json)\" ] && [ \"\$(jq -S -c 'del(.links)' $tmp/with.json)\" = \"\$(jq -S -c . $tmp/without.json)\" ]"
 done
 
+# 3. the fabric's counter tracks show every transfer the accounting counts: on each shown link direction, the bytes
+# the counter carries (its rate, GB/s, times the time to the next sample, summed) are the bytes the report gives
+# it: NeoX TP 8 DP 4 on 4 nodes, whose busiest links are GPU ports under TP rings waited in closed form, the same
+# with every flow simulated, and the GPT run above with the tree algorithm (its busiest links carry sends)
+counter_bytes() { # "name bytes" per counter track of timeline $1
+  jq -r '[.traceEvents[] | select(.ph == "C")] | group_by(.name)[] | sort_by(.ts) as $s
+    | "\($s[0].name)\t\([range(0; ($s | length) - 1) as $i | $s[$i].args.GBps * ($s[$i + 1].ts - $s[$i].ts) * 1000]
+    | add)"' "$1"
+}
+NEOX="platforms/dgx-h100-4node.yaml --gen neox-1.3b --tp 8 --dp 4 --layers 4"
+for label in "neox closed-form rings" "neox --exact" "gpt --algo tree"; do
+  case $label in
+  *closed*) x=$NEOX ;; *exact) x="--exact $NEOX" ;; *) x="--algo tree $GEN" ;;
+  esac
+  "$DTSIM" run --json --timeline "$tmp/c.json" $x >"$tmp/c.rep" 2>/dev/null
+  counter_bytes "$tmp/c.json" >"$tmp/cb"
+  jq -r '.links.top[] | "\(.name)\t\(.bytes)"' "$tmp/c.rep" >"$tmp/lb"
+  bad_rows=$(awk -F'\t' 'NR == FNR { b[$1] = $2; next } { n++; d = $2 - b[$1]; if (d < 0) d = -d;
+    if (!($1 in b) || !(d <= 1e-9 * b[$1])) bad++ } END { print (n >= 1 ? bad + 0 : -1) }' "$tmp/lb" "$tmp/cb")
+  check "timeline, $label: each counter track carries its link's bytes ($(wc -l <"$tmp/cb") tracks)" \
+    "[ '$bad_rows' = 0 ]"
+done
+
 finish
