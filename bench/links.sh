@@ -8,7 +8,8 @@
 # GPUs, bench/scaling.sh's 'target' row); 128, GPT-3 175B TP 4, PP 8, VP 12, DP 4 on bench/h100-16node.yaml (128
 # GPUs, its 'gpt' section's first row). CACHEGRIND=1: instead, each row once with and once without under valgrind's
 # cachegrind with a 1 MiB last-level cache (load-independent; a few minutes per row), printing instructions and
-# last-level misses and their ratios.
+# last-level misses and their ratios. OLD=path/to/other/dtsim: the same for that binary too, its runs alternating
+# with the first one's in the same loop (so that both see the same load), one line each ('old', 'new').
 set -euo pipefail
 DTSIM=${1:-build/dtsim}
 REPEAT=${2:-3}
@@ -16,6 +17,10 @@ ROWS=${ROWS:-1024 128}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/lib.sh"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { print (b > 0 ? a / b : 0) }'; }
+
+bins=("new:$DTSIM")
+[ -n "${OLD:-}" ] && bins=("old:$OLD" "new:$DTSIM")
 
 for r in $ROWS; do
   case $r in
@@ -27,40 +32,51 @@ for r in $ROWS; do
   *) echo "unknown row '$r' (expected 1024, 128)" >&2; exit 2 ;;
   esac
   if [ "${CACHEGRIND:-0}" = 1 ]; then
-    for mode in with without; do
-      extra=()
-      [ $mode = without ] && extra=(--no-links)
-      valgrind --tool=cachegrind --cache-sim=yes --LL=1048576,16,64 --cachegrind-out-file=/dev/null \
-        "$DTSIM" "${args[@]}" "${extra[@]}" >/dev/null 2>"$tmp/cg.$mode"
-      # totals: "I refs: N" and "LL misses: N (...)"
-      awk '/I +refs:/ { gsub(",", "", $4); i = $4 } /LL misses:/ { gsub(",", "", $4); m = $4 } END { print i, m }' \
-        "$tmp/cg.$mode" >"$tmp/$mode"
+    for b in "${bins[@]}"; do
+      name=${b%%:*} bin=${b#*:}
+      for mode in with without; do
+        extra=()
+        [ $mode = without ] && extra=(--no-links)
+        valgrind --tool=cachegrind --cache-sim=yes --LL=1048576,16,64 --cachegrind-out-file=/dev/null \
+          "$bin" "${args[@]}" "${extra[@]}" >/dev/null 2>"$tmp/cg.$mode"
+        # totals: "I refs: N" and "LL misses: N (...)"
+        awk '/I +refs:/ { gsub(",", "", $4); i = $4 } /LL misses:/ { gsub(",", "", $4); m = $4 } END { print i, m }' \
+          "$tmp/cg.$mode" >"$tmp/$mode"
+      done
+      read -r iw mw <"$tmp/with"
+      read -r io mo <"$tmp/without"
+      printf "%-38s %s: instructions with %s without %s ratio %.3f; LL misses with %s without %s ratio %.3f\n" \
+        "$label" "$name" "$iw" "$io" "$(ratio "$iw" "$io")" "$mw" "$mo" "$(ratio "$mw" "$mo")"
     done
-    read -r iw mw <"$tmp/with"
-    read -r io mo <"$tmp/without"
-    printf "%-38s instructions with %s without %s ratio %.3f; LL misses with %s without %s ratio %.3f\n" "$label" \
-      "$iw" "$io" "$(awk -v a="$iw" -v b="$io" 'BEGIN { print a / b }')" "$mw" "$mo" \
-      "$(awk -v a="$mw" -v b="$mo" 'BEGIN { print a / b }')"
     continue
   fi
-  : >"$tmp/with"
-  : >"$tmp/without"
+  for b in "${bins[@]}"; do
+    : >"$tmp/${b%%:*}.with"
+    : >"$tmp/${b%%:*}.without"
+  done
   for i in $(seq "$REPEAT"); do
-    for mode in with without; do
-      extra=()
-      [ $mode = without ] && extra=(--no-links)
-      bench_time "$tmp/$mode" "$tmp/out.$mode" "$DTSIM" "${args[@]}" "${extra[@]}"
+    for b in "${bins[@]}"; do
+      name=${b%%:*} bin=${b#*:}
+      for mode in with without; do
+        extra=()
+        [ $mode = without ] && extra=(--no-links)
+        bench_time "$tmp/$name.$mode" "$tmp/out.$name.$mode" "$bin" "${args[@]}" "${extra[@]}"
+      done
     done
   done
-  cw=$(bench_col 1 "$tmp/with") co=$(bench_col 1 "$tmp/without")
-  mw=$(bench_col 2 "$tmp/with") mo=$(bench_col 2 "$tmp/without")
-  printf "%-38s with: CPU %6.2f s RSS %5.0f MiB  without: CPU %6.2f s RSS %5.0f MiB  ratio CPU %.3f RSS %.3f  " \
-    "$label" "$cw" "$(awk -v k="$mw" 'BEGIN { print k / 1024 }')" "$co" "$(awk -v k="$mo" 'BEGIN { print k / 1024 }')" \
-    "$(awk -v a="$cw" -v b="$co" 'BEGIN { print (b > 0 ? a / b : 0) }')" "$(awk -v a="$mw" -v b="$mo" 'BEGIN { print a / b }')"
-  echo "(CPU s of each run: with $(cut -d' ' -f1 "$tmp/with" | tr '\n' ' ')/ without $(cut -d' ' -f1 "$tmp/without" | tr '\n' ' '))"
-  # the accounting must not change the simulation: the reports agree but for the links key
-  if [ "$(jq -S -c 'del(.links)' "$tmp/out.with")" != "$(jq -S -c . "$tmp/out.without")" ]; then
-    echo "  the reports with and without --no-links differ beyond the links key" >&2
-    exit 1
-  fi
+  for b in "${bins[@]}"; do
+    name=${b%%:*}
+    w=$tmp/$name.with o=$tmp/$name.without
+    cw=$(bench_col 1 "$w") co=$(bench_col 1 "$o")
+    mw=$(bench_col 2 "$w") mo=$(bench_col 2 "$o")
+    printf "%-38s %s: with: CPU %6.2f s RSS %5.0f MiB  without: CPU %6.2f s RSS %5.0f MiB  ratio CPU %.3f RSS %.3f  " \
+      "$label" "$name" "$cw" "$(ratio "$mw" 1024)" "$co" "$(ratio "$mo" 1024)" "$(ratio "$cw" "$co")" \
+      "$(ratio "$mw" "$mo")"
+    echo "(CPU s of each run: with $(cut -d' ' -f1 "$w" | tr '\n' ' ')/ without $(cut -d' ' -f1 "$o" | tr '\n' ' '))"
+    # the accounting must not change the simulation: the reports agree but for the links key
+    if [ "$(jq -S -c 'del(.links)' "$tmp/out.$name.with")" != "$(jq -S -c . "$tmp/out.$name.without")" ]; then
+      echo "  $name: the reports with and without --no-links differ beyond the links key" >&2
+      exit 1
+    fi
+  done
 done
