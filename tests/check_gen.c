@@ -475,6 +475,222 @@ START_TEST(test_interleaved_order)
 }
 END_TEST
 
+
+/* ---- overlap options: streams, order and waits by hand ---- */
+
+/* The stream position of stream id `id` on rank r (-1 when absent). */
+static int stream_of(const dt_trace *t, int32_t r, int32_t id)
+{
+  const dt_rank *rk = &t->ranks[r];
+  for (size_t s = 0; s < rk->nstreams; s++)
+    if (rk->streams[s].id == id)
+      return (int)s;
+  return -1;
+}
+
+/* "s<id>:<index>" of every op op waits for (after=), in order, as one string. */
+static void deps_text(const dt_trace *t, int32_t r, const dt_op *op, char *buf, size_t size)
+{
+  size_t len = 0;
+  buf[0] = '\0';
+  for (uint32_t d = 0; d < op->ndeps && len + 16 < size; d++)
+    len += (size_t)snprintf(buf + len, size - len, "%ss%d:%d", d ? " " : "", (int)t->ranks[r].streams[op->deps[d].stream].id,
+                            (int)op->deps[d].index);
+}
+
+/* The n-th (0-based) op named name on stream id of rank r. */
+static const dt_op *nth_op(const dt_trace *t, int32_t r, int32_t id, const char *name, int n)
+{
+  int s = stream_of(t, r, id);
+  ck_assert_msg(s >= 0, "rank %d has no stream s%d", (int)r, (int)id);
+  const dt_stream *st = &t->ranks[r].streams[s];
+  for (size_t i = 0; i < st->nops; i++)
+    if (st->ops[i].name && strcmp(st->ops[i].name, name) == 0 && n-- == 0)
+      return &st->ops[i];
+  ck_abort_msg("rank %d s%d: no op %s", (int)r, (int)id, name);
+  return NULL;
+}
+
+/* Index on its stream of the n-th op named name on stream id of rank r. */
+static int nth_index(const dt_trace *t, int32_t r, int32_t id, const char *name, int n)
+{
+  const dt_op *op = nth_op(t, r, id, name, n);
+  return (int)(op - t->ranks[r].streams[stream_of(t, r, id)].ops);
+}
+
+/* overlap_param_gather, by hand: L 4, h 64, f 256, V 256 (untied), tp 1, pp 1, dp 2, ZeRO-1, bucket 0 (one bucket
+ * per gradient unit). Units per rank: embedding 256*64 = 16384, each layer QKV 64*192 + proj 64*64 + MLP
+ * 2*64*256 + norms 4*64 = 49408, output layer 16384 + final norm 128 = 16512 elements (all even: no padding).
+ * The last backward fills bucket0 = output, 1-4 = layers 3..0, 5 = embedding; a gather's bytes are its shard,
+ * elements / 2 * 2 bytes. The window starts with the gathers of the previous step's update: bucket5 at once and
+ * bucket4 with it (no s0 op yet when the embedding's pre-hook dispatches it), each later one after the s0 op
+ * before the previous bucket's first layer; the first forward of each unit waits for its bucket. */
+START_TEST(test_param_gather_overlap)
+{
+  dt_gen_config c = small();
+  set(&c, "tp", "1");
+  set(&c, "pp", "1");
+  set(&c, "global_batch", "16"); /* 4 micro-batches of b 2 on dp 2 */
+  set(&c, "zero", "1");
+  set(&c, "bucket", "0");
+  set(&c, "overlap_param_gather", "true");
+  dt_trace *t = build(&c, 0);
+  dt_error err;
+  ck_assert_msg(dt_trace_validate(t, &err) == DT_OK, "validate: %s", err.msg);
+  int s1 = stream_of(t, 0, 1);
+  const dt_stream *g = &t->ranks[0].streams[s1];
+  /* s1: six gathers in forward order, then the six reduce-scatters of the last backward; nothing after */
+  static const char *const want[][3] = {
+      {"zero.ag.bucket5", "16384", ""},
+      {"zero.ag.bucket4", "49408", ""},
+      {"zero.ag.bucket3", "49408", "fwd.embed"},
+      {"zero.ag.bucket2", "49408", "fwd.l0.mlp"},
+      {"zero.ag.bucket1", "49408", "fwd.l1.mlp"},
+      {"zero.ag.bucket0", "16512", "fwd.l2.mlp"},
+  };
+  ck_assert_int_eq(g->nops, 12);
+  const dt_stream *s0 = &t->ranks[0].streams[stream_of(t, 0, 0)];
+  for (int i = 0; i < 6; i++) {
+    const dt_op *op = &g->ops[i];
+    ck_assert_str_eq(op->name, want[i][0]);
+    ck_assert_int_eq(op->kind, DT_OP_ALLGATHER);
+    ck_assert_uint_eq(op->bytes, strtoull(want[i][1], NULL, 10));
+    if (!*want[i][2]) {
+      ck_assert_int_eq(op->ndeps, 0);
+    } else {
+      ck_assert_int_eq(op->ndeps, 1);
+      ck_assert_int_eq(op->deps[0].stream, stream_of(t, 0, 0));
+      ck_assert_str_eq(s0->ops[op->deps[0].index].name, want[i][2]);
+      ck_assert_int_eq(op->deps[0].index, nth_index(t, 0, 0, want[i][2], 0)); /* the first micro-batch's */
+    }
+  }
+  for (int i = 6; i < 12; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "zero.rs.bucket%d", i - 6);
+    ck_assert_str_eq(g->ops[i].name, name);
+    ck_assert_int_eq(g->ops[i].kind, DT_OP_REDUCESCATTER);
+    /* the gather of bucket k is its reduce-scatter's shard: bytes / dp */
+    char ag[32];
+    snprintf(ag, sizeof ag, "zero.ag.bucket%d", i - 6);
+    ck_assert_uint_eq(nth_op(t, 0, 1, ag, 0)->bytes * 2, g->ops[i].bytes);
+  }
+  /* each unit's first forward waits for its bucket's gather; its later forwards wait for nothing on s1 */
+  static const char *const first[][2] = {{"fwd.embed", "s1:0"},   {"fwd.l0.attn", "s1:1"}, {"fwd.l1.attn", "s1:2"},
+                                         {"fwd.l2.attn", "s1:3"}, {"fwd.l3.attn", "s1:4"}, {"fwd.logits", "s1:5"}};
+  for (int i = 0; i < 6; i++) {
+    char deps[128];
+    deps_text(t, 0, nth_op(t, 0, 0, first[i][0], 0), deps, sizeof deps);
+    ck_assert_msg(strcmp(deps, first[i][1]) == 0, "%s waits for '%s', expected '%s'", first[i][0], deps, first[i][1]);
+    for (int mb = 1; mb < 4; mb++)
+      ck_assert_int_eq(nth_op(t, 0, 0, first[i][0], mb)->ndeps, 0);
+  }
+  dt_trace_free(t);
+  /* without the flag the same buckets are gathered after the last s0 op, in backward order */
+  set(&c, "overlap_param_gather", "false");
+  t = build(&c, 0);
+  g = &t->ranks[0].streams[stream_of(t, 0, 1)];
+  ck_assert_int_eq(g->nops, 12);
+  s0 = &t->ranks[0].streams[stream_of(t, 0, 0)];
+  for (int i = 6; i < 12; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "zero.ag.bucket%d", i - 6);
+    ck_assert_str_eq(g->ops[i].name, name);
+    ck_assert_int_eq(g->ops[i].deps[0].index, (int)s0->nops - 1);
+  }
+  dt_trace_free(t);
+  /* Megatron refuses the flag without the distributed optimizer */
+  dt_gen_config z = small();
+  set(&z, "overlap_param_gather", "true");
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_gen_validate(&z, 0, &err), DT_ERR);
+  ck_assert_msg(strstr(err.msg, "overlap_param_gather needs ZeRO stage 1") != NULL, "%s", err.msg);
+}
+END_TEST
+
+/* p2p_overlap on the interleaved schedule, by hand: L 4, tp 1, pp 2, dp 1, v 2 (one layer per chunk), 4
+ * micro-batches. Stage 1 holds chunk 0 = layer 1 and chunk 1 = layer 3 (the logits); chunk_of(k) = (k mod 4) / 2,
+ * mb_of(k) = (k / 4) * 2 + k mod 2; warm-up (p - 1 - 1) * 2 + (v - 1) * p = 2 forwards, 6 steady steps.
+ *  - recv_forward for k 0, blocking: recv_fwd.mb0 on s5, waited by the first forward (fwd.l1.attn #0);
+ *  - warm-up k 0: forward (chunk 0, mb 0), then send_forward_recv_forward posted: recv_fwd.mb1 (s5:1), send_fwd.mb0
+ *    (s3:0), both after fwd.l1.mlp #0 and waited by the next forward, fwd.l1.attn #1;
+ *  - warm-up k 1 (the last): forward (chunk 0, mb 1), recv_fwd.mb2 (s5:2) and send_fwd.mb1 (s3:1), waited by the
+ *    first steady forward fwd.l3.attn #0; its send_backward_recv_backward has nothing (the last stage's first
+ *    backward needs no gradient);
+ *  - steady k 0: forward chunk 1 mb 0 (nothing to send), recv_fwd.mb3 (s5:3); backward chunk 1 mb 0 (waits
+ *    nothing), send_bwd.mb0 (s4:0); recv_next: chunk_of(k - 1) backward is chunk 0: none;
+ *  - steady k 1: forward chunk 1 mb 1 waits s5:3, posts recv_fwd.mb4 (s5:4); backward chunk 1 mb 1 waits s4:0,
+ *    posts send_bwd.mb1 (s4:1) and recv_bwd.mb0 (s6:0);
+ *  - steady k 2: forward chunk 0 mb 2 (fwd.l1.attn #2) waits s5:4; backward chunk 0 mb 0 (bwd.l1.mlp #0) waits
+ *    s4:1 and s6:0.
+ * In all: s5 8 receives (every forward), s6 4 (chunk 0's backwards), s3 4 sends (chunk 0's forwards), s4 8 (every
+ * backward), no p2p op on s0. */
+START_TEST(test_p2p_early_receives)
+{
+  dt_gen_config c = small();
+  set(&c, "tp", "1");
+  set(&c, "dp", "1");
+  set(&c, "global_batch", "8"); /* 4 micro-batches of b 2 */
+  set(&c, "schedule", "interleaved");
+  set(&c, "virtual_stages", "2");
+  set(&c, "p2p_overlap", "true");
+  dt_trace *t = build(&c, 0);
+  dt_error err;
+  ck_assert_msg(dt_trace_validate(t, &err) == DT_OK, "validate: %s", err.msg);
+  const int32_t r = 1; /* stage 1 */
+  static const struct {
+    int id;
+    size_t n;
+    dt_op_kind kind;
+    int tag;
+  } streams[] = {{3, 4, DT_OP_SEND, 0}, {4, 8, DT_OP_SEND, 1}, {5, 8, DT_OP_RECV, 0}, {6, 4, DT_OP_RECV, 1}};
+  for (size_t k = 0; k < 4; k++) {
+    const dt_stream *st = &t->ranks[r].streams[stream_of(t, r, streams[k].id)];
+    ck_assert_msg(st->nops == streams[k].n, "s%d: %zu ops, expected %zu", streams[k].id, st->nops, streams[k].n);
+    for (size_t i = 0; i < st->nops; i++) {
+      ck_assert_int_eq(st->ops[i].kind, streams[k].kind);
+      ck_assert_int_eq(st->ops[i].tag, streams[k].tag);
+      ck_assert_int_eq(st->ops[i].peer, 0);
+      ck_assert_int_eq(st->ops[i].batch, -1);
+    }
+  }
+  const dt_stream *s0 = &t->ranks[r].streams[stream_of(t, r, 0)];
+  for (size_t i = 0; i < s0->nops; i++)
+    ck_assert(s0->ops[i].kind != DT_OP_SEND && s0->ops[i].kind != DT_OP_RECV);
+  static const struct {
+    const char *name;
+    int n;
+    const char *deps;
+  } waits[] = {{"fwd.l1.attn", 0, "s5:0"},      {"fwd.l1.attn", 1, "s5:1 s3:0"}, {"fwd.l3.attn", 0, "s5:2 s3:1"},
+               {"bwd.logits", 0, ""},           {"fwd.l3.attn", 1, "s5:3"},      {"bwd.logits", 1, "s4:0"},
+               {"fwd.l1.attn", 2, "s5:4"},      {"bwd.l1.mlp", 0, "s4:1 s6:0"}};
+  for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
+    char deps[128];
+    deps_text(t, r, nth_op(t, r, 0, waits[i].name, waits[i].n), deps, sizeof deps);
+    ck_assert_msg(strcmp(deps, waits[i].deps) == 0, "%s #%d waits for '%s', expected '%s'", waits[i].name, waits[i].n,
+                  deps, waits[i].deps);
+  }
+  /* names and posting points: recv_fwd.mb1 and send_fwd.mb0 after the first forward's last op */
+  static const struct {
+    int id, index;
+    const char *name, *after;
+    int n;
+  } posts[] = {{5, 0, "pp.recv_fwd.mb0", NULL, 0},     {5, 1, "pp.recv_fwd.mb1", "fwd.l1.mlp", 0},
+               {3, 0, "pp.send_fwd.mb0", "fwd.l1.mlp", 0}, {5, 3, "pp.recv_fwd.mb3", "fwd.logits", 0},
+               {4, 0, "pp.send_bwd.mb0", "bwd.l3.attn", 0}, {6, 0, "pp.recv_bwd.mb0", "bwd.l3.attn", 1}};
+  for (size_t i = 0; i < sizeof posts / sizeof posts[0]; i++) {
+    const dt_op *op = &t->ranks[r].streams[stream_of(t, r, posts[i].id)].ops[posts[i].index];
+    ck_assert_str_eq(op->name, posts[i].name);
+    if (!posts[i].after) {
+      ck_assert_int_eq(op->ndeps, 0);
+      continue;
+    }
+    ck_assert_int_eq(op->ndeps, 1);
+    ck_assert_int_eq(op->deps[0].index, nth_index(t, r, 0, posts[i].after, posts[i].n));
+  }
+  dt_trace_free(t);
+}
+END_TEST
+
 /* ---- rejected configurations ---- */
 
 static void expect_reject(dt_gen_config *c, int64_t gpus, const char *needle)
@@ -826,6 +1042,8 @@ static Suite *gen_suite(void)
   tc = tcase_create("schedules");
   tcase_add_test(tc, test_1f1b_order);
   tcase_add_test(tc, test_interleaved_order);
+  tcase_add_test(tc, test_param_gather_overlap);
+  tcase_add_test(tc, test_p2p_early_receives);
   suite_add_tcase(s, tc);
   tc = tcase_create("inputs");
   tcase_add_test(tc, test_rejects);

@@ -258,11 +258,20 @@ static dt_stats *replay(const dt_trace *t)
 }
 
 /* TP overlap (with SP): every TP collective on s2, none on s0; p2p overlap: sends on s3 (to the next stage) and
- * s4 (to the previous one), receives on s0. Both replay without deadlock, no slower than without them (checked in
- * child processes: one replay per process). */
-static const char *const overlap_cases[] = {"tp_overlap=true", "p2p_overlap=true", "p2p_overlap=true tp_overlap=true",
+ * s4 (to the previous one), receives on s0 with 1F1B and on s5 (from the previous stage) and s6 (from the next)
+ * with the interleaved schedule; parameter-gather overlap: no all-gather waits for the end of the backward. All
+ * replay without deadlock, no slower than without them (checked in child processes: one replay per process). */
+static const char *const overlap_cases[] = {"tp_overlap=true",
+                                            "p2p_overlap=true",
+                                            "p2p_overlap=true tp_overlap=true",
                                             "p2p_overlap=true schedule=interleaved virtual_stages=2",
-                                            "p2p_overlap=true pp=4 layers=8 global_batch=32"};
+                                            "p2p_overlap=true tp_overlap=true schedule=interleaved virtual_stages=2",
+                                            "p2p_overlap=true pp=4 layers=8 global_batch=32",
+                                            "p2p_overlap=true pp=4 layers=8 global_batch=32 schedule=interleaved "
+                                            "virtual_stages=2",
+                                            "zero=1 overlap_param_gather=true",
+                                            "zero=1 overlap_param_gather=true tp_overlap=true p2p_overlap=true "
+                                            "schedule=interleaved virtual_stages=2 bucket=0"};
 
 START_TEST(test_overlap)
 {
@@ -286,8 +295,16 @@ START_TEST(test_overlap)
         ck_assert_msg(rk->streams[s].id == 2, "%s on s%d", op->name, rk->streams[s].id);
       if (c.p2p_overlap && op->kind == DT_OP_SEND)
         ck_assert_msg(rk->streams[s].id == (op->tag == 0 ? 3 : 4), "%s on s%d", op->name, rk->streams[s].id);
-      if (op->kind == DT_OP_RECV)
-        ck_assert_int_eq(rk->streams[s].id, 0);
+      if (op->kind == DT_OP_RECV) {
+        int want = c.p2p_overlap && c.schedule == DT_SCHEDULE_INTERLEAVED ? (op->tag == 0 ? 5 : 6) : 0;
+        ck_assert_msg(rk->streams[s].id == want, "%s on s%d, expected s%d", op->name, rk->streams[s].id, want);
+      }
+      /* a parameter all-gather never waits for a backward op */
+      if (c.overlap_param_gather && op->kind == DT_OP_ALLGATHER && strncmp(op->name, "zero.ag.", 8) == 0)
+        for (uint32_t d = 0; d < op->ndeps; d++) {
+          const dt_op *w = &rk->streams[op->deps[d].stream].ops[op->deps[d].index];
+          ck_assert_msg(strncmp(w->name, "fwd.", 4) == 0, "%s waits for %s", op->name, w->name);
+        }
     }
   int fds[2];
   ck_assert(pipe(fds) == 0);
@@ -296,7 +313,7 @@ START_TEST(test_overlap)
     if (pid == 0) {
       dt_gen_config d = c;
       if (off)
-        d.tp_overlap = d.p2p_overlap = 0;
+        d.tp_overlap = d.p2p_overlap = d.overlap_param_gather = 0;
       dt_trace *u = build(&d);
       dt_error e;
       if (dt_trace_validate(u, &e) != DT_OK)

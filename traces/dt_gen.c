@@ -12,11 +12,13 @@
 
 /* stream ids: compute + TP + PP + EP on s0, DP / ZeRO / embedding grads on s1; with tp_overlap the TP collectives
  * on s2, with p2p_overlap the pipeline sends to the next stage on s3 and to the previous one on s4 (one stream
- * per direction, so that the two sends of an exchange still run together) */
-enum { S_MAIN = 0, S_GRAD = 1, S_TP = 2, S_PP_NEXT = 3, S_PP_PREV = 4, S_COUNT = 5 };
+ * per direction, so that the two sends of an exchange still run together) and, on the interleaved schedule, the
+ * receives from the previous stage on s5 and from the next one on s6 (posted early, as Megatron posts them) */
+enum { S_MAIN = 0, S_GRAD = 1, S_TP = 2, S_PP_NEXT = 3, S_PP_PREV = 4, S_PP_RPREV = 5, S_PP_RNEXT = 6, S_COUNT = 7 };
 /* how a TP collective on s2 (tp_overlap) meets the compute on s0 */
 enum { TPW_NEXT = 0, TPW_WITH_NEXT, TPW_WITH_LAST };
 #define PEND_MAX 8
+#define WAIT_MAX 32 /* waits (ops on other streams) pending for the next s0 op: p2p handles and parameter gathers */
 enum { TAG_FWD = 0, TAG_BWD = 1 }; /* activations go down the pipeline with tag 0, gradients up with tag 1 */
 
 /* Groups of one rank (-1 when it has none of that kind). */
@@ -53,6 +55,12 @@ typedef struct gen {
   int tp_mode;      /* TPW_*: how the next TP collective overlaps (tp_overlap) */
   int64_t pend_next[PEND_MAX], pend_after[PEND_MAX]; /* s2 ops the next (the one after) s0 op waits for */
   int npend_next, npend_after;
+  /* ops on other streams that the next s0 op waits for (wait_next), and with tp_overlap the next s2 op too: the
+   * handles Megatron waits before a forward or backward (p2p_overlap) and the parameter gathers (overlap_param_
+   * gather) */
+  int8_t wait_stream[WAIT_MAX], wait_tp_stream[WAIT_MAX];
+  int64_t wait_index[WAIT_MAX], wait_tp_index[WAIT_MAX];
+  int nwait, nwait_tp;
   /* sizes */
   int64_t m;        /* micro-batches per pipeline */
   int32_t lpc;      /* layers per model chunk */
@@ -79,6 +87,15 @@ typedef struct gen {
   size_t ndone, done_cap;
   /* ZeRO-3 prefetch */
   int64_t anchor; /* s0 op count when the previous parameter unit started */
+  /* overlap_param_gather (ZeRO-1): the buckets the last backward fills, in its order (pg_elems, padded to dp);
+   * pg_bucket[unit] is the bucket whose first unit in forward order is unit (0 the embedding, 1 + l layer l,
+   * layers + 1 the output layer), else -1; pg_next the next bucket the forward reaches (they are reached from the
+   * last to the first), pg_cur the s1 index of its all-gather */
+  int32_t *pg_bucket;
+  int64_t *pg_elems;
+  int32_t pg_n, pg_next, pg_issued;
+  size_t pg_cap;
+  int64_t pg_cur;
 } gen;
 
 /* ---- sizes and FLOPs ---- */
@@ -374,8 +391,33 @@ static dt_op *emit(gen *G, int stream, dt_op_kind kind, const char *fmt, ...)
     memcpy(G->pend_next, G->pend_after, sizeof G->pend_after);
     G->npend_next = G->npend_after;
     G->npend_after = 0;
+    /* what Megatron waits before this point (p2p handles, parameter gathers) */
+    for (int i = 0; i < G->nwait; i++) {
+      op->deps = dt_xrealloc(op->deps, sizeof *op->deps * (op->ndeps + 1));
+      op->deps[op->ndeps].stream = stream_pos(G, G->wait_stream[i]);
+      op->deps[op->ndeps].index = (int32_t)G->wait_index[i];
+      op->ndeps++;
+    }
+    G->nwait = 0;
   }
   return op;
+}
+
+/* The next s0 op (and, with tp_overlap, the next TP collective on s2, which may run beside that op) waits for op
+ * `index` of stream `stream`: a wait Megatron places at this point of the program (a p2p handle's wait(), a
+ * parameter bucket's forward pre-hook). */
+static void wait_next(gen *G, int stream, int64_t index)
+{
+  if (index < 0)
+    return;
+  if (G->nwait < WAIT_MAX) {
+    G->wait_stream[G->nwait] = (int8_t)stream;
+    G->wait_index[G->nwait++] = index;
+  }
+  if (G->c->tp_overlap && G->c->tp > 1 && G->nwait_tp < WAIT_MAX) {
+    G->wait_tp_stream[G->nwait_tp] = (int8_t)stream;
+    G->wait_tp_index[G->nwait_tp++] = index;
+  }
 }
 
 static void add_dep(gen *G, dt_op *op, int stream, int64_t index)
@@ -415,6 +457,9 @@ static dt_op *coll(gen *G, int stream, dt_op_kind kind, int32_t group, uint64_t 
     if (G->tp_mode == TPW_WITH_LAST)
       after--;
     add_dep(G, op, S_MAIN, after);
+    for (int i = 0; i < G->nwait_tp; i++)
+      add_dep(G, op, G->wait_tp_stream[i], G->wait_tp_index[i]);
+    G->nwait_tp = 0;
     if (G->tp_mode == TPW_WITH_NEXT && G->npend_after < PEND_MAX)
       G->pend_after[G->npend_after++] = self;
     else if (G->npend_next < PEND_MAX)
@@ -586,6 +631,91 @@ static int64_t output_params(const gen *G)
   return (!c->tied_embeddings || c->pp > 1) ? G->p_emb : 0;
 }
 
+/* ---- overlap_param_gather: ZeRO-1's parameter all-gathers under the next forward ---- */
+
+/* Closes the bucket being planned (pg_plan). */
+static void pg_close(gen *G, int64_t *acc, int32_t *lo)
+{
+  if (*acc <= 0)
+    return;
+  int64_t d = G->c->dp;
+  G->pg_elems = dt_grow(G->pg_elems, &G->pg_cap, (size_t)G->pg_n, sizeof *G->pg_elems);
+  G->pg_elems[G->pg_n] = (*acc + d - 1) / d * d; /* padded as emit_bucket pads it */
+  G->pg_bucket[*lo] = G->pg_n++;
+  *acc = 0;
+  *lo = -1;
+}
+
+/* A gradient unit of `params` elements joins the bucket being planned, as grads_ready adds it. */
+static void pg_add(gen *G, int64_t *acc, int32_t *lo, int32_t unit, int64_t params)
+{
+  if (params <= 0)
+    return;
+  *acc += params;
+  *lo = unit; /* units come in backward order: the last one added is the first in forward order */
+  if (*acc >= G->bucket_elems)
+    pg_close(G, acc, lo);
+}
+
+/* The ZeRO-1 buckets this rank's last backward will fill, in the order it fills them (the same walk as backward
+ * and grads_ready: the model chunks from the last, each from its output layer down to its embedding, a bucket
+ * closing when full and at the end of each chunk), so that the forward knows which bucket each unit belongs to.
+ * Only with overlap_param_gather, ZeRO-1 and dp > 1. */
+static void pg_plan(gen *G)
+{
+  const dt_gen_config *c = G->c;
+  if (!c->overlap_param_gather || c->zero != 1 || !use_dp(G))
+    return;
+  int32_t nunits = c->layers + 2;
+  G->pg_bucket = dt_xmalloc(sizeof *G->pg_bucket * (size_t)nunits);
+  for (int32_t u = 0; u < nunits; u++)
+    G->pg_bucket[u] = -1;
+  int64_t acc = 0;
+  int32_t lo = -1;
+  for (int ch = c->virtual_stages - 1; ch >= 0; ch--) {
+    if (is_vlast(G, ch))
+      pg_add(G, &acc, &lo, c->layers + 1, output_params(G) + (c->swiglu ? 1 : 2) * (int64_t)c->hidden);
+    int l0 = chunk_layer0(G, ch);
+    for (int i = G->lpc - 1; i >= 0; i--)
+      pg_add(G, &acc, &lo, 1 + l0 + i, G->p_layer);
+    if (is_vfirst(G, ch))
+      pg_add(G, &acc, &lo, 0, G->p_emb);
+    pg_close(G, &acc, &lo);
+  }
+  G->pg_next = G->pg_n - 1;
+  G->pg_issued = 0;
+  G->pg_cur = -1;
+}
+
+/* Issues bucket k's parameter all-gather on s1 (bytes = its shard, bucket / dp) after s0 op `after` (-1: at the
+ * start of the window). Named after the bucket (zero.ag.bucketK pairs with zero.rs.bucketK). */
+static void pg_issue(gen *G, int32_t k, int64_t after)
+{
+  char name[48];
+  snprintf(name, sizeof name, "zero.ag.bucket%d", k);
+  dt_op *op = coll(G, S_GRAD, DT_OP_ALLGATHER, G->g.dp, (uint64_t)(G->pg_elems[k] / G->c->dp) * G->c->elem_bytes,
+                   name);
+  add_dep(G, op, S_MAIN, after);
+  G->pg_cur = (int64_t)G->n[S_GRAD] - 1;
+  G->pg_issued++;
+}
+
+/* The forward reaches gradient unit `unit` (before its first op). When it is the first unit of the next bucket in
+ * forward order, Megatron's forward pre-hook (finish_param_sync) waits for that bucket's all-gather and dispatches
+ * the next bucket's: the next s0 op waits for it, the next all-gather starts after the s0 op before (one bucket
+ * ahead: with CUDA_DEVICE_MAX_CONNECTIONS=1 an all-gather dispatched earlier would be queued behind the compute,
+ * Megatron's reason for the chain). Once per bucket: later micro-batches find the parameters gathered. */
+static void pg_unit(gen *G, int32_t unit)
+{
+  if (G->pg_n == 0 || G->pg_next < 0 || G->pg_bucket[unit] != G->pg_next)
+    return;
+  int64_t wait = G->pg_cur;
+  if (G->pg_next > 0)
+    pg_issue(G, G->pg_next - 1, last_main(G));
+  wait_next(G, S_GRAD, wait);
+  G->pg_next--;
+}
+
 /* Emits the MLP or MoE block's forward (phase "fwd" or "recompute"). */
 static void mlp_fwd(gen *G, const char *phase, int l)
 {
@@ -653,6 +783,7 @@ static void forward(gen *G, int chunk, int64_t mb)
   (void)mb;
   const dt_gen_config *c = G->c;
   if (is_vfirst(G, chunk)) {
+    pg_unit(G, 0);
     int64_t z = zero3_gather(G, G->p_emb, "zero.ag.fwd.embed");
     /* embedding lookup: no matmul FLOP; a zero-FLOP compute op anchors the TP collective and ZeRO-3 gather */
     compute(G, 0, &G->k_embed, "fwd.embed");
@@ -667,6 +798,7 @@ static void forward(gen *G, int chunk, int64_t mb)
     char name[48];
     snprintf(name, sizeof name, "zero.ag.fwd.l%d", l0 + i);
     int64_t z = zero3_gather(G, G->p_layer, name);
+    pg_unit(G, 1 + l0 + i);
     size_t before = G->n[0];
     layer_fwd(G, "fwd", l0 + i);
     if (z >= 0) {
@@ -675,6 +807,7 @@ static void forward(gen *G, int chunk, int64_t mb)
     }
   }
   if (is_vlast(G, chunk)) {
+    pg_unit(G, c->layers + 1);
     int64_t z = zero3_gather(G, output_params(G), "zero.ag.fwd.output");
     tp_fwd(G, 1, "fwd", "logits", -1);
     size_t before = G->n[0];
@@ -806,8 +939,9 @@ static void p2p(gen *G, int64_t send_prev, int64_t recv_prev, int64_t send_next,
   for (int i = 0; i < 4; i++) {
     if (parts[i].mb < 0)
       continue;
-    /* p2p_overlap: a send is posted on s3 / s4 after the compute that produced it and s0 goes on (Megatron's
-     * overlap_p2p_comm, without its early receives); receives stay on s0, waited where the data is needed */
+    /* p2p_overlap on the 1F1B schedule: a send is posted on s3 / s4 after the compute that produced it and s0
+     * goes on; receives stay on s0, where the data is needed (the interleaved schedule posts them early instead,
+     * p2p_post) */
     int async = G->c->p2p_overlap && parts[i].kind == DT_OP_SEND;
     int st = !async ? S_MAIN : parts[i].next ? S_PP_NEXT : S_PP_PREV;
     dt_op *op = emit(G, st, parts[i].kind, "%s.mb%lld", parts[i].what, (long long)parts[i].mb);
@@ -823,6 +957,66 @@ static void p2p(gen *G, int64_t send_prev, int64_t recv_prev, int64_t send_next,
   }
   if (any)
     G->batch++;
+}
+
+/* The handles of p2p ops posted without waiting (p2p_post): what Megatron's wait_handles hold. */
+typedef struct p2p_handles {
+  int n;
+  int stream[4];
+  int64_t index[4];
+} p2p_handles;
+
+/* p2p_overlap on the interleaved schedule: Megatron's p2p_communication._communicate with overlap_p2p_comm (and
+ * batch_p2p_comm off, which Megatron requires with it) posts each isend / irecv on its own and returns their
+ * handles; the schedule waits them where the data is needed. Each part goes to its own stream (send to the next
+ * stage s3, to the previous s4, receive from the previous s5, from the next s6), posted after the compute before
+ * it (as the NCCL stream waits for the compute stream at launch); *h gets the handles (p2p_wait makes the next s0
+ * op wait for them). Arguments as p2p's. */
+static void p2p_post(gen *G, int64_t send_prev, int64_t recv_prev, int64_t send_next, int64_t recv_next,
+                     p2p_handles *h)
+{
+  h->n = 0;
+  if (G->c->pp < 2)
+    return;
+  struct {
+    int64_t mb;
+    dt_op_kind kind;
+    int next, tag, stream;
+    const char *what;
+  } parts[4] = {{send_prev, DT_OP_SEND, 0, TAG_BWD, S_PP_PREV, "pp.send_bwd"},
+                {recv_prev, DT_OP_RECV, 0, TAG_FWD, S_PP_RPREV, "pp.recv_fwd"},
+                {send_next, DT_OP_SEND, 1, TAG_FWD, S_PP_NEXT, "pp.send_fwd"},
+                {recv_next, DT_OP_RECV, 1, TAG_BWD, S_PP_RNEXT, "pp.recv_bwd"}};
+  int64_t after = last_main(G);
+  for (int i = 0; i < 4; i++) {
+    if (parts[i].mb < 0)
+      continue;
+    dt_op *op = emit(G, parts[i].stream, parts[i].kind, "%s.mb%lld", parts[i].what, (long long)parts[i].mb);
+    op->peer = parts[i].next ? next_rank(G) : prev_rank(G);
+    op->tag = parts[i].tag;
+    op->bytes = G->pp_msg;
+    add_dep(G, op, S_MAIN, after);
+    h->stream[h->n] = parts[i].stream;
+    h->index[h->n++] = (int64_t)G->n[parts[i].stream] - 1;
+  }
+}
+
+/* req.wait() on every handle of h: the next s0 op waits for them all (sends included, as Megatron waits them). */
+static void p2p_wait(gen *G, p2p_handles *h)
+{
+  for (int i = 0; i < h->n; i++)
+    wait_next(G, h->stream[i], h->index[i]);
+  h->n = 0;
+}
+
+/* A blocking exchange with p2p_overlap on the interleaved schedule (recv_forward before the first forward, the
+ * cool-down's send_backward_recv_backward, which Megatron calls without overlap_p2p_comm): posted on the p2p
+ * streams like the others, so that each direction keeps its order, and waited at once. */
+static void p2p_sync(gen *G, int64_t send_prev, int64_t recv_prev, int64_t send_next, int64_t recv_next)
+{
+  p2p_handles h;
+  p2p_post(G, send_prev, recv_prev, send_next, recv_next, &h);
+  p2p_wait(G, &h);
 }
 
 /* ---- schedules ---- */
@@ -873,9 +1067,10 @@ static void schedule_1f1b(gen *G)
   }
 }
 
-/* Megatron-LM forward_backward_pipelining_with_interleaving (schedules.py, without overlapped p2p): model
- * chunks v per stage, micro-batches taken in groups of p per chunk; warm-up (p - stage - 1) * 2 + (v - 1) * p
- * forwards; every communication is one batch of up to four p2p ops. */
+/* Megatron-LM forward_backward_pipelining_with_interleaving (schedules.py): model chunks v per stage, micro-batches
+ * taken in groups of p per chunk; warm-up (p - stage - 1) * 2 + (v - 1) * p forwards; without overlap_p2p_comm
+ * every communication is one batch of up to four p2p ops, with it (p2p_overlap) the warm-up and steady-state
+ * exchanges are posted without waiting and waited before the next compute of their direction (p2p_post). */
 static int64_t chunk_of(const gen *G, int64_t k, int forward)
 {
   int64_t p = G->c->pp, v = G->c->virtual_stages;
@@ -896,6 +1091,8 @@ static void schedule_interleaved(gen *G)
 {
   int64_t p = G->c->pp, v = G->c->virtual_stages, total = G->m * v;
   int first = G->stage == 0, last = G->stage == p - 1;
+  int O = G->c->p2p_overlap; /* overlap_p2p_comm: the p2p ops of warm-up and steady state posted early */
+  p2p_handles fh = {0}, bh = {0}; /* fwd_wait_handles, bwd_wait_handles */
   int64_t warmup = (p - G->stage - 1) * 2 + (v - 1) * p;
   int all_warmup = 0;
   if (warmup >= total) {
@@ -905,10 +1102,16 @@ static void schedule_interleaved(gen *G)
   int64_t remaining = total - warmup;
   /* micro-batch numbers carried by the next recv_forward / recv_backward, for op names only */
   int64_t rf = 0, rb = 0;
-  if (!first)
-    p2p(G, -1, rf++, -1, -1); /* recv_forward for chunk 0 */
+  if (!first) { /* recv_forward for chunk 0 (blocking) */
+    if (O)
+      p2p_sync(G, -1, rf++, -1, -1);
+    else
+      p2p(G, -1, rf++, -1, -1);
+  }
   for (int64_t k = 0; k < warmup; k++) {
     int64_t ch = chunk_of(G, k, 1), mb = mb_of(G, k);
+    if (O)
+      p2p_wait(G, &fh); /* the previous send_forward_recv_forward: this forward's input */
     forward(G, (int)ch, mb);
     int64_t next_ch = chunk_of(G, k + 1, 1);
     int recv_prev = 1;
@@ -917,7 +1120,14 @@ static void schedule_interleaved(gen *G)
     if (k == total - 1)
       recv_prev = 0;
     int64_t send = is_vlast(G, (int)ch) ? -1 : mb;
-    if (k == warmup - 1 && !all_warmup) {
+    int end_warmup = k == warmup - 1 && !all_warmup;
+    if (O) {
+      /* send_forward_recv_forward(overlap_p2p_comm=True), and at the end of the warm-up
+       * send_backward_recv_backward for the first backward's gradient */
+      p2p_post(G, -1, recv_prev ? rf++ : -1, send, -1, &fh);
+      if (end_warmup)
+        p2p_post(G, -1, -1, -1, !last ? rb++ : -1, &bh);
+    } else if (end_warmup) {
       int recv_next = !last;
       p2p(G, -1, recv_prev ? rf++ : -1, send, recv_next ? rb++ : -1);
     } else {
@@ -927,8 +1137,6 @@ static void schedule_interleaved(gen *G)
   for (int64_t k = 0; k < remaining; k++) {
     int64_t fk = k + warmup, bk = k;
     int64_t fch = chunk_of(G, fk, 1), bch = chunk_of(G, bk, 0);
-    forward(G, (int)fch, mb_of(G, fk));
-    backward(G, (int)bch, mb_of(G, bk));
     int64_t send_fwd = is_vlast(G, (int)fch) ? -1 : mb_of(G, fk);
     int64_t send_bwd = is_vfirst(G, (int)bch) ? -1 : mb_of(G, bk);
     int recv_prev = 1, recv_next = 1;
@@ -942,10 +1150,29 @@ static void schedule_interleaved(gen *G)
     }
     if (k == remaining - 1)
       recv_prev = 0;
+    if (O) {
+      /* forward, its send_forward_recv_forward posted, then the backward, its send_backward_recv_backward: each
+       * receive waited just before the next compute of its direction, so it runs under the other one */
+      p2p_wait(G, &fh);
+      forward(G, (int)fch, mb_of(G, fk));
+      p2p_post(G, -1, recv_prev ? rf++ : -1, send_fwd, -1, &fh);
+      p2p_wait(G, &bh);
+      backward(G, (int)bch, mb_of(G, bk));
+      p2p_post(G, send_bwd, -1, -1, recv_next ? rb++ : -1, &bh);
+      continue;
+    }
+    forward(G, (int)fch, mb_of(G, fk));
+    backward(G, (int)bch, mb_of(G, bk));
     p2p(G, send_bwd, recv_prev ? rf++ : -1, send_fwd, recv_next ? rb++ : -1);
   }
-  if (all_warmup && !last)
-    p2p(G, -1, -1, -1, rb++); /* recv_backward */
+  if (O)
+    p2p_wait(G, &bh); /* the cool-down waits the last backward handles (the forward ones are left to finish) */
+  if (all_warmup && !last) { /* recv_backward */
+    if (O)
+      p2p_sync(G, -1, -1, -1, rb++);
+    else
+      p2p(G, -1, -1, -1, rb++);
+  }
   for (int64_t k = remaining; k < total; k++) {
     int64_t ch = chunk_of(G, k, 0);
     backward(G, (int)ch, mb_of(G, k));
@@ -956,7 +1183,10 @@ static void schedule_interleaved(gen *G)
     if (k == total - 1)
       recv_next = 0;
     int64_t send_bwd = is_vfirst(G, (int)ch) ? -1 : mb_of(G, k);
-    p2p(G, send_bwd, -1, -1, recv_next ? rb++ : -1);
+    if (O)
+      p2p_sync(G, send_bwd, -1, -1, recv_next ? rb++ : -1);
+    else
+      p2p(G, send_bwd, -1, -1, recv_next ? rb++ : -1);
   }
 }
 
@@ -973,7 +1203,13 @@ static void finish(gen *G)
         coll(G, S_GRAD, DT_OP_ALLREDUCE, G->g.emb, (uint64_t)G->p_emb * c->elem_bytes, "emb.grad");
     add_dep(G, op, S_MAIN, end);
   }
-  if (use_dp(G) && (c->zero == 1 || c->zero == 2)) {
+  if (G->pg_n > 0) {
+    /* overlap_param_gather: the gathers ran under this window's forward (the steady state's rotated window: the
+     * gathers of the previous step's update, docs/generator.md); any bucket the forward did not reach (none:
+     * every unit has a forward) is gathered here */
+    for (int32_t k = G->pg_n - 1 - G->pg_issued; k >= 0; k--)
+      pg_issue(G, k, end);
+  } else if (use_dp(G) && (c->zero == 1 || c->zero == 2)) {
     /* Megatron's distributed optimizer / ZeRO-1: each rank updates its shard, then gathers the parameters; one
      * all-gather per bucket (shard = bucket / dp). ZeRO-2 reduced every micro-batch: gather each parameter
      * once. */
@@ -1128,6 +1364,10 @@ static void emit_rank(const dt_gen_config *c, dt_trace *t, const world_groups *W
   stream_pos(&G, S_MAIN);
   if (c->dp > 1 || G.g.emb >= 0 || G.g.edp >= 0)
     stream_pos(&G, S_GRAD);
+  pg_plan(&G);
+  if (G.pg_n > 0)
+    pg_issue(&G, G.pg_n - 1, -1); /* the first bucket in forward order: dispatched before the forward (Megatron's
+                                     zero_grad / start_param_sync), at the start of the window */
   if (c->schedule == DT_SCHEDULE_INTERLEAVED)
     schedule_interleaved(&G);
   else
@@ -1135,6 +1375,8 @@ static void emit_rank(const dt_gen_config *c, dt_trace *t, const world_groups *W
   finish(&G);
   free(G.deferred);
   free(G.done_buckets);
+  free(G.pg_bucket);
+  free(G.pg_elems);
 }
 
 int dt_gen_build(const dt_gen_config *user, int materialize, dt_trace **out, dt_error *err)

@@ -61,7 +61,10 @@ typedef struct dt_gen_config {
                            same parameters; world = tp * cp * pp * dp, gradients reduced over dp * cp */
   int flash_attention;  /* 1 (default): fused attention kernel; 0: scores as batched GEMMs + softmax in memory */
   int tp_overlap;       /* 1: TP collectives overlap the GEMMs beside them (Megatron/TE userbuffers; with SP) */
-  int p2p_overlap;      /* 1: pipeline sends do not hold the compute stream (Megatron's overlap_p2p_comm) */
+  int p2p_overlap;      /* 1: pipeline sends do not hold the compute stream (Megatron's overlap_p2p_comm); on the
+                           interleaved schedule the receives are posted early, as Megatron posts them */
+  int overlap_param_gather; /* 1: ZeRO-1's parameter all-gathers run under the next iteration's forward, each
+                               bucket waited before its first layer (Megatron's overlap_param_gather); zero 1 only */
   int embed_as_layers;  /* 1: DeepSpeed's transformer|embedding pipeline partition (dt_gen_stage_layers) */
   unsigned given;       /* DT_GEN_GIVEN_* bits: keys set explicitly, which a shape override leaves alone */
   /* provenance, for error positions */

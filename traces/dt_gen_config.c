@@ -218,6 +218,7 @@ static const key_spec keys[] = {
     {"embed_as_layers", "parallel", K_BOOL, F(embed_as_layers), 0},
     {"tp_overlap", "parallel", K_BOOL, F(tp_overlap), 0},
     {"p2p_overlap", "parallel", K_BOOL, F(p2p_overlap), 0},
+    {"overlap_param_gather", "parallel", K_BOOL, F(overlap_param_gather), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -653,6 +654,11 @@ int dt_gen_validate(const dt_gen_config *c, int64_t gpus, dt_error *err)
                   "ZeRO stage %d with pipeline parallelism (pp %d) is not supported (DeepSpeed refuses it; use "
                   "ZeRO-1, Megatron's distributed optimizer)",
                   c->zero, c->pp);
+  if (c->overlap_param_gather && c->zero != 1)
+    return reject(err, c, "overlap_param_gather zero", 0,
+                  "overlap_param_gather needs ZeRO stage 1, Megatron's distributed optimizer (found zero %d; "
+                  "Megatron-LM's arguments.py: '--overlap-param-gather only supported with distributed optimizer')",
+                  c->zero);
   if (c->experts > 0) {
     if (c->top_k < 1 || c->top_k > c->experts)
       return reject(err, c, "top_k experts", 0, "top_k (%d) must be between 1 and the %d experts", c->top_k,
