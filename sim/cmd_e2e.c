@@ -52,7 +52,9 @@ const char dt_cmd_e2e_usage[] =
     "                     waits for its calibration row)\n"
     "  --json             one JSON object: {rows: [{source, model, gpus, measured_s, uncalibrated_s,\n"
     "                     uncalibrated_error, simulated_s, rel_error, role, efficiency, simulations, cpu_s,\n"
-    "                     peak_rss_mib}...], sources: [{source, efficiency, median_error, predicted, pass}...]}\n";
+    "                     peak_rss_mib, train_only_s, train_only_error}...], sources: [{source, efficiency,\n"
+    "                     median_error, predicted, pass}...]}; train_only_s is the CSV's optional column (the\n"
+    "                     training step alone when iter_s includes more, as MLPerf's evaluations), else null\n";
 
 /* How a source's rows map onto dtsim (docs/validation.md gives the reasons). */
 typedef struct source_spec {
@@ -60,19 +62,25 @@ typedef struct source_spec {
   const char *platform;
   const char *recompute;
   int flash, sp, embed_as_layers;
-  int overlap; /* TP communication overlap (with SP) and p2p overlap (interleaved schedule), as the runs set them */
+  int overlap;      /* TP communication overlap (with SP) and p2p overlap (pp > 1), as the runs set them */
+  int param_gather; /* the distributed optimizer's parameter all-gather under the next forward (dp > 1) */
 } source_spec;
 
+/* The configuration keys each value comes from are cited in validation/references/e2e_iterations.csv's header. */
 static const source_spec sources[] = {
-    /* NeMo 24.07 performance summary: Transformer Engine FP8, flash attention, distributed optimizer, SP with TP */
-    {"nemo-24.07", "dgx-h100-superpod.yaml", "none", 1, 1, 0, 1},
+    /* NeMo 24.07 performance summary: Transformer Engine FP8, flash attention, distributed optimizer, SP with TP;
+     * ub_tp_comm_overlap, overlap_p2p_comm and optim.overlap_param_sync true in its launcher configurations */
+    {"nemo-24.07", "dgx-h100-superpod.yaml", "none", 1, 1, 0, 1, 1},
     /* BLOOM: Megatron-DeepSpeed (no flash attention, no SP), activation checkpointing, DeepSpeed's pipeline
-     * partition that counts the embeddings as layers (70 layers on 12 stages) */
-    {"bigscience-tr11", "jean-zay-a100.yaml", "full", 0, 0, 1, 0},
-    /* MLPerf v3.1 GPT-3 on Eos: NeMo, FP8, SP, TP_COMM_OVERLAP=True in its configuration */
-    {"mlperf-v3.1-eos", "eos-like.yaml", "none", 1, 1, 0, 1},
-    /* MegaScale: Megatron-LM based, flash attention, SP, TP and PP communication overlapped (its section 3.2) */
-    {"megascale-nsdi24", "megascale-a100.yaml", "none", 1, 1, 0, 1},
+     * partition that counts the embeddings as layers (70 layers on 12 stages); DeepSpeed's pipeline engine
+     * blocks on its p2p and its ZeRO-1 (bf16 optimizer) gathers the parameters after the step: no overlap */
+    {"bigscience-tr11", "jean-zay-a100.yaml", "full", 0, 0, 1, 0, 0},
+    /* MLPerf v3.1 GPT-3 on Eos: NeMo, FP8, SP, TP_COMM_OVERLAP=True in its configuration, overlap_p2p_comm and
+     * overlap_param_sync true (custom.yaml, conf/optim/distributed_fused_adam.yaml) */
+    {"mlperf-v3.1-eos", "eos-like.yaml", "none", 1, 1, 0, 1, 1},
+    /* MegaScale: Megatron-LM based, flash attention, SP, TP and PP communication overlapped and the data-parallel
+     * all-gather prefetched under the forward (its section 3.2) */
+    {"megascale-nsdi24", "megascale-a100.yaml", "none", 1, 1, 0, 1, 1},
 };
 #define NSOURCES (sizeof sources / sizeof sources[0])
 
@@ -83,6 +91,8 @@ typedef struct e2e_row {
   char source[48], model[32], gpu[32], dtype[8];
   long gpus, gbs, mbs, seq, tp, pp, cp, vp, dp;
   double measured;
+  double train_only;  /* the reference's training time alone (seconds per step) when its measurement includes
+                         more (MLPerf: the evaluations), NAN when it is the training time */
   int derived;
   size_t line;
   const source_spec *spec;
@@ -112,6 +122,10 @@ static const char *const columns[] = {"source", "model", "gpus", "gpu", "dtype",
                                       "tp",     "pp",    "cp",   "vp",  "dp",    "iter_s", "derived"};
 #define NCOLS (sizeof columns / sizeof columns[0])
 
+/* Optional columns: train_only_s, the training step alone when iter_s includes more (docs/validation.md). */
+static const char *const opt_columns[] = {"train_only_s"};
+#define NOPT (sizeof opt_columns / sizeof opt_columns[0])
+
 /* A whole number from a field; empty gives dflt. */
 static int field_long(const char *v, long dflt, long *out)
 {
@@ -133,7 +147,7 @@ static int read_rows(const char *path, e2e_row **out, size_t *nout, dt_error *er
     return dt_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
   char line[4096];
   size_t ln = 0, n = 0, cap = 0;
-  int idx[NCOLS], have_header = 0;
+  int idx[NCOLS], oidx[NOPT] = {-1}, have_header = 0;
   e2e_row *rows = NULL;
   while (fgets(line, sizeof line, f)) {
     ln++;
@@ -163,6 +177,12 @@ static int read_rows(const char *path, e2e_row **out, size_t *nout, dt_error *er
           free(rows);
           return dt_error_set(err, path, (long)ln, 0, "missing column '%s' in the header", columns[k]);
         }
+      }
+      for (size_t k = 0; k < NOPT; k++) {
+        oidx[k] = -1;
+        for (size_t j = 0; j < nf; j++)
+          if (strcmp(fields[j], opt_columns[k]) == 0)
+            oidx[k] = (int)j;
       }
       have_header = 1;
       continue;
@@ -201,6 +221,17 @@ static int read_rows(const char *path, e2e_row **out, size_t *nout, dt_error *er
       return dt_error_set(err, path, (long)ln, 0, "column 'iter_s': expected seconds above zero, found '%s'", v[13]);
     }
     r->derived = strcmp(v[14], "D") == 0;
+    r->train_only = NAN;
+    if (oidx[0] >= 0 && (size_t)oidx[0] < nf && *fields[oidx[0]]) {
+      r->train_only = strtod(fields[oidx[0]], &end);
+      if (*end || !(r->train_only > 0)) {
+        fclose(f);
+        free(rows);
+        return dt_error_set(err, path, (long)ln, 0,
+                            "column 'train_only_s': expected seconds above zero or nothing, found '%s'",
+                            fields[oidx[0]]);
+      }
+    }
     r->spec = NULL;
     for (size_t k = 0; k < NSOURCES; k++)
       if (strcmp(sources[k].source, r->source) == 0)
@@ -258,6 +289,8 @@ static int config_of(const e2e_row *r, dt_gen_config *c, dt_error *err)
   if (r->spec->overlap && r->spec->sp && r->tp > 1 && dt_gen_set(c, "tp_overlap", "true", err) != DT_OK)
     return DT_ERR;
   if (r->spec->overlap && r->pp > 1 && dt_gen_set(c, "p2p_overlap", "true", err) != DT_OK)
+    return DT_ERR;
+  if (r->spec->param_gather && r->dp > 1 && dt_gen_set(c, "overlap_param_gather", "true", err) != DT_OK)
     return DT_ERR;
   if (r->vp > 1) {
     snprintf(buf, sizeof buf, "%ld", r->vp);
@@ -698,6 +731,17 @@ static void print_text(const e2e_row *rows, size_t n, const source_result *res, 
   }
   printf("  eff=1: the uncalibrated run (--uncalibrated runs it for the predicted rows too); CPU s: summed over the\n"
          "  row's simulations (each a child process: generation and replay); MiB: their largest peak resident set\n");
+  for (size_t i = 0; i < n; i++) {
+    const e2e_row *r = &rows[i];
+    if (!isfinite(r->train_only))
+      continue;
+    printf("  %s %s %ld GPUs: the measured %.3f s per step includes more than training (docs/validation.md); "
+           "training alone %.3f s",
+           r->source, r->model, r->gpus, r->measured, r->train_only);
+    if (r->role != ROLE_SKIP)
+      printf(": simulated %.3f s is %+.1f %% off it", r->sim, 100 * rel(r->sim, r->train_only));
+    printf("\n");
+  }
   printf("\nper source: median |error| of the predicted rows (bound %.0f %%)\n", 100 * bound);
   for (size_t k = 0; k < nres; k++) {
     if (res[k].nrun == 0)
@@ -754,6 +798,8 @@ static void print_json(const e2e_row *rows, size_t n, const source_result *res, 
     json_int(g, "gpus", r->gpus);
     json_str(g, "dtype", r->dtype);
     json_num(g, "measured_s", r->measured);
+    json_num(g, "train_only_s", r->train_only);
+    json_num(g, "train_only_error", skip ? NAN : rel(r->sim, r->train_only));
     json_num(g, "uncalibrated_s", r->uncal);
     json_num(g, "uncalibrated_error", rel(r->uncal, r->measured));
     json_num(g, "simulated_s", skip ? NAN : r->sim);
