@@ -5,8 +5,8 @@
 #   docs/validation.md         its section between the "rows:begin" and "rows:end" markers: the class table and
 #                              every validation row with its error (the rest of the file is left as it is)
 # Inputs (shipped): validation/results/collectives.json (`dtsim validate --json`), validation/results/e2e.json
-# (`dtsim validate --e2e --json ...`) and validation/results/e2e-*.json (the same for the rows run apart, with
-# --source; each fills the rows e2e.json skipped); the iteration rows' model sizes come from `dtsim gen MODEL
+# (`dtsim validate --e2e --json ...`) and validation/results/e2e-SOURCE.json (the same for the rows run apart, with
+# --source SOURCE; each fills its source's rows e2e.json skipped); the iteration rows' model sizes come from `dtsim gen MODEL
 # --summary`. Classes: collectives by size band (nccl-tests size below 1 MiB / from 1 MiB), iterations by model
 # size (below 10B, 10B-100B, from 100B parameters; `all` for a trace without a model size); each class's error is
 # the median |error| of its rows (calibration rows excluded: their error is 0 by construction).
@@ -20,14 +20,33 @@ grep -q '^<!-- rows:begin' "$out_md" && grep -q '^<!-- rows:end' "$out_md" ||
   { echo "validation_errors.sh: $out_md has no rows:begin / rows:end markers" >&2; exit 2; }
 coll=$here/validation/results/collectives.json
 command -v jq >/dev/null || { echo "validation_errors.sh: jq is needed (scripts/deps.sh installs it)" >&2; exit 2; }
-# the iteration rows: validation/results/e2e.json's, each row it skipped taken from the first e2e-*.json that ran
-# it (rows too big to run together are run apart, by source: validation/results/README.md)
+# the iteration rows: validation/results/e2e.json's; each row it skipped is taken from the run named after the
+# row's source, validation/results/e2e-SOURCE.json (rows too big to run together are run apart, one source at a
+# time: validation/results/README.md), and stays "not run" when that file does not hold it. Deterministic: a row
+# comes from e2e.json or from its own source's file, never from another source's run (which may hold it as a
+# calibration row it needed) and never by file order. A row both e2e.json and its source's file ran must agree
+# (error within 1e-5), and every e2e-*.json must be named after a source of its rows: anything else is stale.
 e2e=$(mktemp)
 trap 'rm -f "$e2e"' EXIT
-jq -s '.[0] as $main | [.[1:][] | .rows[] | select(.role != "skipped")] as $more
-  | $main | .rows |= map(. as $r | if .role == "skipped" then
-      ([$more[] | select(.source == $r.source and .model == $r.model and .gpus == $r.gpus)][0] // $r) else . end)' \
-  "$here/validation/results/e2e.json" $(ls "$here"/validation/results/e2e-*.json 2>/dev/null | sort) >"$e2e"
+extra=()
+for f in "$here"/validation/results/e2e-*.json; do
+  [ -e "$f" ] || continue
+  src=$(basename "$f" .json)
+  src=${src#e2e-}
+  jq -e --arg s "$src" 'any(.rows[]; .source == $s and .role != "skipped")' "$f" >/dev/null ||
+    { echo "validation_errors.sh: $f runs no row of a source '$src' (stale? name it e2e-SOURCE.json after the source it ran)" >&2; exit 2; }
+  extra+=("$f")
+done
+jq -n --slurpfile main "$here/validation/results/e2e.json" '
+  [inputs | {src: (input_filename | capture("e2e-(?<s>[^/]+)[.]json$").s), rows: .rows}] as $runs
+  | $main[0] | .rows |= map(. as $r
+      | [$runs[] | select(.src == $r.source) | .rows[]
+         | select(.source == $r.source and .model == $r.model and .gpus == $r.gpus and .role != "skipped")] as $own
+      | if .role != "skipped" then
+          (if ($own | length) > 0 and ((($own[0].rel_error - .rel_error) | fabs) > 1e-5) then
+             error("\($r.source) \($r.model) \($r.gpus) GPUs: e2e.json and e2e-\($r.source).json disagree (\(.rel_error) vs \($own[0].rel_error)): rerun one of them")
+           else . end)
+        else ($own[0] // .) end)' ${extra[@]+"${extra[@]}"} >"$e2e"
 
 # the models' parameter counts, computed by the generator
 params_json="{"
@@ -72,7 +91,9 @@ pct='def pct: if . == null then "" else (. * 1000 | round / 10 | tostring) + " %
   echo "dates in \`validation/results/README.md\`); \`tests/e2e_confidence.sh\` reruns what CI can afford and checks that"
   echo "this section, \`validation/errors.csv\` and the runs agree. Error = (simulated − measured) / measured; efficiency"
   echo "1 is the uncalibrated run (calibration rows only, unless run with \`--uncalibrated\`); CPU s and peak MiB are"
-  echo "what the row's simulations took on the shared 2-core machine of the run."
+  echo "what the row's simulations took on the shared 2-core machine of the run. \"Training alone\": where the measured"
+  echo "time includes more than the training step (MLPerf's includes its evaluations, amortised over the steps), the"
+  echo "training step by itself (the CSV's \`train_only_s\`) and the simulation's error against it."
   echo
   echo "### Configuration classes (the interval every report prints, docs/report.md)"
   echo
@@ -91,11 +112,11 @@ pct='def pct: if . == null then "" else (. * 1000 | round / 10 | tostring) + " %
   echo
   echo "### Iterations (\`dtsim validate --e2e\`, compute model)"
   echo
-  echo "| source | model | parameters | GPUs | measured (s) | simulated (s) | error | efficiency 1 (s) | error | CPU s | peak MiB | role |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| source | model | parameters | GPUs | measured (s) | simulated (s) | error | training alone (s) | error | efficiency 1 (s) | error | CPU s | peak MiB | role |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   jq -r --argjson P "$params_json" "$pct"'def num(d): if . == null then "" else (. * d | round / d | tostring) end;
     .rows[] |
-    "| \(.source) | \(.model) | \(if $P[.model] then ($P[.model] / 1e9 * 10 | round / 10 | tostring) + "B" else "" end) | \(.gpus) | \(.measured_s) | \(if .simulated_s == null then "not run" else (.simulated_s | num(1000)) end) | \(.rel_error | pct) | \(.uncalibrated_s | num(1000)) | \(.uncalibrated_error | pct) | \(.cpu_s | num(10)) | \(.peak_rss_mib | num(1)) | \(.role) |"' "$e2e"
+    "| \(.source) | \(.model) | \(if $P[.model] then ($P[.model] / 1e9 * 10 | round / 10 | tostring) + "B" else "" end) | \(.gpus) | \(.measured_s) | \(if .simulated_s == null then "not run" else (.simulated_s | num(1000)) end) | \(.rel_error | pct) | \(.train_only_s | num(1000)) | \(.train_only_error | pct) | \(.uncalibrated_s | num(1000)) | \(.uncalibrated_error | pct) | \(.cpu_s | num(10)) | \(.peak_rss_mib | num(1)) | \(.role) |"' "$e2e"
   echo "<!-- rows:end -->"
 } >"$out_md.rows"
 # the file with its marked section replaced

@@ -63,7 +63,8 @@ typedef struct source_spec {
   const char *recompute;
   int flash, sp, embed_as_layers;
   int overlap;      /* TP communication overlap (with SP) and p2p overlap (pp > 1), as the runs set them */
-  int param_gather; /* the distributed optimizer's parameter all-gather under the next forward (dp > 1) */
+  int param_gather; /* the distributed optimizer's parameter all-gather under the next forward (dp > 1): 0 not
+                       overlapped, 1 prefetched one bucket ahead (Megatron / NeMo), 2 one model chunk ahead */
 } source_spec;
 
 /* The configuration keys each value comes from are cited in validation/references/e2e_iterations.csv's header. */
@@ -79,8 +80,9 @@ static const source_spec sources[] = {
      * overlap_param_sync true (custom.yaml, conf/optim/distributed_fused_adam.yaml) */
     {"mlperf-v3.1-eos", "eos-like.yaml", "none", 1, 1, 0, 1, 1},
     /* MegaScale: Megatron-LM based, flash attention, SP, TP and PP communication overlapped and the data-parallel
-     * all-gather prefetched under the forward (its section 3.2) */
-    {"megascale-nsdi24", "megascale-a100.yaml", "none", 1, 1, 0, 1, 1},
+     * all-gather of each model chunk prefetched while the previous one runs, the first at the iteration's start
+     * (its section 3.2) */
+    {"megascale-nsdi24", "megascale-a100.yaml", "none", 1, 1, 0, 1, 2},
 };
 #define NSOURCES (sizeof sources / sizeof sources[0])
 
@@ -290,7 +292,9 @@ static int config_of(const e2e_row *r, dt_gen_config *c, dt_error *err)
     return DT_ERR;
   if (r->spec->overlap && r->pp > 1 && dt_gen_set(c, "p2p_overlap", "true", err) != DT_OK)
     return DT_ERR;
-  if (r->spec->param_gather && r->dp > 1 && dt_gen_set(c, "overlap_param_gather", "true", err) != DT_OK)
+  if (r->spec->param_gather && r->dp > 1 &&
+      (dt_gen_set(c, "overlap_param_gather", "true", err) != DT_OK ||
+       dt_gen_set(c, "param_gather_prefetch", r->spec->param_gather == 2 ? "chunk" : "bucket", err) != DT_OK))
     return DT_ERR;
   if (r->vp > 1) {
     snprintf(buf, sizeof buf, "%ld", r->vp);

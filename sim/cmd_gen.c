@@ -56,7 +56,8 @@ typedef struct flag_row {
   X(cp, "cp", 1, "cp", NULL) \
   X(tp_overlap, "tp-overlap", 0, "tp_overlap", "true") \
   X(p2p_overlap, "p2p-overlap", 0, "p2p_overlap", "true") \
-  X(overlap_param_gather, "overlap-param-gather", 0, "overlap_param_gather", "true")
+  X(overlap_param_gather, "overlap-param-gather", 0, "overlap_param_gather", "true") \
+  X(param_gather_prefetch, "param-gather-prefetch", 1, "param_gather_prefetch", NULL)
 
 #define FLAG_ENUM(id, flag, arg, key, fixed) FLAG_##id,
 enum { FLAG_ROWS(FLAG_ENUM) FLAG_COUNT };
@@ -66,7 +67,7 @@ static const flag_row flag_rows[] = {FLAG_ROWS(FLAG_ROW)};
 
 #define FLAG_OPTION(id, flag, arg, key, fixed) {flag, (arg) ? required_argument : no_argument, NULL, DT_GEN_OPT_BASE + FLAG_##id},
 const struct option dt_gen_long_options[] = {FLAG_ROWS(FLAG_OPTION){NULL, 0, NULL, 0}};
-_Static_assert(FLAG_COUNT == 29, "dt_gen_long_options lists every flag row");
+_Static_assert(FLAG_COUNT == 30, "dt_gen_long_options lists every flag row");
 
 const char dt_gen_flags_help[] =
     "  PRESET                 neox-19m, neox-125m, neox-1.3b, neox-13b, gpt3-175b, gpt3-5b, gpt3-20b,\n"
@@ -78,6 +79,8 @@ const char dt_gen_flags_help[] =
     "  --p2p-overlap          pipeline sends do not hold the compute stream (overlap_p2p_comm); with the\n"
     "                         interleaved schedule the receives are posted early, as Megatron posts them\n"
     "  --overlap-param-gather ZeRO-1's parameter all-gathers run under the next forward (needs --zero 1)\n"
+    "  --param-gather-prefetch bucket|chunk   one bucket ahead (Megatron, default) or one model chunk ahead\n"
+    "                         (MegaScale)\n"
     "  --zero K               ZeRO stage 0-3 (1: Megatron's distributed optimizer)\n"
     "  --sp                   sequence parallelism (turned off, with a note, when tp is 1, as Megatron does)\n"
     "  --recompute MODE       activation recomputation: none (default), full, selective\n"

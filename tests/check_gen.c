@@ -598,6 +598,28 @@ START_TEST(test_param_gather_overlap)
     ck_assert_int_eq(g->ops[i].deps[0].index, (int)s0->nops - 1);
   }
   dt_trace_free(t);
+  /* param_gather_prefetch chunk (MegaScale): one model chunk here, so all six gathers open the window in forward
+   * order with no dependency, and the chunk's first forward op waits for the last of them (s1 runs them in order);
+   * no other forward op waits on s1 */
+  set(&c, "overlap_param_gather", "true");
+  set(&c, "param_gather_prefetch", "chunk");
+  t = build(&c, 0);
+  g = &t->ranks[0].streams[stream_of(t, 0, 1)];
+  ck_assert_int_eq(g->nops, 12);
+  for (int i = 0; i < 6; i++) {
+    ck_assert_str_eq(g->ops[i].name, want[i][0]);
+    ck_assert_int_eq(g->ops[i].ndeps, 0);
+  }
+  s0 = &t->ranks[0].streams[stream_of(t, 0, 0)];
+  for (size_t i = 0; i < s0->nops; i++) {
+    char deps[128];
+    deps_text(t, 0, &s0->ops[i], deps, sizeof deps);
+    ck_assert_msg(strcmp(deps, i == 0 ? "s1:5" : "") == 0, "s0 op %zu (%s) waits for '%s'", i, s0->ops[i].name, deps);
+  }
+  dt_trace_free(t);
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_gen_set(&c, "param_gather_prefetch", "layer", &err), DT_ERR);
+  ck_assert_str_eq(err.msg, "'param_gather_prefetch' expects bucket or chunk, found 'layer'");
   /* Megatron refuses the flag without the distributed optimizer */
   dt_gen_config z = small();
   set(&z, "overlap_param_gather", "true");

@@ -271,7 +271,9 @@ static const char *const overlap_cases[] = {"tp_overlap=true",
                                             "virtual_stages=2",
                                             "zero=1 overlap_param_gather=true",
                                             "zero=1 overlap_param_gather=true tp_overlap=true p2p_overlap=true "
-                                            "schedule=interleaved virtual_stages=2 bucket=0"};
+                                            "schedule=interleaved virtual_stages=2 bucket=0",
+                                            "zero=1 overlap_param_gather=true param_gather_prefetch=chunk "
+                                            "p2p_overlap=true schedule=interleaved virtual_stages=2"};
 
 START_TEST(test_overlap)
 {

@@ -90,12 +90,13 @@ typedef struct gen {
   /* overlap_param_gather (ZeRO-1): the buckets the last backward fills, in its order (pg_elems, padded to dp);
    * pg_bucket[unit] is the bucket whose first unit in forward order is unit (0 the embedding, 1 + l layer l,
    * layers + 1 the output layer), else -1; pg_next the next bucket the forward reaches (they are reached from the
-   * last to the first), pg_cur the s1 index of its all-gather */
+   * last to the first) */
   int32_t *pg_bucket;
   int64_t *pg_elems;
-  int32_t pg_n, pg_next, pg_issued;
+  int32_t *pg_chunk; /* model chunk of each bucket */
+  int64_t *pg_s1;    /* s1 index of each bucket's all-gather once issued */
+  int32_t pg_n, pg_next, pg_issued, pg_plan_chunk;
   size_t pg_cap;
-  int64_t pg_cur;
 } gen;
 
 /* ---- sizes and FLOPs ---- */
@@ -639,8 +640,15 @@ static void pg_close(gen *G, int64_t *acc, int32_t *lo)
   if (*acc <= 0)
     return;
   int64_t d = G->c->dp;
+  size_t cap = G->pg_cap;
   G->pg_elems = dt_grow(G->pg_elems, &G->pg_cap, (size_t)G->pg_n, sizeof *G->pg_elems);
+  if (G->pg_cap != cap) {
+    G->pg_chunk = dt_xrealloc(G->pg_chunk, sizeof *G->pg_chunk * G->pg_cap);
+    G->pg_s1 = dt_xrealloc(G->pg_s1, sizeof *G->pg_s1 * G->pg_cap);
+  }
   G->pg_elems[G->pg_n] = (*acc + d - 1) / d * d; /* padded as emit_bucket pads it */
+  G->pg_chunk[G->pg_n] = G->pg_plan_chunk;
+  G->pg_s1[G->pg_n] = -1;
   G->pg_bucket[*lo] = G->pg_n++;
   *acc = 0;
   *lo = -1;
@@ -673,6 +681,7 @@ static void pg_plan(gen *G)
   int64_t acc = 0;
   int32_t lo = -1;
   for (int ch = c->virtual_stages - 1; ch >= 0; ch--) {
+    G->pg_plan_chunk = ch;
     if (is_vlast(G, ch))
       pg_add(G, &acc, &lo, c->layers + 1, output_params(G) + (c->swiglu ? 1 : 2) * (int64_t)c->hidden);
     int l0 = chunk_layer0(G, ch);
@@ -684,7 +693,6 @@ static void pg_plan(gen *G)
   }
   G->pg_next = G->pg_n - 1;
   G->pg_issued = 0;
-  G->pg_cur = -1;
 }
 
 /* Issues bucket k's parameter all-gather on s1 (bytes = its shard, bucket / dp) after s0 op `after` (-1: at the
@@ -696,8 +704,18 @@ static void pg_issue(gen *G, int32_t k, int64_t after)
   dt_op *op = coll(G, S_GRAD, DT_OP_ALLGATHER, G->g.dp, (uint64_t)(G->pg_elems[k] / G->c->dp) * G->c->elem_bytes,
                    name);
   add_dep(G, op, S_MAIN, after);
-  G->pg_cur = (int64_t)G->n[S_GRAD] - 1;
+  G->pg_s1[k] = (int64_t)G->n[S_GRAD] - 1;
   G->pg_issued++;
+}
+
+/* param_gather_prefetch chunk: issues the all-gathers of bucket k and the chunk's other buckets after it in forward
+ * order (k - 1, ... while in k's chunk), after s0 op `after`. Returns the next chunk's first bucket (-1: none). */
+static int32_t pg_issue_chunk(gen *G, int32_t k, int64_t after)
+{
+  int32_t j = k;
+  for (; j >= 0 && G->pg_chunk[j] == G->pg_chunk[k]; j--)
+    pg_issue(G, j, after);
+  return j;
 }
 
 /* The forward reaches gradient unit `unit` (before its first op). When it is the first unit of the next bucket in
@@ -709,11 +727,25 @@ static void pg_unit(gen *G, int32_t unit)
 {
   if (G->pg_n == 0 || G->pg_next < 0 || G->pg_bucket[unit] != G->pg_next)
     return;
-  int64_t wait = G->pg_cur;
-  if (G->pg_next > 0)
-    pg_issue(G, G->pg_next - 1, last_main(G));
+  int32_t k = G->pg_next;
+  if (G->c->param_gather_chunk) {
+    /* MegaScale (NSDI'24 §3.2): a model chunk's parameters are gathered together, the next chunk's prefetched
+     * when this one starts; the chunk's first forward op waits for its last all-gather (s1 runs them in order) */
+    int32_t j = k;
+    while (j >= 0 && G->pg_chunk[j] == G->pg_chunk[k])
+      j--;
+    int64_t wait = G->pg_s1[j + 1];
+    if (j >= 0)
+      pg_issue_chunk(G, j, last_main(G));
+    wait_next(G, S_GRAD, wait);
+    G->pg_next = j;
+    return;
+  }
+  int64_t wait = G->pg_s1[k];
+  if (k > 0)
+    pg_issue(G, k - 1, last_main(G));
   wait_next(G, S_GRAD, wait);
-  G->pg_next--;
+  G->pg_next = k - 1;
 }
 
 /* Emits the MLP or MoE block's forward (phase "fwd" or "recompute"). */
@@ -1365,9 +1397,12 @@ static void emit_rank(const dt_gen_config *c, dt_trace *t, const world_groups *W
   if (c->dp > 1 || G.g.emb >= 0 || G.g.edp >= 0)
     stream_pos(&G, S_GRAD);
   pg_plan(&G);
-  if (G.pg_n > 0)
-    pg_issue(&G, G.pg_n - 1, -1); /* the first bucket in forward order: dispatched before the forward (Megatron's
-                                     zero_grad / start_param_sync), at the start of the window */
+  /* the first bucket in forward order (Megatron dispatches it from zero_grad), or the first chunk's (MegaScale),
+   * at the start of the window, before the forward */
+  if (G.pg_n > 0 && c->param_gather_chunk)
+    pg_issue_chunk(&G, G.pg_n - 1, -1);
+  else if (G.pg_n > 0)
+    pg_issue(&G, G.pg_n - 1, -1);
   if (c->schedule == DT_SCHEDULE_INTERLEAVED)
     schedule_interleaved(&G);
   else
@@ -1377,6 +1412,8 @@ static void emit_rank(const dt_gen_config *c, dt_trace *t, const world_groups *W
   free(G.done_buckets);
   free(G.pg_bucket);
   free(G.pg_elems);
+  free(G.pg_chunk);
+  free(G.pg_s1);
 }
 
 int dt_gen_build(const dt_gen_config *user, int materialize, dt_trace **out, dt_error *err)

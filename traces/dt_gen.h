@@ -65,6 +65,8 @@ typedef struct dt_gen_config {
                            interleaved schedule the receives are posted early, as Megatron posts them */
   int overlap_param_gather; /* 1: ZeRO-1's parameter all-gathers run under the next iteration's forward, each
                                bucket waited before its first layer (Megatron's overlap_param_gather); zero 1 only */
+  int param_gather_chunk;   /* how they are prefetched: 0 one bucket ahead (Megatron), 1 a whole model chunk's
+                               buckets one chunk ahead, the first chunk's at the start (MegaScale, NSDI'24 §3.2) */
   int embed_as_layers;  /* 1: DeepSpeed's transformer|embedding pipeline partition (dt_gen_stage_layers) */
   unsigned given;       /* DT_GEN_GIVEN_* bits: keys set explicitly, which a shape override leaves alone */
   /* provenance, for error positions */

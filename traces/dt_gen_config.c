@@ -175,7 +175,7 @@ char *dt_gen_shape_name(const dt_gen_config *c, char *buf, size_t size)
 
 /* ---- keys ---- */
 
-typedef enum { K_COUNT, K_COUNT64, K_BOOL, K_BYTES, K_DTYPE, K_ZERO, K_RECOMPUTE, K_SCHEDULE, K_NAME } key_type;
+typedef enum { K_COUNT, K_COUNT64, K_BOOL, K_BYTES, K_DTYPE, K_ZERO, K_RECOMPUTE, K_SCHEDULE, K_PREFETCH, K_NAME } key_type;
 
 typedef struct key_spec {
   const char *key;
@@ -219,6 +219,7 @@ static const key_spec keys[] = {
     {"tp_overlap", "parallel", K_BOOL, F(tp_overlap), 0},
     {"p2p_overlap", "parallel", K_BOOL, F(p2p_overlap), 0},
     {"overlap_param_gather", "parallel", K_BOOL, F(overlap_param_gather), 0},
+    {"param_gather_prefetch", "parallel", K_PREFETCH, F(param_gather_chunk), 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -477,6 +478,14 @@ int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *e
       c->schedule = DT_SCHEDULE_INTERLEAVED;
     else
       return dt_error_set(err, "", 0, 0, "'schedule' expects 1f1b or interleaved, found '%s'", value);
+    return DT_OK;
+  case K_PREFETCH:
+    if (strcmp(value, "bucket") == 0)
+      c->param_gather_chunk = 0;
+    else if (strcmp(value, "chunk") == 0)
+      c->param_gather_chunk = 1;
+    else
+      return dt_error_set(err, "", 0, 0, "'param_gather_prefetch' expects bucket or chunk, found '%s'", value);
     return DT_OK;
   }
   return DT_ERR;
