@@ -8,7 +8,9 @@
 # here must give what those runs gave.
 # Every row is listed, the calibration row lands on its measurement, each predicted row ran once at the
 # calibrated efficiency, and the median error of each source's predicted rows is within the bound (10 %). Bad
-# input is an error with its file and line.
+# input is an error with its file and line. The optional train_only_s column (MLPerf's training step without its
+# evaluations) is printed with its error; scripts/validation_errors.sh takes each row run apart from its own
+# source's results file and refuses stale ones.
 # usage: tests/e2e_iterations.sh path/to/dtsim   (run from the repository root)
 set -u
 DTSIM=${1:?usage: e2e_iterations.sh DTSIM}
@@ -84,6 +86,49 @@ check "--plain runs and says so" '[ $rc -eq 0 ] && jq -e ".compute_model == \"pl
 "$DTSIM" validate --e2e --max-gpus 8 >"$tmp/t.txt" 2>/dev/null
 check "text output lists the sources" 'grep -q "nemo-24.07 .* over 1 row" "$tmp/t.txt" && grep -q "bigscience-tr11" "$tmp/t.txt"'
 
+
+# scripts/validation_errors.sh picks each skipped row from the run named after its source, never from another
+# source's run that holds it, and refuses a stale results file (named after no source it ran, or disagreeing)
+V=$(mktemp -d "$tmp/v.XXXX")
+mkdir -p "$V/scripts" "$V/docs" "$V/validation/results"
+cp scripts/validation_errors.sh "$V/scripts/"
+cp docs/validation.md "$V/docs/"
+cp validation/results/collectives.json validation/results/e2e.json "$V/validation/results/"
+# another source's run (named mlperf) that also ran NeMo's 512-GPU row, with a made-up error: not taken
+jq '.rows |= map(if .gpus == 512 then .role = "predicted" | .rel_error = 0.5 | .simulated_s = 1
+  elif .source == "mlperf-v3.1-eos" then .role = "predicted from another source" | .rel_error = 0.1 | .simulated_s = 1.177
+  else . end)' validation/results/e2e.json >"$V/validation/results/e2e-mlperf-v3.1-eos.json"
+bash "$V/scripts/validation_errors.sh" "$DTSIM" "$V/e.csv" "$V/docs/validation.md" 2>"$V/err"; rc=$?
+check "validation_errors.sh: a row is never taken from another source's run, its own source's rows are" \
+  '[ $rc -eq 0 ] && grep -q "^| nemo-24.07 | gpt3-175b | 174.6B | 512 | 10.48 | not run |" "$V/docs/validation.md" &&
+   grep -q "^| mlperf-v3.1-eos | gpt3-175b | 174.6B | 10752 | 1.07 | 1.177 | 10 % |" "$V/docs/validation.md"'
+jq '.rows |= map(if .gpus == 512 then .role = "predicted" | .rel_error = 0.5 | .simulated_s = 1 else . end)' \
+  validation/results/e2e.json >"$V/validation/results/e2e-nemo-24.07.json"
+bash "$V/scripts/validation_errors.sh" "$DTSIM" "$V/e.csv" "$V/docs/validation.md" 2>"$V/err"; rc=$?
+check "validation_errors.sh: it is taken from its own source's run" \
+  '[ $rc -eq 0 ] && grep -q "^| nemo-24.07 | gpt3-175b | 174.6B | 512 | 10.48 | 1 | 50 % |" "$V/docs/validation.md"'
+rm "$V/validation/results/e2e-nemo-24.07.json"
+cp validation/results/e2e.json "$V/validation/results/e2e-nowhere.json"
+bash "$V/scripts/validation_errors.sh" "$DTSIM" "$V/e.csv" "$V/docs/validation.md" >/dev/null 2>"$V/err"; rc=$?
+check "validation_errors.sh: a results file named after no source it ran is refused" \
+  '[ $rc -ne 0 ] && grep -q "e2e-nowhere.json runs no row of a source .nowhere." "$V/err"'
+rm "$V/validation/results/e2e-nowhere.json"
+jq '.rows |= map(if .model == "gpt3-5b" then .rel_error = 0.5 else . end)' validation/results/e2e.json \
+  >"$V/validation/results/e2e-nemo-24.07.json"
+bash "$V/scripts/validation_errors.sh" "$DTSIM" "$V/e.csv" "$V/docs/validation.md" >/dev/null 2>"$V/err"; rc=$?
+check "validation_errors.sh: a row e2e.json and its source's file give differently is refused" \
+  '[ $rc -ne 0 ] && grep -q "gpt3-5b 64 GPUs: e2e.json and e2e-nemo-24.07.json disagree" "$V/err"'
+
+# the optional train_only_s column: printed beside the error, in --json, and a bad value is an error
+check "the MLPerf row keeps its training-alone time (0.959 s) even when skipped" \
+  'jq -e ".rows[] | select(.source == \"mlperf-v3.1-eos\") | .train_only_s == 0.959 and .train_only_error == null" "$tmp/e.json" >/dev/null &&
+   jq -e "[.rows[] | select(.source != \"mlperf-v3.1-eos\") | .train_only_s] | all(. == null)" "$tmp/e.json" >/dev/null'
+sed -i 's/^\(mlperf-v3.1-eos,llama2-7b,8,.*,D\)$/\1,3.5/' "$tmp/src/e2e_iterations.csv"
+"$DTSIM" validate --e2e --references "$tmp/src" --source mlperf-v3.1-eos --json >"$tmp/s2.json" 2>/dev/null
+"$DTSIM" validate --e2e --references "$tmp/src" --source mlperf-v3.1-eos >"$tmp/s2.txt" 2>/dev/null
+check "a predicted row with train_only_s: its error against the training time (simulated / 3.5 - 1) in --json and text" \
+  'jq -e ".rows[2] | .train_only_s == 3.5 and ((.train_only_error - (.simulated_s / 3.5 - 1)) | fabs) < 1e-5" "$tmp/s2.json" >/dev/null &&
+   grep -q "mlperf-v3.1-eos llama2-7b 8 GPUs: the measured 3.890 s per step includes more than training (docs/validation.md); training alone 3.500 s: simulated 3.890 s is +11.1 % off it" "$tmp/s2.txt"'
 # bad input: an unknown source, a bad number, a missing column; each names the file and line
 mkdir -p "$tmp/refs"
 # the shipped file's comments, header and first two rows, then the bad row: its line number is one past them
@@ -100,6 +145,11 @@ start_refs
 echo "nemo-24.07,gpt3-5b,8,H100-SXM,fp8,16,1,2048,1,1,1,1,8,soon," >>"$tmp/refs/e2e_iterations.csv"
 "$DTSIM" validate --e2e --references "$tmp/refs" >/dev/null 2>"$tmp/err"; rc=$?
 check "bad iter_s: exit 2 at file:$bad" '[ $rc -eq 2 ] && grep -q "e2e_iterations.csv:$bad: column .iter_s.: expected seconds above zero, found .soon." "$tmp/err"'
+start_refs
+echo "nemo-24.07,gpt3-5b,8,H100-SXM,fp8,16,1,2048,1,1,1,1,8,1.0,,later" >>"$tmp/refs/e2e_iterations.csv"
+"$DTSIM" validate --e2e --references "$tmp/refs" >/dev/null 2>"$tmp/err"; rc=$?
+check "bad train_only_s: exit 2 at file:$bad" '[ $rc -eq 2 ] && grep -q "e2e_iterations.csv:$bad: column .train_only_s.: expected seconds above zero or nothing, found .later." "$tmp/err"'
+
 # --json goes through the JSON library: a quote and a backslash in a (skipped) row's model stay one valid string;
 # a source whose rows are all above --max-gpus is said to be skipped, not to "calibrate"
 grep '^#' validation/references/e2e_iterations.csv >"$tmp/refs/e2e_iterations.csv"
