@@ -518,6 +518,9 @@ typedef struct yspec {
   const char *file;
   dt_sweep_spec *s;
   dt_error *err;
+  char **seen;      /* the full dotted keys given so far ("axes.network.wiring"), owned */
+  where *seen_at;   /* where each was given (its key's position) */
+  size_t nseen;
 } yspec;
 
 static where node_where(yspec *Y, const yaml_node_t *n)
@@ -584,6 +587,20 @@ static int walk_map(yspec *Y, yaml_node_t *map, const char *prefix, int depth)
     char key[1024];
     snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", scalar(k));
     int in_axes = strncmp(key, "axes", 4) == 0 && (key[4] == '\0' || key[4] == '.');
+    /* one key in two spellings ("network: {wiring: ...}" and "network.wiring: ...") would silently keep the
+     * later one: an error at the second, naming the first */
+    int opens_map = v->type == YAML_MAPPING_NODE;
+    if (!opens_map) {
+      for (size_t i = 0; i < Y->nseen; i++)
+        if (strcmp(Y->seen[i], key) == 0)
+          return spec_fail(Y->err, node_where(Y, k), "%s '%s' given twice (first at %ld:%ld)",
+                           in_axes ? "axis" : "key", in_axes ? key + 5 : key, Y->seen_at[i].line,
+                           Y->seen_at[i].col);
+      Y->seen = dt_xrealloc(Y->seen, sizeof *Y->seen * (Y->nseen + 1));
+      Y->seen_at = dt_xrealloc(Y->seen_at, sizeof *Y->seen_at * (Y->nseen + 1));
+      Y->seen[Y->nseen] = dt_xstrdup(key);
+      Y->seen_at[Y->nseen++] = node_where(Y, k);
+    }
     if (depth == 0) {
       int known = 0;
       for (size_t i = 0; i < sizeof top_keys / sizeof top_keys[0]; i++)
@@ -692,6 +709,8 @@ static int load_yaml(const char *path, dt_sweep_spec *s, dt_error *err)
   }
   yaml_document_delete(&Y.doc);
   yaml_parser_delete(&parser);
+  free_strs(Y.seen, Y.nseen);
+  free(Y.seen_at);
   free(text);
   return rc;
 }

@@ -255,6 +255,23 @@ START_TEST(test_yaml_aliases)
 }
 END_TEST
 
+/* One axis in two spellings (nested and dotted) is refused at the second, in either order: the later one was
+ * kept silently and the first's values never planned. */
+START_TEST(test_axis_twice)
+{
+  spec_refused("  network: {wiring: [node, rail], oversubscription: [1, 3]}\n  network.wiring: [rail]\n", 6, 3,
+               "axis 'network.wiring' given twice (first at 5:13)");
+  spec_refused("  network.wiring: [rail]\n  network:\n    oversubscription: [1, 3]\n    wiring: [node, rail]\n", 8, 5,
+               "axis 'network.wiring' given twice (first at 5:3)");
+  dt_sweep_spec *s;
+  dt_error err;
+  ck_assert_msg(load_spec("  network: {wiring: [node, rail]}\n  network.oversubscription: [1, 3]\n", &s, &err) == DT_OK,
+                "%s", err.msg);
+  ck_assert_int_eq(s->naxes, 2);
+  dt_sweep_spec_free(s);
+}
+END_TEST
+
 /* Two spellings of one value on an axis are refused with both positions (they gave duplicate grid points, each run
  * twice); values that differ after conversion stay. */
 START_TEST(test_equal_after_conversion)
@@ -348,6 +365,7 @@ int main(void)
       {"random_distinct", test_random_distinct, 1},
       {"hash_depends", test_hash_depends, 1},
       {"yaml_aliases", test_yaml_aliases, 1},
+      {"axis_twice", test_axis_twice, 1},
       {"equal_after_conversion", test_equal_after_conversion, 1},
       {"workload_values", test_workload_values, 1},
   };
