@@ -756,6 +756,9 @@ int dt_cmd_sweep(int argc, char **argv)
     goto fail;
   if (dt_sweep_spec_load(o.spec, (const char *const *)o.sets, o.nsets, &spec, &err) != DT_OK)
     goto fail;
+  /* the plot options, before the first point runs (was: every point ran, then 'not an axis') */
+  if (o.verb != 2 && o.plot && dt_sweep_plot_check(o.plot, o.plot_x, o.plot_by, o.where, o.nwhere, spec, &err) != DT_OK)
+    goto fail;
   filter fl = {&o};
   if (dt_sweep_plan_make(spec, o.npoints_only ? wanted : NULL, &fl, &P, &err) != DT_OK)
     goto fail;

@@ -516,6 +516,33 @@ static void gp_tics(FILE *f, const char *which, const dt_sweep_axis *ax)
   fputs(")\n", f);
 }
 
+int dt_sweep_plot_check(const char *out, const char *x, const char *by, const char *const *where, size_t nwhere,
+                        const dt_sweep_spec *s, dt_error *err)
+{
+  const char *ext = strrchr(out, '.');
+  if (!ext || (strcmp(ext, ".svg") != 0 && strcmp(ext, ".png") != 0))
+    return dt_error_set(err, NULL, 0, 0, "--plot '%s': expected a file name ending in .svg or .png", out);
+  size_t ax = SIZE_MAX, ay = SIZE_MAX;
+  if (x && find_axis(s, x, &ax) < 0)
+    return dt_error_set(err, NULL, 0, 0, "--plot-x '%s' is not an axis of the sweep", x);
+  if (by && find_axis(s, by, &ay) < 0)
+    return dt_error_set(err, NULL, 0, 0, "--plot-by '%s' is not an axis of the sweep", by);
+  for (size_t k = 0; k < nwhere; k++) {
+    const char *eq = strchr(where[k], '=');
+    char key[512];
+    snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - where[k]) : 0, where[k]);
+    size_t a, v = 0;
+    int found = eq && find_axis(s, key, &a) == 0;
+    for (; found && v < s->axes[a].nvalues; v++)
+      if (strcmp(s->axes[a].labels[v], eq + 1) == 0)
+        break;
+    if (!found || v == s->axes[a].nvalues || (x && a == ax) || (by && a == ay))
+      return dt_error_set(err, NULL, 0, 0, "--plot-where '%s': expected AXIS=VALUE with a value of an axis that "
+                                           "is not plotted", where[k]);
+  }
+  return DT_OK;
+}
+
 int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, const char *const *where,
                   size_t nwhere, const dt_sweep_plan *p, const dt_sweep_result *r, const dt_sweep_table *t,
                   dt_error *err)

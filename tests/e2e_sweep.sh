@@ -164,6 +164,13 @@ check "--plot-where with a value the axis does not have exits 2" \
   '"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/w.svg" --plot-where nics.bandwidth=1Gb/s >/dev/null 2>&1; [ $? -eq 2 ]'
 check "--plot with a bad extension exits 2" \
   '"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/g.gif" >/dev/null 2>&1; [ $? -eq 2 ]'
+# a bad plot option is refused before the first point runs (was: every point ran, then exit 2)
+for bad in "--plot-x bogus" "--plot-by bogus" "--plot-where bogus=1"; do
+  # shellcheck disable=SC2086 # the option and its value are two words
+  "$DTSIM" sweep $D/grid.yaml --dir "$tmp/pb" --plot "$tmp/pb.svg" $bad >/dev/null 2>"$tmp/pb.err"; rc=$?
+  check "a fresh --dir with $bad exits 2 before any point ran" \
+    '[ $rc -eq 2 ] && grep -q -- "${bad%% *}" "$tmp/pb.err" && ! ls "$tmp/pb/results/"*.json >/dev/null 2>&1 && [ ! -e "$tmp/pb/manifest.jsonl" ]'
+done
 
 # --- sampling: seeded random (distinct points, reproducible) and Latin hypercube (each value equally often)
 S=(--set platform=$D/base.yaml --set workload.gen=neox-19m --set workload.dp=8 --set workload.global_batch=32
