@@ -183,7 +183,10 @@ int dt_gen_flags_config(const dt_gen_flags *f, dt_gen_config *c, dt_error *err)
       return DT_ERR;
   char note[1024];
   if (dt_gen_resolve(c, note, sizeof note))
-    fprintf(stderr, "dtsim: note: %s\n", note);
+    for (char *line = note, *nl; line; line = nl ? nl + 1 : NULL) {
+      nl = strchr(line, '\n');
+      fprintf(stderr, "dtsim: note: %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+    }
   return DT_OK;
 }
 

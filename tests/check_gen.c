@@ -939,6 +939,37 @@ START_TEST(test_value_ranges_and_sizes)
 }
 END_TEST
 
+/* tp_overlap overlaps SP's collectives: without sp it is refused at its key (as overlap_param_gather without
+ * ZeRO-1; it silently moved the TP all-reduces to s2); p2p_overlap with pp 1 changes nothing and says so. */
+START_TEST(test_overlap_needs)
+{
+  dt_gen_config c = small();
+  char note[1024];
+  set(&c, "tp_overlap", "true");
+  ck_assert_int_eq(dt_gen_resolve(&c, note, sizeof note), 0);
+  expect_reject_at(&c, "", 0, 0, "tp_overlap needs sp");
+  set(&c, "sp", "true");
+  set(&c, "p2p_overlap", "true");
+  ck_assert_int_eq(dt_gen_resolve(&c, note, sizeof note), 0);
+  ck_assert_str_eq(note, "");
+  dt_error err;
+  ck_assert_msg(dt_gen_validate(&c, dt_gen_world(&c), &err) == DT_OK, "%s", err.msg);
+  /* tp 1: sp is turned off (a note), then tp_overlap is refused saying why; p2p_overlap with pp 1 is noted */
+  set(&c, "tp", "1");
+  set(&c, "pp", "1");
+  ck_assert_int_eq(dt_gen_resolve(&c, note, sizeof note), 2);
+  ck_assert_msg(strstr(note, "tp is 1 (Megatron-LM does the same)\np2p_overlap has no effect: pp is 1") != NULL, "%s",
+                note);
+  ck_assert_int_eq(c.p2p_overlap, 1);
+  expect_reject_at(&c, "", 0, 0, "tp_overlap needs sp: it overlaps sequence parallelism's all-gathers and "
+                   "reduce-scatters with their GEMMs (sp is off: tp is 1)");
+  /* from a workload file, at the key's position */
+  parse_ok("dtsim_workload: 1\npreset: neox-19m\nparallel: {tp: 2, tp_overlap: true}\n", &c);
+  ck_assert_int_eq(dt_gen_resolve(&c, note, sizeof note), 0);
+  expect_reject_at(&c, "w.yaml", 3, 19, "tp_overlap needs sp");
+}
+END_TEST
+
 /* Megatron-LM turns sequence parallelism off when tp is 1 (arguments.py); so does dt_gen_resolve, with a note. */
 START_TEST(test_sp_without_tp)
 {
@@ -1074,6 +1105,7 @@ static Suite *gen_suite(void)
   tcase_add_test(tc, test_workload_value_positions);
   tcase_add_test(tc, test_value_ranges_and_sizes);
   tcase_add_test(tc, test_sp_without_tp);
+  tcase_add_test(tc, test_overlap_needs);
   tcase_add_test(tc, test_workload_directory);
   suite_add_tcase(s, tc);
   tc = tcase_create("replay");

@@ -92,6 +92,21 @@ check "--sp with tp 1: the summary does not say sequence parallel" '! grep -q "s
 "$DTSIM" gen neox-19m --sp --tp 2 --summary >"$tmp/sp2.txt" 2>"$tmp/sp2.err"
 check "--sp with tp 2 stays on, no note" 'grep -q "sequence parallel" "$tmp/sp2.txt" && ! grep -q "note:" "$tmp/sp2.err"'
 
+# --- --tp-overlap without --sp exits 2 saying why (as --overlap-param-gather without --zero 1); --p2p-overlap
+# with pp 1 changes nothing and says so in a note; with --sp and tp 2, and pp 2, neither says anything
+"$DTSIM" gen neox-19m --tp 2 --tp-overlap -o "$tmp/ov1.dtt" 2>"$tmp/ov1.err"; rc=$?
+check "--tp-overlap without --sp exits 2 saying it needs sp, writing nothing" \
+  '[ $rc -eq 2 ] && grep -q "tp_overlap needs sp" "$tmp/ov1.err" && [ ! -e "$tmp/ov1.dtt" ]'
+"$DTSIM" gen neox-19m --tp 1 --sp --tp-overlap --summary >/dev/null 2>"$tmp/ov1b.err"; rc=$?
+check "--tp-overlap with --sp at tp 1 exits 2: sp is off since tp is 1" \
+  '[ $rc -eq 2 ] && grep -q "note: sequence parallelism turned off" "$tmp/ov1b.err" && grep -q "(sp is off: tp is 1)" "$tmp/ov1b.err"'
+"$DTSIM" gen neox-19m --tp 2 -o "$tmp/ov0.dtt" 2>/dev/null
+"$DTSIM" gen neox-19m --tp 2 --p2p-overlap -o "$tmp/ov2.dtt" 2>"$tmp/ov2.err"; rc=$?
+check "--p2p-overlap with pp 1: exit 0, a note, and the same trace" \
+  '[ $rc -eq 0 ] && grep -q "note: p2p_overlap has no effect: pp is 1" "$tmp/ov2.err" && cmp -s "$tmp/ov0.dtt" "$tmp/ov2.dtt"'
+"$DTSIM" gen neox-19m --tp 2 --sp --tp-overlap --pp 2 --p2p-overlap --summary >/dev/null 2>"$tmp/ov3.err"; rc=$?
+check "--tp-overlap with --sp and --p2p-overlap with pp 2: exit 0, no note" '[ $rc -eq 0 ] && ! grep -q "note:" "$tmp/ov3.err"'
+
 # --- --bucket takes bench's sizes; 0 and sizes below a layer issue each gradient unit alone: neox-19m at pp 1
 # has 8 (output layer, 6 layers, embedding); 1G holds them all
 nb() { "$DTSIM" gen neox-19m --dp 2 --global-batch 8 --bucket "$1" -o - 2>/dev/null | awk '/^rank 1$/ { exit } /name=dp\.bucket/ { n++ } END { print n + 0 }'; }

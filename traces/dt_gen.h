@@ -85,8 +85,9 @@ int dt_gen_key_pos(const dt_gen_config *c, const char *key, long *line, long *co
 
 /* Megatron-LM's argument adjustments, applied once the configuration is complete: sequence parallelism is
  * turned off when tp is 1 (megatron/training/arguments.py: "Disabling sequence parallelism because tensor model
- * parallelism is disabled"). Returns the number of changes (0 or 1) and writes what changed into note (size
- * note_size; "" when nothing changed), with the file position when the key came from one. */
+ * parallelism is disabled"); p2p_overlap with pp 1 is noted as having no effect (left as given). Returns the
+ * number of notes (0 to 2) and writes them into note (size note_size, one a line, joined by '\n'; "" when
+ * none), each with the file position when its key came from one. */
 int dt_gen_resolve(dt_gen_config *c, char *note, size_t note_size);
 
 /* Presets (docs/generator.md lists their sources): "neox-19m", "neox-125m", "neox-1.3b", "neox-13b",

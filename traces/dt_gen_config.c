@@ -567,20 +567,35 @@ static int reject(dt_error *err, const dt_gen_config *c, const char *involved, i
   return DT_ERR;
 }
 
+/* Appends one note line (with the file position of key when it came from a file) to note. */
+static void add_note(const dt_gen_config *c, const char *key, char *note, size_t note_size, const char *text)
+{
+  long line, col;
+  char at[600] = "";
+  if (dt_gen_key_pos(c, key, &line, &col))
+    snprintf(at, sizeof at, "%s:%ld:%ld: ", c->source, line, col);
+  size_t used = strlen(note);
+  if (used < note_size)
+    snprintf(note + used, note_size - used, "%s%s%s", used ? "\n" : "", at, text);
+}
+
 int dt_gen_resolve(dt_gen_config *c, char *note, size_t note_size)
 {
   if (note_size)
     note[0] = '\0';
-  if (!(c->sp && c->tp == 1))
-    return 0;
-  long line, col;
-  char at[600] = "";
-  if (dt_gen_key_pos(c, "sp", &line, &col))
-    snprintf(at, sizeof at, "%s:%ld:%ld: ", c->source, line, col);
-  snprintf(note, note_size, "%ssequence parallelism turned off: tp is 1 (Megatron-LM does the same)", at);
-  c->sp = 0;
-  set_pos(c, "sp", 0, 0);
-  return 1;
+  int n = 0;
+  if (c->sp && c->tp == 1) {
+    add_note(c, "sp", note, note_size, "sequence parallelism turned off: tp is 1 (Megatron-LM does the same)");
+    c->sp = 0;
+    set_pos(c, "sp", 0, 0);
+    n++;
+  }
+  /* with one stage there are no pipeline sends: the trace is the same, say so */
+  if (c->p2p_overlap && c->pp == 1) {
+    add_note(c, "p2p_overlap", note, note_size, "p2p_overlap has no effect: pp is 1 (no pipeline sends)");
+    n++;
+  }
+  return n;
 }
 
 int dt_gen_validate(const dt_gen_config *c, int64_t gpus, dt_error *err)
@@ -663,6 +678,12 @@ int dt_gen_validate(const dt_gen_config *c, int64_t gpus, dt_error *err)
                   "ZeRO stage %d with pipeline parallelism (pp %d) is not supported (DeepSpeed refuses it; use "
                   "ZeRO-1, Megatron's distributed optimizer)",
                   c->zero, c->pp);
+  /* as overlap_param_gather without ZeRO-1 below, and as Megatron-LM's arguments.py asserts (tp_comm_overlap needs
+   * sequence_parallel); it was a silent change of trace: the TP all-reduces moved to s2, each waited by the next op */
+  if (c->tp_overlap && !c->sp)
+    return reject(err, c, "tp_overlap sp tp", 0,
+                  "tp_overlap needs sp: it overlaps sequence parallelism's all-gathers and reduce-scatters with their "
+                  "GEMMs (%s)", c->tp == 1 ? "sp is off: tp is 1" : "give --sp, or sp: true under parallel");
   if (c->overlap_param_gather && c->zero != 1)
     return reject(err, c, "overlap_param_gather zero", 0,
                   "overlap_param_gather needs ZeRO stage 1, Megatron's distributed optimizer (found zero %d; "
