@@ -566,6 +566,79 @@ static struct {
   size_t reserved, live;
 } stack_budget;
 
+/* The run's budget of memory mappings (vm.max_map_count): SimGrid 3.32 mprotects each actor's guard pages, which
+ * splits its stack's mapping, and the kernel refuses mprotect past max_map_count (SimGrid aborts, exit 134, "Failed
+ * to protect stack"). Measured by counting /proc/self/maps before and after 4,000 actors: 2 mappings per actor with
+ * guard pages (8 MiB and 64 KiB stacks alike), none without (the stacks merge with the mappings beside them).
+ * `limit` is read and `base` (the process's mappings before its first actor) counted once, by map_budget_init;
+ * `stream_actors` are those actor_stacks_fit admitted; a batch's actors are in stack_budget.reserved. */
+static struct {
+  int read;        /* 1 once read; 0 before */
+  long limit;      /* vm.max_map_count, or 0 when it cannot be read (nothing checked) */
+  long base;       /* mappings of the process before its first actor */
+  size_t stream_actors;
+} map_budget;
+/* Mappings left for everything else the run may map after the check (libraries, malloc arenas, large blocks). */
+#define MAP_SPARE 2048
+/* Mappings per actor, as measured (map_budget, above). */
+static long maps_per_actor(void)
+{
+  return sg_cfg_get_int("contexts/guard-size") > 0 ? 2 : 0;
+}
+
+/* Reads vm.max_map_count (or DTSIM_TEST_MAX_MAP_COUNT, a stand-in for tests) and counts the lines of
+ * /proc/self/maps, once per process. */
+static void map_budget_init(void)
+{
+  if (map_budget.read)
+    return;
+  map_budget.read = 1;
+  long long v = 0;
+  const char *e = getenv("DTSIM_TEST_MAX_MAP_COUNT");
+  if (e && dt_parse_whole(e, 1, 1LL << 40, &v) != 0)
+    v = 0;
+  if (!e) {
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (!f || fscanf(f, "%lld", &v) != 1)
+      v = 0;
+    if (f)
+      fclose(f);
+  }
+  FILE *m = fopen("/proc/self/maps", "r");
+  if (!m) {
+    map_budget.limit = 0;
+    return;
+  }
+  long n = 0;
+  int c;
+  while ((c = getc(m)) != EOF)
+    n += c == '\n';
+  fclose(m);
+  map_budget.limit = v > 0 ? (long)v : 0;
+  map_budget.base = n;
+}
+
+/* Whether n more actors fit in vm.max_map_count beside every actor admitted before, with MAP_SPARE to spare
+ * (1: yes, or the limit cannot be read); else 0 with why (naming `what`, size bytes). */
+static int maps_fit(size_t n, const char *what, char *why, size_t size)
+{
+  map_budget_init();
+  long each = maps_per_actor();
+  if (n == 0 || map_budget.limit == 0 || each == 0)
+    return 1;
+  double held = (double)(map_budget.stream_actors + stack_budget.reserved) * (double)each;
+  double left = (double)map_budget.limit - (double)map_budget.base - MAP_SPARE - held;
+  if ((double)n * (double)each <= left)
+    return 1;
+  snprintf(why, size, "%s: %zu SimGrid actor%s with guard pages (contexts/guard-size %d) need %ld memory mappings "
+           "each, %.0f in all, but the limit on mappings (vm.max_map_count %ld) leaves %.0f: run with --cfg "
+           "contexts/guard-size:0 (no guard pages, no mappings of their own), raise vm.max_map_count (sysctl), or "
+           "split the batch (docs/replay.md)",
+           what, n, n == 1 ? "" : "s", sg_cfg_get_int("contexts/guard-size"), each, (double)n * (double)each,
+           map_budget.limit, left > 0 ? left : 0.0);
+  return 0;
+}
+
 /* Address space of one actor's stack as mapped: posix_memalign(page, stack + guard) costs its size, the guard
  * pages and up to two pages of alignment and chunk header (glibc, measured at 64 KiB, 1 MiB and 8 MiB). */
 static double actor_stack_bytes(long page)
@@ -597,19 +670,24 @@ static void stacks_why(char *why, size_t size, const char *what, double limit, d
 {
   snprintf(why, size, "%s: the address-space limit (ulimit -v %.0f KiB) leaves %.1f MiB, but %zu SimGrid actor%s "
            "need%s %.1f MiB each (a stack of contexts/stack-size %d KiB and contexts/guard-size %d pages, and "
-           "SimGrid's heap for the actor and its comms): raise ulimit -v, or give smaller stacks with --cfg "
-           "contexts/stack-size:KIB (docs/replay.md)",
+           "SimGrid's heap for the actor and its comms): raise ulimit -v%s (docs/replay.md)",
            what, limit / 1024, left > 0 ? left / 1048576 : 0.0, n, n == 1 ? "" : "s", n == 1 ? "s" : "",
-           each / 1048576, sg_cfg_get_int("contexts/stack-size"), sg_cfg_get_int("contexts/guard-size"));
+           each / 1048576, sg_cfg_get_int("contexts/stack-size"), sg_cfg_get_int("contexts/guard-size"),
+           /* 64 KiB is the least stack --cfg accepts (sim/dt_cli.c, check_cfg) */
+           sg_cfg_get_int("contexts/stack-size") > 64 ? ", or give smaller stacks with --cfg contexts/stack-size:KIB"
+                                                      : ", or split the work into fewer actors (a smaller batch)");
 }
 
-/* Whether n actors created now, from maestro before the run (their stacks are mapped at once), fit under RLIMIT_AS
- * with STACK_SPARE_BYTES to spare (1: yes, or there is no limit, or the size cannot be read); else 0 with why
- * (size bytes). */
+/* Whether n actors created now, from maestro before the run (their stacks are mapped at once), fit in
+ * vm.max_map_count (maps_fit; they are then counted in its budget) and under RLIMIT_AS with STACK_SPARE_BYTES to
+ * spare (1: yes, or there is no limit, or the size cannot be read); else 0 with why (size bytes). */
 static int actor_stacks_fit(size_t n, char *why, size_t size)
 {
   double limit, used;
   long page;
+  if (!maps_fit(n, "starting the stream actors", why, size))
+    return 0;
+  map_budget.stream_actors += n;
   if (n == 0 || !address_space(&limit, &used, &page))
     return 1;
   double stack = actor_stack_bytes(page), need = (double)n * (stack + ACTOR_HEAP_BYTES) + STACK_SPARE_BYTES;
@@ -628,6 +706,8 @@ static int stacks_reserve(size_t n, const char *what, char *why, size_t size)
 {
   double limit, used;
   long page;
+  if (!maps_fit(n, what, why, size))
+    return 0;
   if (n == 0 || !address_space(&limit, &used, &page)) {
     stack_budget.reserved += n;
     return 1;
@@ -1846,7 +1926,7 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
 
   /* actors: one per non-empty stream, then the watchdog (and the link faults' daemons): their stacks first */
   {
-    char why[512];
+    char why[1400];
     if (!actor_stacks_fit(active + 1 + (R.c.faults ? R.c.faults->n : 0), why, sizeof why)) {
       rc = dt_error_set(err, "", 0, 0, "%s", why);
       goto cleanup;
