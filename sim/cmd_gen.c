@@ -390,7 +390,7 @@ int dt_cmd_gen(int argc, char **argv)
   if ((!gf.source && dt_gen_flags_config(&gf, &c, &err) != DT_OK) || dt_gen_build(&c, 0, &t, &err) != DT_OK)
     goto fail;
   if (out) {
-    if (dt_check_output_size(t, out, max_output, "gen", &err) != DT_OK || dt_trace_write_native(t, out, &err) != DT_OK)
+    if (dt_write_output(t, out, max_output, "gen", &err) != DT_OK)
       goto fail;
     if (strcmp(out, "-") != 0)
       fprintf(stderr, "dtsim: wrote %s: %d ranks, %zu ops\n", out, (int)t->nranks, dt_trace_op_count(t));

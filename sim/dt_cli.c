@@ -120,8 +120,8 @@ static const char import_usage[] =
     "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout; a directory that\n"
     "                         already holds .dtt files is refused (a run of it would read them too)\n"
     "  --force                remove the .dtt files of such a directory first (other files stay)\n"
-    "  --max-output SIZE      refuse to write more than SIZE (K, M, G, T = 1024; default 16G); the size is\n"
-    "                         estimated before writing, at 8 bytes or more per op\n"
+    "  --max-output SIZE      refuse to write more than SIZE (K, M, G, T = 1024; default 16G): refused before\n"
+    "                         writing when 8 bytes per op pass it, else stopped (nothing kept) once passed\n"
     "  --explain              print what the import assumed (on stdout)\n"
     "  --format F, --expand N, --rank R, --dep-window TIME, --gaps host|keep|drop, --compute-gap TIME,\n"
     "  --world N, --group-size KIND=N   as for 'dtsim run'\n";
@@ -967,6 +967,27 @@ int dt_check_output_size(const dt_trace *t, const char *out, uint64_t max_output
                       "64G) to write it", bound, dt_trace_op_count(t), (int)t->nranks, max_output, cmd);
 }
 
+int dt_write_output(const dt_trace *t, const char *out, uint64_t max_output, const char *cmd, dt_error *err)
+{
+  if (dt_check_output_size(t, out, max_output, cmd, err) != DT_OK)
+    return DT_ERR;
+  dt_write_limit lim = {.max_bytes = max_output};
+  if (dt_trace_write_native_limit(t, out, &lim, err) == DT_OK)
+    return DT_OK;
+  if (!lim.stopped)
+    return DT_ERR;
+  /* the whole size from the bytes per op measured on the ops written, and its lower bound (8 per op left) */
+  double per_op = lim.ops_written ? (double)lim.written / (double)lim.ops_written : 8;
+  double about = per_op * (double)lim.ops_total;
+  uint64_t least = lim.written + (uint64_t)(lim.ops_total - lim.ops_written) * 8;
+  return dt_error_set(err, out, 0, 0, "stopped after writing %" PRIu64 " bytes (%.1f MiB; %zu of %zu ops, %.1f bytes "
+                      "each) of at least %" PRIu64 " bytes (about %.0f at that rate), past --max-output %" PRIu64
+                      " bytes; %s: raise '%s --max-output SIZE' or write fewer ranks", lim.written,
+                      (double)lim.written / 1048576.0, lim.ops_written, lim.ops_total, per_op, least, about,
+                      max_output, strcmp(out, "-") == 0 ? "standard output has the part written" : "nothing was kept",
+                      cmd);
+}
+
 /* Whether name is a native trace file as a directory read takes them (dt_native.c: "*.dtt"). */
 static int is_dtt_name(const char *name)
 {
@@ -1103,7 +1124,7 @@ static int cmd_import(int argc, char **argv)
       dt_trace_load((const char *const *)&argv[optind], nfiles, &io, &t, &err) != DT_OK ||
       (out && dt_check_output_size(t, out, max_output, "import", &err) != DT_OK) ||
       (out && force && dt_cli_out_dir("import", out, force, 1, &err) != DT_OK) ||
-      (out && dt_trace_write_native(t, out, &err) != DT_OK)) {
+      (out && dt_write_output(t, out, max_output, "import", &err) != DT_OK)) {
     print_error(&err);
     rc = EXIT_USAGE;
   } else {

@@ -92,5 +92,10 @@ int dt_cli_out_dir(const char *cmd, const char *out, int force, int clear, dt_er
  * DT_ERR with err naming out, the bound and how to raise the limit (`CMD --max-output SIZE`). import and gen call
  * it before writing, so that a large --expand is refused instead of filling the disk. */
 int dt_check_output_size(const dt_trace *t, const char *out, uint64_t max_output, const char *cmd, dt_error *err);
+/* Writes t to out (dt_trace_write_native) after dt_check_output_size, stopping once the bytes written pass
+ * max_output (dt_trace_write_native_limit): then nothing is left under out nor a temporary, and err says how far
+ * it got, the whole size estimated from the bytes per op written so far and its lower bound, and how to raise
+ * the limit (`CMD --max-output SIZE`). Returns DT_OK or DT_ERR. */
+int dt_write_output(const dt_trace *t, const char *out, uint64_t max_output, const char *cmd, dt_error *err);
 
 #endif

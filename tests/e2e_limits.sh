@@ -247,6 +247,20 @@ check "import --max-output 1M of the sample writes it, and no temporary file is 
   '[ $rc -eq 0 ] && [ "$(ls -A "$tmp/out")" = z.dtt ]'
 "$DTSIM" gen neox-19m --max-output 1K -o "$tmp/out/g.dtt" >/dev/null 2>"$tmp/mg.err"; rc=$?
 check "gen --max-output 1K: exit 2 naming the limit" '[ $rc -eq 2 ] && grep -q "more than --max-output 1024 bytes" "$tmp/mg.err" && [ ! -e "$tmp/out/g.dtt" ]'
+# the pre-check bounds neox-19m's 7168 ops at 8 bytes each (57344 bytes) and passes 100K; the trace is ~1.67 MB
+# (about 233 bytes an op), so the writer must stop itself (was: wrote the whole file past the limit)
+"$DTSIM" gen neox-19m --max-output 100K -o "$tmp/out/w.dtt" >/dev/null 2>"$tmp/mw.err"; rc=$?
+check "gen --max-output 100K past the pre-check: exit 2 after ~100K written, naming the limit, no file nor temporary" \
+  '[ $rc -eq 2 ] && grep -q "w.dtt: stopped after writing 1[0-9][0-9][0-9][0-9][0-9] bytes .* past --max-output 102400 bytes; nothing was kept: raise .gen --max-output SIZE. or write fewer ranks" "$tmp/mw.err" && [ -z "$(ls -A "$tmp/out" | grep "^w\.dtt")" ]'
+mkdir -p "$tmp/out/wd"
+"$DTSIM" gen neox-19m --dp 4 --max-output 1M -o "$tmp/out/wd/" >/dev/null 2>"$tmp/mwd.err"; rc=$?
+check "gen --dp 4 -o DIR/ --max-output 1M (4 files of ~420 KB): exit 2 and none of the rank files kept" \
+  '[ $rc -eq 2 ] && grep -q "stopped after writing" "$tmp/mwd.err" && [ -z "$(ls -A "$tmp/out/wd")" ]'
+rmdir "$tmp/out/wd"
+"$DTSIM" gen neox-19m --max-output 2M -o "$tmp/out/w.dtt" >/dev/null 2>&1; rc=$?
+check "gen --max-output 2M writes the whole ~1.67 MB trace, and it reads back" \
+  '[ $rc -eq 0 ] && [ "$(ls -A "$tmp/out" | grep "^w\.dtt")" = w.dtt ] && [ "$(stat -c %s "$tmp/out/w.dtt")" -gt 1048576 ] && "$DTSIM" import --explain "$tmp/out/w.dtt" >/dev/null 2>&1'
+rm -f "$tmp/out/w.dtt"
 
 # --- out of memory: exit 2 naming the request and what was being built, never a signal (was abort(), 134)
 # a trace declaring 2^20 ranks: about 170 MB to check, refused by an address-space limit of 150 MB

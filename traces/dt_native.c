@@ -1193,31 +1193,76 @@ static void write_op(const dt_trace *t, int32_t r, const dt_rank *rk, const dt_s
   fputc('\n', f);
 }
 
+/* How often (in ops) a limited write looks at its size: often enough that it stops within a few hundred lines
+ * of the limit, rarely enough that ftello costs nothing beside the formatting. */
+#define LIMIT_CHECK_OPS 256
+
+/* The running count of a limited write: lim (NULL when unlimited), the bytes of files already finished, and the
+ * stream position the current file started at (stdout may be appended to a file). */
+typedef struct {
+  dt_write_limit *lim;
+  uint64_t done;
+  off_t start;
+} limit_state;
+
+/* Whether the current file f has taken the total past the limit; records the progress in ls->lim either way. */
+static int limit_passed(limit_state *ls, FILE *f)
+{
+  if (!ls->lim)
+    return 0;
+  off_t pos = ftello(f);
+  if (pos < 0)
+    return 0; /* not seekable (a pipe): the pre-check alone applies */
+  ls->lim->written = ls->done + (uint64_t)(pos - ls->start);
+  return ls->lim->written > ls->lim->max_bytes;
+}
+
 /* A rank's section, its ops in issue order (dt_trace_rank_order) so that matching reads back the same. A
  * template user's section is its template's ops expanded (groups mapped, peers shifted), written from the one
- * shared op array: the writer holds one rank's issue order at a time, never all ranks' ops. */
-static void write_rank(const dt_trace *t, int32_t r, dt_dep **order, size_t *cap, FILE *f)
+ * shared op array: the writer holds one rank's issue order at a time, never all ranks' ops. Returns -1 when a
+ * limited write passed its limit (ls->lim->stopped set), else 0. */
+static int write_rank(const dt_trace *t, int32_t r, dt_dep **order, size_t *cap, limit_state *ls, FILE *f)
 {
   size_t n = dt_trace_rank_op_count(t, r);
   if (n == 0)
-    return;
+    return 0;
   *order = dt_grow(*order, cap, n, sizeof **order);
   dt_trace_rank_order(t, r, *order);
   const dt_rank *rk = dt_trace_rank_body(t, r);
   fprintf(f, "rank %d\n", (int)r);
+  size_t since = 0; /* ops written since the last look at the size */
   for (size_t i = 0; i < n; i++) {
     const dt_stream *st = &rk->streams[(*order)[i].stream];
     write_op(t, r, rk, st, &st->ops[(*order)[i].index], f);
+    if (ls->lim && (++since == LIMIT_CHECK_OPS || i + 1 == n)) {
+      int over = limit_passed(ls, f);
+      ls->lim->ops_written += since;
+      since = 0;
+      if (over) {
+        ls->lim->stopped = 1;
+        return -1;
+      }
+    }
   }
+  return 0;
+}
+
+/* The error of a write stopped at its limit (the caller words the option). */
+static int limit_error(const dt_write_limit *lim, const char *path, dt_error *err)
+{
+  return dt_error_set(err, path, 0, 0, "stopped after writing %" PRIu64 " bytes (%zu of %zu ops), more than the "
+                      "limit of %" PRIu64 " bytes; nothing was kept", lim->written, lim->ops_written, lim->ops_total,
+                      lim->max_bytes);
 }
 
 int dt_trace_write_native_file(const dt_trace *t, FILE *f, dt_error *err)
 {
   dt_dep *order = NULL;
   size_t cap = 0;
+  limit_state ls = {0};
   write_header(t, f);
   for (int32_t r = 0; r < t->nranks; r++)
-    write_rank(t, r, &order, &cap, f);
+    write_rank(t, r, &order, &cap, &ls, f);
   free(order);
   if (fflush(f) != 0 || ferror(f))
     return dt_error_set(err, "", 0, 0, "write error: %s", strerror(errno));
@@ -1230,33 +1275,57 @@ uint64_t dt_trace_native_size_bound(const dt_trace *t)
 }
 
 /* Writes through a temporary file renamed to path once complete (dt_outfile.h), so that an interrupted or failed
- * write never leaves half a file under the final name. */
+ * write never leaves half a file under the final name. A write that passes its limit discards the temporary. */
 static int write_path(const dt_trace *t, const char *path, int32_t only_rank, dt_dep **order, size_t *cap,
-                      dt_error *err)
+                      limit_state *ls, dt_error *err)
 {
   dt_outfile *o = dt_outfile_open(path, err);
   if (!o)
     return DT_ERR;
   FILE *f = dt_outfile_stream(o);
+  off_t start = ls->lim ? ftello(f) : 0;
+  ls->start = start > 0 ? start : 0;
   write_header(t, f);
+  int over = 0;
   if (only_rank >= 0)
-    write_rank(t, only_rank, order, cap, f);
+    over = write_rank(t, only_rank, order, cap, ls, f) != 0;
   else
-    for (int32_t r = 0; r < t->nranks; r++)
-      write_rank(t, r, order, cap, f);
+    for (int32_t r = 0; r < t->nranks && !over; r++)
+      over = write_rank(t, r, order, cap, ls, f) != 0;
+  if (!over && limit_passed(ls, f)) { /* a header alone past the limit */
+    ls->lim->stopped = 1;
+    over = 1;
+  }
+  if (over) {
+    if (strcmp(path, "-") == 0)
+      fflush(f);
+    dt_outfile_discard(o);
+    return limit_error(ls->lim, path, err);
+  }
+  if (ls->lim) {
+    off_t end = ftello(f);
+    ls->done += end > ls->start ? (uint64_t)(end - ls->start) : 0;
+  }
   return dt_outfile_commit(o, err);
 }
 
-int dt_trace_write_native(const dt_trace *t, const char *path, dt_error *err)
+static int write_native(const dt_trace *t, const char *path, dt_write_limit *lim, dt_error *err)
 {
-  if (strcmp(path, "-") == 0)
+  limit_state ls = {lim, 0, 0};
+  if (lim) {
+    lim->written = 0;
+    lim->ops_written = 0;
+    lim->ops_total = dt_trace_op_count(t);
+    lim->stopped = 0;
+  }
+  if (strcmp(path, "-") == 0 && !lim)
     return dt_trace_write_native_file(t, stdout, err);
   size_t len = strlen(path);
   dt_dep *order = NULL;
   size_t cap = 0;
   int rc = DT_OK;
   if (len == 0 || path[len - 1] != '/') {
-    rc = write_path(t, path, -1, &order, &cap, err);
+    rc = write_path(t, path, -1, &order, &cap, &ls, err);
   } else {
     if (mkdir(path, 0777) != 0 && errno != EEXIST) {
       free(order);
@@ -1264,15 +1333,32 @@ int dt_trace_write_native(const dt_trace *t, const char *path, dt_error *err)
     }
     char *file = dt_xmalloc(len + 32);
     int wrote = 0;
-    for (int32_t r = 0; r < t->nranks && rc == DT_OK; r++) {
+    int32_t r = 0;
+    for (; r < t->nranks && rc == DT_OK; r++) {
       if (dt_trace_rank_op_count(t, r) == 0 && (wrote || r + 1 < t->nranks))
         continue; /* an idle rank needs no file; one file is written even when all are idle */
       snprintf(file, len + 32, "%strace.%d.dtt", path, (int)r);
-      rc = write_path(t, file, r, &order, &cap, err);
+      rc = write_path(t, file, r, &order, &cap, &ls, err);
       wrote = 1;
     }
+    if (lim && lim->stopped) /* the files of the ranks before are this run's: remove them, keep none */
+      for (int32_t q = 0; q + 1 < r; q++)
+        if (dt_trace_rank_op_count(t, q) > 0) {
+          snprintf(file, len + 32, "%strace.%d.dtt", path, (int)q);
+          unlink(file);
+        }
     free(file);
   }
   free(order);
   return rc;
+}
+
+int dt_trace_write_native_limit(const dt_trace *t, const char *path, dt_write_limit *lim, dt_error *err)
+{
+  return write_native(t, path, lim, err);
+}
+
+int dt_trace_write_native(const dt_trace *t, const char *path, dt_error *err)
+{
+  return write_native(t, path, NULL, err);
 }

@@ -22,6 +22,21 @@ int dt_trace_parse_native(const char *text, size_t len, const char *source_name,
  * section, its template's ops with its groups and peers; the reader gives back ranks that own their ops.
  * Returns DT_OK or DT_ERR (I/O error, with the path). */
 int dt_trace_write_native(const dt_trace *t, const char *path, dt_error *err);
+/* The limit and progress of dt_trace_write_native_limit. */
+typedef struct dt_write_limit {
+  uint64_t max_bytes;  /* in: the most bytes the output may take (all files of a directory output together) */
+  uint64_t written;    /* out: bytes written when the write stopped (or finished) */
+  size_t ops_written;  /* out: ops written by then (template users count their template's ops) */
+  size_t ops_total;    /* out: ops of the whole trace, as dt_trace_op_count */
+  int stopped;         /* out: 1 when the write passed max_bytes and stopped */
+} dt_write_limit;
+/* dt_trace_write_native that stops once the bytes written pass lim->max_bytes (it looks every 256 ops, so it
+ * stops within a few hundred lines past the limit): the temporary file is removed and so are the files of this
+ * output it had finished (a directory output), so that no output is left at all; returns DT_ERR with
+ * lim->stopped = 1, lim->written and lim->ops_written saying how far it got, and err "PATH: stopped after
+ * writing ...". On stdout ("-") the bytes already written stay written; a non-seekable stdout (a pipe) cannot
+ * be measured and is not limited here. Any other error is as dt_trace_write_native, with lim->stopped 0. */
+int dt_trace_write_native_limit(const dt_trace *t, const char *path, dt_write_limit *lim, dt_error *err);
 /* A lower bound of the bytes dt_trace_write_native writes for t: 8 per op as written (the shortest op line,
  * "s0 mark\n"; template users count their template's ops), so that refusing above a limit never refuses an
  * output that would have fit. */
