@@ -795,8 +795,8 @@ static void run_batch(replay_run *R, int32_t rank, size_t fs, const dt_stream *s
     b->chunks[nchunks - 1].q1 = q + 1;
     inflight += w;
   }
-  {
-    size_t na = nh + (nchunks > 1 ? nchunks : 0); /* the actors this batch starts */
+  size_t na = nh + (nchunks > 1 ? nchunks : 0); /* the actors this batch starts */
+  if (na > 0) { /* most batches (a pipeline's send/recv pairs) start none: nothing to describe or reserve */
     char what[700], where[600], why[1400];
     describe_op(R->c.t, rank, st, i, where, sizeof where);
     snprintf(what, sizeof what, "starting %zu helper actor%s for the batch of %zu ops at %s", na, na == 1 ? "" : "s",
@@ -839,7 +839,7 @@ static void run_batch(replay_run *R, int32_t rank, size_t fs, const dt_stream *s
   /* tests/e2e_limits.sh reads this line: no actor has more than BATCH_CHUNK comms in flight */
   XBT_VERB("batch of %zu ops on rank %d stream %d: %zu comms in %zu queues served by %zu actors, %zu other ops in "
            "helpers", j - i, (int)rank, (int)st->id, nc, nq, nchunks, nh);
-  for (size_t k = 0; k < nh + (nchunks > 1 ? nchunks : 0); k++)
+  for (size_t k = 0; k < na; k++)
     sg_sem_acquire(hsem);
   if (hsem)
     sg_sem_destroy(hsem);
