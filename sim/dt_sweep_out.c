@@ -548,31 +548,26 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
                   dt_error *err)
 {
   const dt_sweep_spec *s = p->spec;
+  if (dt_sweep_plot_check(out, x, by, where, nwhere, s, err) != DT_OK)
+    return DT_ERR;
   const char *ext = strrchr(out, '.');
-  int svg = ext && strcmp(ext, ".svg") == 0, png = ext && strcmp(ext, ".png") == 0;
-  if (!svg && !png)
-    return dt_error_set(err, NULL, 0, 0, "--plot '%s': expected a file name ending in .svg or .png", out);
+  int svg = strcmp(ext, ".svg") == 0; /* else .png */
+  /* the names were checked above: these look-ups find their axes and values */
   size_t ax = SIZE_MAX, ay = SIZE_MAX;
-  if (x && find_axis(s, x, &ax) < 0)
-    return dt_error_set(err, NULL, 0, 0, "--plot-x '%s' is not an axis of the sweep", x);
-  if (by && find_axis(s, by, &ay) < 0)
-    return dt_error_set(err, NULL, 0, 0, "--plot-by '%s' is not an axis of the sweep", by);
+  if (x)
+    find_axis(s, x, &ax);
+  if (by)
+    find_axis(s, by, &ay);
   size_t *wa = dt_xcalloc(nwhere + 1, sizeof *wa), *wv = dt_xcalloc(nwhere + 1, sizeof *wv);
   char fixed[1024] = "";
   for (size_t k = 0; k < nwhere; k++) {
     const char *eq = strchr(where[k], '=');
     char key[512];
-    snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - where[k]) : 0, where[k]);
-    int found = eq && find_axis(s, key, &wa[k]) == 0;
-    for (wv[k] = 0; found && wv[k] < s->axes[wa[k]].nvalues; wv[k]++)
+    snprintf(key, sizeof key, "%.*s", (int)(eq - where[k]), where[k]);
+    find_axis(s, key, &wa[k]);
+    for (wv[k] = 0; wv[k] < s->axes[wa[k]].nvalues; wv[k]++)
       if (strcmp(s->axes[wa[k]].labels[wv[k]], eq + 1) == 0)
         break;
-    if (!found || wv[k] == s->axes[wa[k]].nvalues || (x && wa[k] == ax) || (by && wa[k] == ay)) {
-      free(wa);
-      free(wv);
-      return dt_error_set(err, NULL, 0, 0, "--plot-where '%s': expected AXIS=VALUE with a value of an axis that "
-                                           "is not plotted", where[k]);
-    }
     size_t used = strlen(fixed);
     snprintf(fixed + used, sizeof fixed - used, "%s%s", used ? ", " : "", where[k]);
   }
