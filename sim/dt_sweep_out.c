@@ -527,6 +527,8 @@ int dt_sweep_plot_check(const char *out, const char *x, const char *by, const ch
     return dt_error_set(err, NULL, 0, 0, "--plot-x '%s' is not an axis of the sweep", x);
   if (by && find_axis(s, by, &ay) < 0)
     return dt_error_set(err, NULL, 0, 0, "--plot-by '%s' is not an axis of the sweep", by);
+  if (x && by && ax == ay)
+    return dt_error_set(err, NULL, 0, 0, "--plot-x and --plot-by name the same axis");
   for (size_t k = 0; k < nwhere; k++) {
     const char *eq = strchr(where[k], '=');
     char key[512];

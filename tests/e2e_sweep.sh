@@ -165,7 +165,7 @@ check "--plot-where with a value the axis does not have exits 2" \
 check "--plot with a bad extension exits 2" \
   '"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/g.gif" >/dev/null 2>&1; [ $? -eq 2 ]'
 # a bad plot option is refused before the first point runs (was: every point ran, then exit 2)
-for bad in "--plot-x bogus" "--plot-by bogus" "--plot-where bogus=1"; do
+for bad in "--plot-x bogus" "--plot-by bogus" "--plot-where bogus=1" "--plot-x nics.bandwidth --plot-by nics.bandwidth"; do
   # shellcheck disable=SC2086 # the option and its value are two words
   "$DTSIM" sweep $D/grid.yaml --dir "$tmp/pb" --plot "$tmp/pb.svg" $bad >/dev/null 2>"$tmp/pb.err"; rc=$?
   check "a fresh --dir with $bad exits 2 before any point ran" \
