@@ -39,6 +39,17 @@ static int split_number(const char *text, double *value, char *unit, size_t unit
   return 0;
 }
 
+int dt_number_is_nonzero(const char *text)
+{
+  const char *p = text;
+  while (isspace((unsigned char)*p))
+    p++;
+  for (; isdigit((unsigned char)*p) || *p == '.' || *p == '-'; p++)
+    if (*p >= '1' && *p <= '9')
+      return 1;
+  return 0;
+}
+
 int dt_parse_real(const char *text, double *out)
 {
   if (!text || !*text || *text == '+')
@@ -51,8 +62,19 @@ int dt_parse_real(const char *text, double *out)
   double v = strtod(text, &end);
   if (end == text || *end || isnan(v))
     return -1;
-  *out = v; /* overflow: +-HUGE_VAL; underflow: the nearest double */
+  if (fabs(v) < DT_NONZERO_MIN && dt_number_is_nonzero(text))
+    return -2; /* would read as 0 or a subnormal */
+  *out = v; /* overflow: +-HUGE_VAL */
   return 0;
+}
+
+/* The error of a nonzero quantity that converts to less than DT_NONZERO_MIN in its SI unit (what: "time", si: "s"):
+ * it would read as 0 or as a subnormal double. Returns -2, the parsers' code for it. */
+static int below_nonzero_min(const char *what, const char *text, const char *si, char *why, size_t why_size)
+{
+  snprintf(why, why_size, "%s '%s' is out of range: a nonzero %s is at least %g %s (the smallest dtsim reads; "
+           "write 0 for none)", what, text, what, DT_NONZERO_MIN, si);
+  return -2;
 }
 
 /* A number followed by a unit, as every quantity is (DESIGN.md §3): splits text, or says with `expect` (what
@@ -117,6 +139,8 @@ int dt_parse_bandwidth(const char *text, double *out, char *why, size_t why_size
     return -1;
   }
   double x = v * mult * per;
+  if (x < DT_NONZERO_MIN && dt_number_is_nonzero(text))
+    return below_nonzero_min("bandwidth", text, "B/s", why, why_size);
   if (!(x <= DT_BANDWIDTH_MAX)) {
     snprintf(why, why_size, "bandwidth '%s' is out of range: above the %.0e B/s dtsim accepts", text,
              DT_BANDWIDTH_MAX);
@@ -172,6 +196,8 @@ static int parse_in_units(const unit_table *tab, const char *text, double *out, 
       } else {
         x = v * pow(10.0, tab->rows[i].exp10);
       }
+      if (x < DT_NONZERO_MIN && dt_number_is_nonzero(text))
+        return below_nonzero_min(tab->what, text, tab->si, why, why_size);
       if (!(x <= tab->max)) {
         snprintf(why, why_size, "%s '%s' is out of range: above the %.0e %s dtsim accepts%s", tab->what, text,
                  tab->max, tab->si, tab->scope);
@@ -203,6 +229,8 @@ int dt_parse_flop_rate(const char *text, double *out, char *why, size_t why_size
     return -1;
   }
   double x = v * mult;
+  if (x < DT_NONZERO_MIN && dt_number_is_nonzero(text))
+    return below_nonzero_min("compute rate", text, "FLOP/s", why, why_size);
   if (!(x <= DT_FLOP_RATE_MAX)) {
     snprintf(why, why_size, "compute rate '%s' is out of range: above the %.0e FLOP/s dtsim accepts", text,
              DT_FLOP_RATE_MAX);
@@ -220,12 +248,14 @@ int dt_parse_power(const char *text, double *out, char *why, size_t why_size)
 int dt_parse_bytes(const char *text, uint64_t *out, char *why, size_t why_size)
 {
   if (!text || !*text) {
-    snprintf(why, why_size, "expected a byte count (a non-negative integer), found nothing");
+    snprintf(why, why_size, "expected a byte count, a whole number from 0 to %llu (2^53), found nothing",
+             (unsigned long long)DT_BYTES_MAX);
     return -1;
   }
   for (const char *p = text; *p; p++)
     if (!isdigit((unsigned char)*p)) {
-      snprintf(why, why_size, "expected a byte count (a non-negative integer), found '%s'", text);
+      snprintf(why, why_size, "expected a byte count, a whole number from 0 to %llu (2^53), found '%.64s'",
+               (unsigned long long)DT_BYTES_MAX, text);
       return -1;
     }
   errno = 0;

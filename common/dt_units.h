@@ -7,11 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Each parser converts text into *out and returns 0, or returns -1 and writes into why (size why_size)
+/* Each parser converts text into *out and returns 0, or returns -1 (-2 for a nonzero value below DT_NONZERO_MIN,
+ * so that a consumer with a higher minimum can state its own range instead) and writes into why (size why_size)
  * what was expected, e.g. "expected a bandwidth with a unit such as '450GB/s' or '400Gb/s', found '12'".
  * The whole string must be consumed (surrounding spaces allowed). The value must be finite, >= 0 and at most
- * the maximum below once the unit is applied; the message of a value above it states the range. Consumers add
- * their own lower bounds (a platform bandwidth is at least DT_BANDWIDTH_MIN, ...). */
+ * the maximum below once the unit is applied, and a nonzero value at least DT_NONZERO_MIN; the message of a value
+ * outside states the range. Consumers add their own lower bounds (a platform bandwidth is at least
+ * DT_BANDWIDTH_MIN, ...). */
 
 /* The ranges of converted quantities (docs/platform.md "Ranges", docs/trace-format.md). They keep every derived
  * time finite and far below the replay's deadlock horizon (DT_REPLAY_HORIZON_S in replay/dt_replay.c): a
@@ -24,6 +26,11 @@
 #define DT_FLOP_MAX 1e30        /* FLOP of one compute op */
 #define DT_BYTES_MAX ((uint64_t)1 << 53) /* bytes of one op: exact as a double (DT_TRACE_MAX_BYTES) */
 #define DT_POWER_MAX 1e6        /* W of one device (GPU, NIC, switch): 1 MW */
+/* The smallest magnitude of a nonzero number, in the SI unit once a unit is applied: "1e-400s" would read as 0 and
+ * "1e-310" as a subnormal double (precision lost, and a division by it overflows), so a nonzero literal below it is
+ * out of range in every unit and for every plain number; 0 itself is written 0. */
+#define DT_NONZERO_MIN 1e-300
+#define DT_NONZERO_MIN_TEXT "1e-300" /* the same, for messages */
 
 /* Bandwidth in bytes per second. Units: B/s, Bps (bytes) and b/s, bit/s, bps, Gbps-style (bits; /8),
  * with optional prefixes k,K,M,G,T,P or Ki,Mi,Gi,Ti. "400Gb/s" = 5e10 B/s; "25GiB/s" = 25*2^30 B/s. */
@@ -40,10 +47,16 @@ int dt_parse_flop_rate(const char *text, double *out_flop_per_s, char *why, size
 int dt_parse_power(const char *text, double *out_watts, char *why, size_t why_size);
 
 /* A plain decimal number ("0.45", "1e-3", "-2"): digits, '.', an exponent, a '-' sign; no '+' in front, no space,
- * no inf, nan or hex (docs/platform.md "Units"). Returns 0 with *out set, or -1 when text is not one. A number
- * too large for a double ("1e400") reads as +-HUGE_VAL (infinity), so that the caller's range check, which must
- * have a finite maximum, names the range; one too small ("1e-400") reads as the nearest double (0 or a subnormal). */
+ * no inf, nan or hex (docs/platform.md "Units"). Returns 0 with *out set, -1 when text is not one, or -2 (*out
+ * untouched) when it is a nonzero number of magnitude below DT_NONZERO_MIN ("1e-400" would read as 0, "1e-310" as
+ * a subnormal): the caller says it is out of range, naming DT_NONZERO_MIN. A number too large for a double
+ * ("1e400") reads as +-HUGE_VAL (infinity), so that the caller's range check, which must have a finite maximum,
+ * names the range. */
 int dt_parse_real(const char *text, double *out);
+
+/* Whether the number that text starts with (after spaces) has a nonzero digit before its exponent: "0.0e5" and
+ * "0" are zero, "1e-400" is not (though it reads as 0). */
+int dt_number_is_nonzero(const char *text);
 
 /* Byte count: a plain non-negative integer (no unit, no sign), e.g. "8388608", at most DT_BYTES_MAX. Used for
  * trace `bytes=` and `splits=`. */

@@ -369,6 +369,14 @@ static int parse_real(const char *s, double *out)
   return dt_parse_real(s, out);
 }
 
+/* What a range message adds for parse_real's -2: the number is nonzero but too small to read as one. */
+static const char *tiny(int parse_rc)
+{
+  return parse_rc == -2 ? " (nonzero, but below " DT_NONZERO_MIN_TEXT ", the smallest nonzero number dtsim reads: "
+                          "write 0 for none)"
+                        : "";
+}
+
 /* One whole number of a [gpu, gpu, count] entry. */
 static int link_number(loader *L, yaml_node_t *n, const char *what, long lo, long hi, int *out)
 {
@@ -578,13 +586,14 @@ static int convert(loader *L, int row, yaml_node_t *v)
   }
   case T_REAL: {
     double x;
-    if (parse_real(text, &x) != 0)
+    int rc = parse_real(text, &x);
+    if (rc == -1)
       return fail_at(L, v, "expected a plain number for '%s', found %s", path, found);
-    if (!(x > k->rlo && x <= k->rhi)) {
+    if (rc == -2 || !(x > k->rlo && x <= k->rhi)) {
       if (isinf(k->rhi))
-        return fail_at(L, v, "expected a number above %g for '%s', found %s", k->rlo, path, found);
-      return fail_at(L, v, "expected a number above %g and at most %g for '%s', found %s", k->rlo, k->rhi, path,
-                     found);
+        return fail_at(L, v, "expected a number above %g for '%s', found %s%s", k->rlo, path, found, tiny(rc));
+      return fail_at(L, v, "expected a number above %g and at most %g for '%s', found %s%s", k->rlo, k->rhi, path,
+                     found, tiny(rc));
     }
     *(double *)field = x;
     return DT_OK;
@@ -596,6 +605,13 @@ static int convert(loader *L, int row, yaml_node_t *v)
     int rc = k->type == T_BANDWIDTH ? dt_parse_bandwidth(text, &x, why, sizeof why)
              : k->type == T_TIME    ? dt_parse_time(text, &x, why, sizeof why)
                                     : dt_parse_flop_rate(text, &x, why, sizeof why);
+    /* a nonzero bandwidth or rate below DT_NONZERO_MIN is below the platform's own minimum: say that range */
+    if (rc == -2 && k->type == T_BANDWIDTH)
+      return fail_at(L, v, "expected a bandwidth from %g B/s to %g B/s for '%s', found %s (nonzero, but below "
+                     "%g B/s)", DT_BANDWIDTH_MIN, DT_BANDWIDTH_MAX, path, found, DT_NONZERO_MIN);
+    if (rc == -2 && k->type == T_FLOPS)
+      return fail_at(L, v, "expected a compute rate from %g FLOP/s to %g FLOP/s for '%s', found %s (nonzero, but "
+                     "below %g FLOP/s)", DT_FLOP_RATE_MIN, DT_FLOP_RATE_MAX, path, found, DT_NONZERO_MIN);
     if (rc != 0)
       return fail_at(L, v, "bad value for '%s': %s", path, why);
     if (k->type != T_TIME && x <= 0)
@@ -638,16 +654,18 @@ static int convert(loader *L, int row, yaml_node_t *v)
     return fail_at(L, v, "expected true or false for '%s', found %s", path, found);
   case T_TAX: {
     double x;
-    if (parse_real(text, &x) != 0 || !(x >= 0 && x < 1))
-      return fail_at(L, v, "expected a number from 0 to below 1 for '%s', found %s", path, found);
+    int rc = parse_real(text, &x);
+    if (rc != 0 || !(x >= 0 && x < 1))
+      return fail_at(L, v, "expected a number from 0 to below 1 for '%s', found %s%s", path, found, tiny(rc));
     *(double *)field = x;
     return DT_OK;
   }
   case T_MONEY: {
     double x;
-    if (parse_real(text, &x) != 0 || !(x >= 0 && x <= MONEY_MAX))
+    int rc = parse_real(text, &x);
+    if (rc != 0 || !(x >= 0 && x <= MONEY_MAX))
       return fail_at(L, v, "expected a plain number from 0 to %g for '%s' (a price in cost.currency, without a "
-                     "currency sign), found %s", MONEY_MAX, path, found);
+                     "currency sign), found %s%s", MONEY_MAX, path, found, tiny(rc));
     *(double *)field = x;
     return DT_OK;
   }

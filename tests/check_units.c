@@ -226,11 +226,40 @@ START_TEST(test_ranges)
   };
   for (size_t i = 0; i < sizeof over / sizeof over[0]; i++)
     rejects(over[i].f, over[i].text, over[i].want);
-  /* one too small for a double reads as the nearest one (0 here): the consumer's minimum then applies */
-  ck_assert_int_eq(dt_parse_time("1e-400s", &v, why, sizeof why), 0);
-  ck_assert(v == 0.0);
-  ck_assert_int_eq(dt_parse_bandwidth("1e-400GB/s", &v, why, sizeof why), 0);
-  ck_assert(v == 0.0);
+  /* a nonzero number that reads as 0 or a subnormal once its unit applies is out of range in every unit (was: 0,
+   * so 'latency: 1e-400s' was accepted as no latency): -2, the message names the smallest nonzero value */
+  static const struct {
+    parse_fn f;
+    const char *text, *want;
+  } under[] = {
+      {dt_parse_time, "1e-400s", "time '1e-400s' is out of range: a nonzero time is at least 1e-300 s"},
+      {dt_parse_time, "1e-310s", "a nonzero time is at least 1e-300 s"},  /* a subnormal literal */
+      {dt_parse_time, "1e-295ps", "a nonzero time is at least 1e-300 s"}, /* subnormal once scaled */
+      {dt_parse_time, "0.0000000000000000000000000000000000000000000000000000000000000000000001e-230ps",
+       "a nonzero time is at least 1e-300 s"}, /* past the digits scaled in decimal */
+      {dt_parse_bandwidth, "1e-400GB/s", "bandwidth '1e-400GB/s' is out of range: a nonzero bandwidth is at least "
+                                         "1e-300 B/s"},
+      {dt_parse_flop_rate, "1e-400TFLOPS", "a nonzero compute rate is at least 1e-300 FLOP/s"},
+      {dt_parse_power, "1e-400W", "a nonzero power is at least 1e-300 W"},
+  };
+  for (size_t i = 0; i < sizeof under / sizeof under[0]; i++) {
+    v = 42;
+    ck_assert_msg(under[i].f(under[i].text, &v, why, sizeof why) == -2, "'%s' not refused as below the minimum",
+                  under[i].text);
+    ck_assert_msg(v == 42 && strstr(why, under[i].want), "'%s': %s", under[i].text, why);
+  }
+  /* zero in any spelling is zero, and the smallest nonzero value is accepted */
+  const char *zeros[] = {"0s", "0.0ms", "0e-400s", "0.000e5us"};
+  for (size_t i = 0; i < sizeof zeros / sizeof zeros[0]; i++) {
+    ck_assert_msg(dt_parse_time(zeros[i], &v, why, sizeof why) == 0 && v == 0, "'%s': %s", zeros[i], why);
+  }
+  ck_assert_int_eq(dt_parse_time("1e-300s", &v, why, sizeof why), 0);
+  ck_assert(v == 1e-300);
+  ck_assert_int_eq(dt_parse_real("1e-400", &v), -2);
+  ck_assert_int_eq(dt_parse_real("-1e-310", &v), -2);
+  ck_assert(v == 1e-300); /* untouched */
+  ck_assert_int_eq(dt_parse_real("0e-400", &v), 0);
+  ck_assert(v == 0);
   /* dt_parse_real: plain decimals; overflow is infinite for the caller's range check */
   ck_assert_int_eq(dt_parse_real("0.45", &v), 0);
   ck_assert(v == 0.45);
