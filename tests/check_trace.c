@@ -222,9 +222,9 @@ START_TEST(test_rank_lists)
   for (int i = 0; i < 4; i++)
     ck_assert_int_eq(t->groups[2].ranks[i], c[i]);
   dt_trace_free(t);
-  parse_fails("dtsim_trace 1\nranks 16\ngroup a 0-16\n", "t.dtt:3: ", WORDS("16", "out of range"));
-  parse_fails("dtsim_trace 1\nranks 16\ngroup a 3-1\n", "t.dtt:3: ", WORDS("3-1"));
-  parse_fails("dtsim_trace 1\nranks 16\ngroup a 0,,1\n", "t.dtt:3: ", WORDS("0,,1"));
+  parse_fails("dtsim_trace 1\nranks 16\ngroup a 0-16\n", "t.dtt:3:9: ", WORDS("16", "out of range"));
+  parse_fails("dtsim_trace 1\nranks 16\ngroup a 3-1\n", "t.dtt:3:9: ", WORDS("3-1"));
+  parse_fails("dtsim_trace 1\nranks 16\ngroup a 0,,1\n", "t.dtt:3:9: ", WORDS("0,,1"));
   parse_fails("dtsim_trace 1\nranks 16\ngroup a 0-3,2\n", "t.dtt:3: ", WORDS("'a'", "twice"));
 }
 END_TEST
@@ -258,7 +258,7 @@ START_TEST(test_after_forward_stream)
   dt_trace_free(t);
   parse_fails(HDR "rank 2\ns0 compute dur=1ms\ns0 compute dur=1ms after=s4:0\nrank 3\n", "t.dtt:7: ",
               WORDS("s4", "rank 2"));
-  parse_fails(HDR "rank 2\ns0 compute dur=1ms after=s0-1\n", "t.dtt:6: ", WORDS("after", "s0-1"));
+  parse_fails(HDR "rank 2\ns0 compute dur=1ms after=s0-1\n", "t.dtt:6:26: ", WORDS("after", "s0-1"));
   validate_fails(HDR "rank 2\ns0 compute dur=1ms\ns1 compute dur=1ms after=s0:1\n", "t.dtt:7: ",
                  WORDS("s0:1", "does not exist"));
   validate_fails(HDR "rank 2\ns0 compute dur=1ms after=s0:0\n", "t.dtt:6: ", WORDS("later", "own stream"));
@@ -517,27 +517,27 @@ END_TEST
 
 START_TEST(test_parse_errors)
 {
-  parse_fails(HDR "rank 0\ns0 allreduc group=g bytes=8\n", "t.dtt:6: ", WORDS("unknown op 'allreduc'", "'allreduce'"));
-  parse_fails(HDR "rank 0\ns0 allreduce group=g byts=8\n", "t.dtt:6: ", WORDS("unknown key 'byts'", "'bytes'"));
-  parse_fails(HDR "rank 0\ns0 compute dur=1ms bytes=8\n", "t.dtt:6: ", WORDS("'bytes'", "does not apply", "'compute'"));
+  parse_fails(HDR "rank 0\ns0 allreduc group=g bytes=8\n", "t.dtt:6:4: ", WORDS("unknown op 'allreduc'", "'allreduce'"));
+  parse_fails(HDR "rank 0\ns0 allreduce group=g byts=8\n", "t.dtt:6:22: ", WORDS("unknown key 'byts'", "'bytes'"));
+  parse_fails(HDR "rank 0\ns0 compute dur=1ms bytes=8\n", "t.dtt:6:20: ", WORDS("'bytes'", "does not apply", "'compute'"));
   parse_fails(HDR "rank 0\ns0 allreduce group=g\n", "t.dtt:6: ", WORDS("'allreduce'", "bytes="));
   parse_fails(HDR "rank 0\ns0 send bytes=8\n", "t.dtt:6: ", WORDS("'send'", "peer="));
   parse_fails(HDR "rank 0\ns0 compute name=x\n", "t.dtt:6: ", WORDS("dur=", "flop="));
   parse_fails(HDR "rank 0\ns0 compute dur=1ms flop=5\n", "t.dtt:6: ", WORDS("not both"));
   parse_fails(HDR "rank 0\ns0 alltoall group=g bytes=4 splits=1,1,1,1\n", "t.dtt:6: ", WORDS("not both"));
-  parse_fails(HDR "rank 0\ns0 alltoall group=g splits=1,1\n", "t.dtt:6: ", WORDS("splits", "2", "4 ranks"));
-  parse_fails(HDR "rank 0\ns0 compute dur=5\n", "t.dtt:6: ", WORDS("dur=", "bare number"));
-  parse_fails(HDR "rank 0\ns0 allreduce group=g bytes=1.5\n", "t.dtt:6: ", WORDS("bytes=", "1.5"));
-  parse_fails(HDR "rank 0\ns0 allreduce group=gg bytes=8\n", "t.dtt:6: ", WORDS("unknown group 'gg'", "'g'"));
-  parse_fails(HDR "rank 0\ns0 broadcast group=p bytes=8 root=2\n", "t.dtt:6: ", WORDS("root 2", "'p'"));
-  parse_fails(HDR "rank 0\ns0 send peer=4 bytes=8\n", "t.dtt:6: ", WORDS("peer 4", "out of range"));
-  parse_fails(HDR "rank 0\ns0 send peer=0 bytes=8\n", "t.dtt:6: ", WORDS("peer 0", "itself"));
-  parse_fails(HDR "rank 0\ns0 mark name=a name=b\n", "t.dtt:6: ", WORDS("'name'", "twice"));
-  parse_fails(HDR "rank 0\ns0 mark batch=-2\n", "t.dtt:6: ", WORDS("batch=", "-2"));
-  parse_fails(HDR "rank 0\ns0 mark oops\n", "t.dtt:6: ", WORDS("key=value", "oops"));
+  parse_fails(HDR "rank 0\ns0 alltoall group=g splits=1,1\n", "t.dtt:6:28: ", WORDS("splits", "2", "4 ranks"));
+  parse_fails(HDR "rank 0\ns0 compute dur=5\n", "t.dtt:6:16: ", WORDS("dur=", "bare number"));
+  parse_fails(HDR "rank 0\ns0 allreduce group=g bytes=1.5\n", "t.dtt:6:28: ", WORDS("bytes=", "1.5"));
+  parse_fails(HDR "rank 0\ns0 allreduce group=gg bytes=8\n", "t.dtt:6:20: ", WORDS("unknown group 'gg'", "'g'"));
+  parse_fails(HDR "rank 0\ns0 broadcast group=p bytes=8 root=2\n", "t.dtt:6:35: ", WORDS("root 2", "'p'"));
+  parse_fails(HDR "rank 0\ns0 send peer=4 bytes=8\n", "t.dtt:6:14: ", WORDS("peer 4", "out of range"));
+  parse_fails(HDR "rank 0\ns0 send peer=0 bytes=8\n", "t.dtt:6:14: ", WORDS("peer 0", "itself"));
+  parse_fails(HDR "rank 0\ns0 mark name=a name=b\n", "t.dtt:6:16: ", WORDS("'name'", "twice"));
+  parse_fails(HDR "rank 0\ns0 mark batch=-2\n", "t.dtt:6:15: ", WORDS("batch=", "-2"));
+  parse_fails(HDR "rank 0\ns0 mark oops\n", "t.dtt:6:9: ", WORDS("key=value", "oops"));
   parse_fails(HDR "rank 0\nx0 mark\n", "t.dtt:6: ", WORDS("unknown line 'x0'"));
   parse_fails(HDR "rank 0\nallreduce group=g bytes=1\n", "t.dtt:6: ", WORDS("'allreduce'", "stream"));
-  parse_fails(HDR "rank 0\ns0\n", "t.dtt:6: ", WORDS("missing op"));
+  parse_fails(HDR "rank 0\ns0\n", "t.dtt:6:1: ", WORDS("missing op"));
   parse_fails(HDR "rank 4\n", "t.dtt:5: ", WORDS("rank 4", "out of range"));
   parse_fails(HDR "rank 0\nrank 0\n", "t.dtt:6: ", WORDS("rank 0", "second section", "t.dtt:5"));
   parse_fails(HDR "s0 mark\n", "t.dtt:5: ", WORDS("before any 'rank"));
@@ -553,6 +553,71 @@ START_TEST(test_parse_errors)
   parse_fails("dtsim_trace 1\nranks 0\n", "t.dtt:2: ", WORDS("ranks N"));
   parse_fails("dtsim_trace 1\nranks 2\nmeta captured_step_time=3\n", "t.dtt:3: ", WORDS("captured_step_time"));
   parse_fails("dtsim_trace 1\nranks 2\nmeta novalue\n", "t.dtt:3: ", WORDS("meta key=value", "novalue"));
+}
+END_TEST
+
+/* Every id and number of an op line names its range and its column when it is outside (was: "expected a
+ * non-negative integer id" for batch=9...9, "bad stream" for s2^31, "not a non-negative number" for a FLOP of
+ * 1e400, and splits= summing past 2^53 accepted); ids read as every whole number dtsim reads (leading zeros
+ * decimal, in every id alike). */
+START_TEST(test_id_and_number_ranges)
+{
+  parse_fails(HDR "rank 0\ns2147483648 compute dur=1ms\n", "t.dtt:6:1: ",
+              WORDS("bad stream 's2147483648'", "from 0 to 2147483647"));
+  parse_fails(HDR "rank 0\ns0 send peer=1 bytes=8 tag=99999999999999999999\n", "t.dtt:6:28: ",
+              WORDS("tag=", "'99999999999999999999'", "from -9223372036854775808 to 9223372036854775807"));
+  parse_fails(HDR "rank 0\ns0 send peer=1 bytes=8 tag=-9223372036854775809\n", "t.dtt:6:28: ",
+              WORDS("tag=", "from -9223372036854775808"));
+  parse_fails(HDR "rank 0\ns0 mark batch=99999999999999999999\n", "t.dtt:6:15: ",
+              WORDS("batch=", "'99999999999999999999'", "from 0 to 9223372036854775807"));
+  parse_fails(HDR "rank 0\ns0 mark batch=+1\n", "t.dtt:6:15: ", WORDS("batch=", "'+1'", "from 0 to"));
+  parse_fails(HDR "rank 0\ns0 compute dur=1ms after=s0:0,s1:2147483648\n", "t.dtt:6:31: ",
+              WORDS("after=", "s1:2147483648", "from 0 to 2147483647"));
+  parse_fails(HDR "rank 0\ns0 send peer=99999999999 bytes=8\n", "t.dtt:6:14: ",
+              WORDS("peer 99999999999", "out of range", "0-3"));
+  parse_fails(HDR "rank 0\ns0 send peer=x bytes=8\n", "t.dtt:6:14: ", WORDS("peer=", "from 0 to 3"));
+  parse_fails(HDR "rank 0\ns0 broadcast group=p bytes=8 root=99999999999\n", "t.dtt:6:35: ",
+              WORDS("root 99999999999", "'p' of 2 ranks", "0-1"));
+  parse_fails(HDR "rank 99999999999\n", "t.dtt:5: ", WORDS("rank 99999999999", "out of range", "0-3"));
+  parse_fails(HDR "rank x\n", "t.dtt:5: ", WORDS("rank N", "from 0 to 3", "'x'"));
+  parse_fails("dtsim_trace 1\nranks 4\ngroup a 0,99999999999\n", "t.dtt:3:11: ",
+              WORDS("rank 99999999999", "out of range", "0-3"));
+  parse_fails("dtsim_trace 1\nranks 4\ngroup a 0,x\n", "t.dtt:3:11: ", WORDS("bad rank 'x'", "from 0 to 3"));
+  /* kernels= numbers: dt_parse_real, with the range (the column is the number's) */
+  parse_fails(HDR "rank 0\ns0 compute dur=1ms kernels=gemm:bf16:1:1:1:1:1e400:1\n", "t.dtt:6:46: ",
+              WORDS("item 1", "FLOP '1e400' is out of range", "from 0 to 1e+30"));
+  parse_fails(HDR "rank 0\ns0 compute dur=1ms kernels=gemm:bf16:1:1:1:1:1:1,elem:fp32:1:1:1:1:1:1e-400\n",
+              "t.dtt:6:70: ", WORDS("item 2", "BYTES '1e-400' is out of range", "1e-300"));
+  parse_fails(HDR "rank 0\ns0 compute dur=1ms kernels=gemm:bf16:1:1:1:1e16:1:1\n", "t.dtt:6:44: ",
+              WORDS("BATCH '1e16' is out of range", "from 0 to 9e+15"));
+  parse_fails(HDR "rank 0\ns0 compute dur=1ms kernels=gemm:bf16:1.5:1:1:1:1:1\n", "t.dtt:6:38: ",
+              WORDS("M: expected a whole number from 0 to 9e+15, found '1.5'"));
+  parse_fails(HDR "rank 0\ns0 compute dur=1ms kernels=gemm:bf16:1:1:1:1:0x10:1\n", "t.dtt:6:46: ",
+              WORDS("FLOP: expected a number of FLOP", "'0x10'"));
+  parse_fails(HDR "rank 0\ns0 compute flop=1e-400\n", "t.dtt:6:17: ", WORDS("flop=", "1e-300"));
+  parse_fails(HDR "rank 0\ns0 compute flop=inf\n", "t.dtt:6:17: ", WORDS("flop=", "from 0 to 1e+30"));
+  /* splits=: each item at most 2^53 and so is their sum, the op's bytes (was: 2^53 + 2^53 accepted) */
+  parse_fails(HDR "rank 0\ns0 alltoall group=g splits=9007199254740992,9007199254740992,0,0\n", "t.dtt:6:45: ",
+              WORDS("splits= total is out of range", "items 1 to 2", "9007199254740992 (2^53)"));
+  parse_fails(HDR "rank 0\ns0 alltoall group=g splits=1,2,9007199254740993,0\n", "t.dtt:6:32: ",
+              WORDS("splits= item 3", "2^53"));
+  dt_trace_free(parse_ok(HDR "rank 0\ns0 alltoall group=g splits=9007199254740990,1,1,0\n")); /* exactly 2^53 */
+  /* leading zeros are decimal in every id, as in every whole number dtsim reads: s01 is s1, batch=01 is batch 1 */
+  dt_trace *t = parse_ok(HDR "rank 01\ns01 send peer=02 bytes=08 tag=-07 batch=01\ns1 mark batch=1 after=s01:00\n");
+  dt_op *o = op_at(t, 1, 1, 0);
+  ck_assert_int_eq(o->peer, 2);
+  ck_assert_uint_eq(o->bytes, 8);
+  ck_assert_int_eq(o->tag, -7);
+  ck_assert_int_eq(o->batch, 1);
+  ck_assert_int_eq(op_at(t, 1, 1, 1)->batch, 1);
+  ck_assert_uint_eq(t->ranks[1].nstreams, 1);
+  dt_trace_free(t);
+  t = parse_ok(HDR "rank 0\ns2147483647 send peer=1 bytes=9007199254740992 tag=-9223372036854775808 "
+                   "batch=9223372036854775807\n");
+  o = op_at(t, 0, INT32_MAX, 0);
+  ck_assert_int_eq(o->tag, INT64_MIN);
+  ck_assert_int_eq(o->batch, INT64_MAX);
+  dt_trace_free(t);
 }
 END_TEST
 
@@ -1100,6 +1165,7 @@ int main(void)
       {"per_rank_files", test_per_rank_files, 1},
       {"round_trip", test_round_trip, 1},
       {"parse_errors", test_parse_errors, 1},
+      {"id_and_number_ranges", test_id_and_number_ranges, 1},
       {"validate_collective_mismatch", test_validate_collective_mismatch, 1},
       {"validate_p2p_mismatch", test_validate_p2p_mismatch, 1},
       {"match_ids", test_match_ids, 1},

@@ -218,10 +218,10 @@ check "ops of 2e30 s and 1e6 s complete: exit 0, makespan 2e30 s, no deadlock" \
 # (simulated as 2^63, reported in full) are refused at their line; totals saturate instead of wrapping
 printf 'dtsim_trace 1\nranks 2\ngroup g 0-1\nrank 0\ns0 allreduce group=g bytes=9223372036854775808\nrank 1\ns0 allreduce group=g bytes=9223372036854775808\n' >"$tmp/b63.dtt"
 "$DTSIM" run tests/data/node8.yaml "$tmp/b63.dtt" >/dev/null 2>"$tmp/b63.err"; rc=$?
-check "bytes=2^63: exit 2 at its line with the 2^53 limit" '[ $rc -eq 2 ] && grep -q "b63.dtt:5: bad bytes= value.*2^53" "$tmp/b63.err"'
+check "bytes=2^63: exit 2 at its line with the 2^53 limit" '[ $rc -eq 2 ] && grep -q "b63.dtt:5:28: bad bytes= value.*2^53" "$tmp/b63.err"'
 printf 'dtsim_trace 1\nranks 2\nrank 0\ns0 send peer=1 bytes=18446744073709551615\nrank 1\ns0 recv peer=0 bytes=18446744073709551615\n' >"$tmp/b64.dtt"
 "$DTSIM" run tests/data/node8.yaml "$tmp/b64.dtt" >/dev/null 2>"$tmp/b64.err"; rc=$?
-check "bytes=2^64-1: exit 2 at its line" '[ $rc -eq 2 ] && grep -q "b64.dtt:4: bad bytes= value" "$tmp/b64.err"'
+check "bytes=2^64-1: exit 2 at its line" '[ $rc -eq 2 ] && grep -q "b64.dtt:4:22: bad bytes= value" "$tmp/b64.err"'
 # two all-reduces of 2^52 bytes on 2 ranks: the total is their sum, 2^53, exactly
 printf 'dtsim_trace 1\nranks 2\ngroup g 0-1\nrank 0\ns0 allreduce group=g bytes=4503599627370496\ns0 allreduce group=g bytes=4503599627370496\nrank 1\ns0 allreduce group=g bytes=4503599627370496\ns0 allreduce group=g bytes=4503599627370496\n' >"$tmp/b52.dtt"
 "$DTSIM" run --json tests/data/node8.yaml "$tmp/b52.dtt" >"$tmp/b52.json" 2>/dev/null; rc=$?

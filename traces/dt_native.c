@@ -77,8 +77,10 @@ static const char *const line_words[] = {"dtsim_trace", "ranks", "group", "meta"
  * Reader state. */
 
 typedef struct tok {
-  char *key; /* the whole token when it has no '=' */
-  char *val; /* NULL when the token has no '=' */
+  char *key;        /* the whole token when it has no '=' */
+  char *val;        /* NULL when the token has no '=' */
+  long kcol, vcol;  /* 1-based byte columns in the line of the token and of its value (after the '=') */
+  int quoted;       /* the token holds a quote: offsets inside val are not columns */
 } tok;
 
 typedef struct reader {
@@ -101,6 +103,8 @@ typedef struct fstate {
   int seen_magic, seen_ranks, defines; /* defines: this file creates the trace and its groups */
   size_t ngroups;                      /* groups declared in this file */
   int32_t cur_rank;                    /* rank of the open section, -1 before the first */
+  long col;                            /* column of the error's subject on the current line, 0 for the line */
+  const tok *vtok;                     /* the token whose value is being read (for columns inside it) */
 } fstate;
 
 static int ferr(reader *rd, const fstate *fs, const char *fmt, ...) DT_PRINTF(3, 4);
@@ -109,7 +113,7 @@ static int ferr(reader *rd, const fstate *fs, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  dt_error_vset(rd->err, fs->name, fs->line, 0, fmt, ap);
+  dt_error_vset(rd->err, fs->name, fs->line, fs->col, fmt, ap);
   va_end(ap);
   return DT_ERR;
 }
@@ -117,42 +121,59 @@ static int ferr(reader *rd, const fstate *fs, const char *fmt, ...)
 /* ---------------------------------------------------------------------------------------------------------
  * Values. */
 
-static int parse_i64(const char *s, int64_t *out)
+/* An integer in [lo, hi], spelled as every whole number dtsim reads (dt_parse_whole: decimal digits alone, leading
+ * zeros decimal), with a '-' in front for a negative one. Returns 0 with *out, -1 when s is not an integer, -2 when
+ * it is one outside [lo, hi] (also past 64 bits). Every id and count of the format reads through it: streams, ranks,
+ * peers, roots, tags, batches and after= positions. */
+static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
-  const char *p = s;
-  if (*p == '-')
-    p++;
-  if (!isdigit((unsigned char)*p))
-    return -1;
-  for (const char *q = p; *q; q++)
-    if (!isdigit((unsigned char)*q))
-      return -1;
-  errno = 0;
-  long long v = strtoll(s, NULL, 10);
-  if (errno == ERANGE)
-    return -1;
+  int neg = s[0] == '-';
+  uint64_t m;
+  int rc = dt_parse_whole_u64(s + neg, UINT64_MAX, &m);
+  if (rc != 0)
+    return rc;
+  int64_t v;
+  if (neg) {
+    if (m > (uint64_t)INT64_MAX + 1)
+      return -2;
+    v = m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m;
+  } else {
+    if (m > (uint64_t)INT64_MAX)
+      return -2;
+    v = (int64_t)m;
+  }
+  if (v < lo || v > hi)
+    return -2;
   *out = v;
   return 0;
 }
 
-/* A non-negative integer that fits an int32. */
-static int parse_count(const char *s, int32_t *out)
+/* A whole number from 0 to hi (<= INT32_MAX). Returns 0, -1 or -2 as parse_int. */
+static int parse_count(const char *s, int32_t hi, int32_t *out)
 {
   int64_t v;
-  if (parse_i64(s, &v) != 0 || v < 0 || v > INT32_MAX)
-    return -1;
-  *out = (int32_t)v;
-  return 0;
+  int rc = parse_int(s, 0, hi, &v);
+  if (rc == 0)
+    *out = (int32_t)v;
+  return rc;
 }
 
-/* `s<N>` stream name. */
+/* `s<N>` stream name, N from 0 to INT32_MAX. */
 static int parse_stream(const char *s, int32_t *out)
 {
-  return s[0] == 's' && isdigit((unsigned char)s[1]) ? parse_count(s + 1, out) : -1;
+  return s[0] == 's' && isdigit((unsigned char)s[1]) ? parse_count(s + 1, INT32_MAX, out) : -1;
+}
+
+/* Points the error column at the value of the token being read (fs->vtok), offset bytes into it; a quoted value's
+ * offsets are not columns, so it points at the value's start. */
+static void at_value(fstate *fs, size_t offset)
+{
+  if (fs->vtok)
+    fs->col = fs->vtok->vcol + (fs->vtok->quoted ? 0 : (long)offset);
 }
 
 /* Rank list "0-3,8-11,12" into rd->ilist; checks bounds against nranks. Returns the count or -1. */
-static long parse_rank_list(reader *rd, const fstate *fs, const char *text)
+static long parse_rank_list(reader *rd, fstate *fs, const char *text)
 {
   size_t n = 0;
   const char *p = text;
@@ -167,22 +188,31 @@ static long parse_rank_list(reader *rd, const fstate *fs, const char *text)
     memcpy(item, p, len);
     item[len] = '\0';
     char *dash = strchr(item, '-');
-    int32_t a, b;
+    int32_t a = 0, b = 0, last = rd->t->nranks - 1;
+    at_value(fs, (size_t)(p - text));
     if (dash) {
       *dash = '\0';
-      if (parse_count(item, &a) != 0 || parse_count(dash + 1, &b) != 0 || b < a)
-        return ferr(rd, fs, "bad rank range '%.*s' in '%s': expected 'first-last' with first <= last", (int)len, p,
-                    text),
+      int ra = parse_count(item, last, &a), rb = parse_count(dash + 1, last, &b);
+      if (ra == -1 || rb == -1 || (ra == 0 && rb == 0 && b < a))
+        return ferr(rd, fs, "bad rank range '%.*s' in '%s': expected 'first-last' with first <= last, ranks from 0 "
+                    "to %d", (int)len, p, text, (int)last),
                -1;
-    } else if (parse_count(item, &a) != 0) {
-      return ferr(rd, fs, "bad rank '%s' in '%s': expected a non-negative integer", item, text), -1;
+      if (ra != 0 || rb != 0)
+        return ferr(rd, fs, "rank range '%.*s' in '%s' is out of range: the trace has %d ranks (0-%d)", (int)len, p,
+                    text, (int)rd->t->nranks, (int)last),
+               -1;
     } else {
+      int ra = parse_count(item, last, &a);
+      if (ra == -1)
+        return ferr(rd, fs, "bad rank '%s' in '%s': expected a rank from 0 to %d (a whole number)", item, text,
+                    (int)last),
+               -1;
+      if (ra != 0)
+        return ferr(rd, fs, "rank %s in '%s' is out of range: the trace has %d ranks (0-%d)", item, text,
+                    (int)rd->t->nranks, (int)last),
+               -1;
       b = a;
     }
-    if (b >= rd->t->nranks)
-      return ferr(rd, fs, "rank %d in '%s' is out of range: the trace has %d ranks (0-%d)", (int)b, text,
-                  (int)rd->t->nranks, (int)rd->t->nranks - 1),
-             -1;
     for (int64_t r = a; r <= b; r++) {
       rd->ilist = dt_grow(rd->ilist, &rd->icap, n, sizeof *rd->ilist);
       rd->ilist[n++] = (int32_t)r;
@@ -213,9 +243,12 @@ static int tokenize(reader *rd, const fstate *fs, const char *line, size_t len)
     tok *tk = &rd->toks[rd->ntoks++];
     tk->key = o;
     tk->val = NULL;
+    tk->kcol = tk->vcol = (long)i + 1;
+    tk->quoted = 0;
     while (i < len && !isspace((unsigned char)line[i]) && line[i] != '#') {
       char c = line[i++];
       if (c == '"') {
+        tk->quoted = 1;
         for (;;) {
           if (i >= len)
             return ferr(rd, fs, "unterminated quoted value: a '\"' is missing");
@@ -249,6 +282,8 @@ static int tokenize(reader *rd, const fstate *fs, const char *line, size_t len)
       } else if (c == '=' && !tk->val) {
         *o++ = '\0';
         tk->val = o;
+        tk->vcol = (long)i + 1;
+        tk->quoted = 0; /* a quote in the key does not shift the value */
       } else {
         *o++ = c;
       }
@@ -258,7 +293,7 @@ static int tokenize(reader *rd, const fstate *fs, const char *line, size_t len)
   return DT_OK;
 }
 
-static int parse_after(reader *rd, const fstate *fs, dt_op *op, const char *text)
+static int parse_after(reader *rd, fstate *fs, dt_op *op, const char *text)
 {
   size_t n = 1;
   for (const char *p = text; *p; p++)
@@ -269,6 +304,7 @@ static int parse_after(reader *rd, const fstate *fs, dt_op *op, const char *text
     const char *comma = strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
     char item[64];
+    at_value(fs, (size_t)(p - text));
     if (len == 0 || len >= sizeof item)
       return ferr(rd, fs, "bad after= value '%s': expected 'sN:I' items such as 's0:0,s2:5'", text);
     memcpy(item, p, len);
@@ -278,9 +314,9 @@ static int parse_after(reader *rd, const fstate *fs, dt_op *op, const char *text
     if (!colon)
       return ferr(rd, fs, "bad after= item '%s': expected 'sN:I' (stream and 0-based op position)", item);
     *colon = '\0';
-    if (parse_stream(item, &sid) != 0 || parse_count(colon + 1, &idx) != 0)
-      return ferr(rd, fs, "bad after= item '%s:%s': expected 'sN:I' (stream and 0-based op position)", item,
-                  colon + 1);
+    if (parse_stream(item, &sid) != 0 || parse_count(colon + 1, INT32_MAX, &idx) != 0)
+      return ferr(rd, fs, "bad after= item '%s:%s': expected 'sN:I', a stream id N and a 0-based op position I, "
+                  "each a whole number from 0 to %d", item, colon + 1, INT32_MAX);
     op->deps[k].stream = sid; /* the sN id until the section ends (see resolve_section) */
     op->deps[k].index = idx;
     op->ndeps = (uint32_t)(k + 1);
@@ -289,7 +325,7 @@ static int parse_after(reader *rd, const fstate *fs, dt_op *op, const char *text
   return DT_OK;
 }
 
-static int parse_splits(reader *rd, const fstate *fs, dt_op *op, const char *text)
+static int parse_splits(reader *rd, fstate *fs, dt_op *op, const char *text)
 {
   size_t n = 1;
   for (const char *p = text; *p; p++)
@@ -302,14 +338,18 @@ static int parse_splits(reader *rd, const fstate *fs, dt_op *op, const char *tex
     const char *comma = strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
     char item[32], why[256];
+    at_value(fs, (size_t)(p - text));
     if (len >= sizeof item)
-      return ferr(rd, fs, "bad splits= value '%s': expected byte counts such as '1024,0,2048'", text);
+      return ferr(rd, fs, "bad splits= item %zu '%.*s': expected a byte count from 0 to %" PRIu64 " (2^53)", k + 1,
+                  (int)(len > 40 ? 40 : len), p, DT_BYTES_MAX);
     memcpy(item, p, len);
     item[len] = '\0';
     if (dt_parse_bytes(item, &op->splits[k], why, sizeof why) != 0)
-      return ferr(rd, fs, "bad splits= item: %s", why);
-    if (sum + op->splits[k] < sum)
-      return ferr(rd, fs, "splits= total overflows 64 bits");
+      return ferr(rd, fs, "bad splits= item %zu: %s", k + 1, why);
+    /* the op moves the sum (its bytes): at most what one op may move, as bytes= (each item is, so no overflow) */
+    if (op->splits[k] > DT_BYTES_MAX - sum)
+      return ferr(rd, fs, "splits= total is out of range: items 1 to %zu sum to more than the %" PRIu64 " (2^53) "
+                  "bytes one op may move (%" PRIu64 " + %" PRIu64 ")", k + 1, DT_BYTES_MAX, sum, op->splits[k]);
     sum += op->splits[k];
     p = comma ? comma + 1 : p + len;
   }
@@ -317,25 +357,46 @@ static int parse_splits(reader *rd, const fstate *fs, dt_op *op, const char *tex
   return DT_OK;
 }
 
-/* One number of a kernels= item: a whole number (dims) or a non-negative real (flop, bytes). */
-static int kernel_num(const char *t, size_t len, int whole, double *out)
+/* The largest dimension (M, N, K, BATCH) of a kernels= item: exact as a double, as the writer prints it. */
+#define KERNEL_DIM_MAX 9.0e15
+
+/* One number of a kernels= item (field j: M, N, K, BATCH, FLOP, BYTES): a plain number (dt_parse_real) that is a
+ * whole number up to KERNEL_DIM_MAX for the dimensions, a real from 0 to DT_FLOP_MAX FLOP or DT_BYTES_MAX bytes
+ * for the work. Returns 0 with *out, or -1 with the message (naming the range) in why. */
+static int kernel_num(const char *t, size_t len, int j, double *out, char *why, size_t why_size)
 {
+  static const char *const field[] = {"M", "N", "K", "BATCH", "FLOP", "BYTES"};
   char buf[48];
-  if (len == 0 || len >= sizeof buf)
-    return -1;
-  memcpy(buf, t, len);
-  buf[len] = '\0';
-  char *end;
-  errno = 0;
-  double v = strtod(buf, &end);
-  if (*end || errno == ERANGE || !isfinite(v) || v < 0 || (whole && (v != floor(v) || v > 9.0e15)))
-    return -1;
-  *out = v;
-  return 0;
+  double v = 0, max = j < 4 ? KERNEL_DIM_MAX : j == 4 ? DT_FLOP_MAX : (double)DT_BYTES_MAX;
+  const char *what = j < 4 ? "a whole number" : j == 4 ? "a number of FLOP" : "a number of bytes";
+  int rc = -1;
+  if (len > 0 && len < sizeof buf) {
+    memcpy(buf, t, len);
+    buf[len] = '\0';
+    rc = dt_parse_real(buf, &v);
+  }
+  if (rc == 0 && v >= 0 && v <= max && (j >= 4 || v == floor(v))) {
+    *out = v;
+    return 0;
+  }
+  char range[64];
+  if (j < 5)
+    snprintf(range, sizeof range, "from 0 to %g", max);
+  else
+    snprintf(range, sizeof range, "from 0 to %" PRIu64 " (2^53)", DT_BYTES_MAX);
+  int shown = (int)(len > 40 ? 40 : len);
+  if (rc == -2)
+    snprintf(why, why_size, "%s '%.*s' is out of range: nonzero but below %g, the smallest nonzero number dtsim "
+             "reads (write 0 for none)", field[j], shown, t, DT_NONZERO_MIN);
+  else if (rc == -1 || v < 0 || (j < 4 && isfinite(v) && v != floor(v)))
+    snprintf(why, why_size, "%s: expected %s %s, found '%.*s'", field[j], what, range, shown, t);
+  else
+    snprintf(why, why_size, "%s '%.*s' is out of range: expected %s %s", field[j], shown, t, what, range);
+  return -1;
 }
 
 /* kernels=KIND[.causal][.bwd]:DTYPE:M:N:K:BATCH:FLOP:BYTES,... (docs/trace-format.md, docs/compute.md) */
-static int parse_kernels(reader *rd, const fstate *fs, dt_op *op, const char *text)
+static int parse_kernels(reader *rd, fstate *fs, dt_op *op, const char *text)
 {
   static const char expect[] = "expected items KIND:DTYPE:M:N:K:BATCH:FLOP:BYTES (KIND gemm, attn, attn.causal, "
                                "attn.bwd, attn.causal.bwd or elem; DTYPE bf16, fp16, fp8 or fp32) joined by ','";
@@ -350,6 +411,7 @@ static int parse_kernels(reader *rd, const fstate *fs, dt_op *op, const char *te
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
     const char *f[8];
     size_t fl[8], nf = 0;
+    at_value(fs, (size_t)(p - text));
     const char *q = p, *stop = p + len;
     while (nf < 8) {
       const char *colon = memchr(q, ':', (size_t)(stop - q));
@@ -394,11 +456,12 @@ static int parse_kernels(reader *rd, const fstate *fs, dt_op *op, const char *te
                   dtype);
     k->dtype = (uint8_t)d;
     double v[6];
+    char why[256];
     for (int j = 0; j < 6; j++)
-      if (kernel_num(f[2 + j], fl[2 + j], j < 4, &v[j]) != 0)
-        return ferr(rd, fs, "bad kernels= item %zu: %s '%.*s' is not a %s", i + 1,
-                    (const char *const[]){"M", "N", "K", "BATCH", "FLOP", "BYTES"}[j], (int)fl[2 + j], f[2 + j],
-                    j < 4 ? "whole number" : "non-negative number");
+      if (kernel_num(f[2 + j], fl[2 + j], j, &v[j], why, sizeof why) != 0) {
+        at_value(fs, (size_t)(f[2 + j] - text));
+        return ferr(rd, fs, "bad kernels= item %zu: %s", i + 1, why);
+      }
     k->m = (int64_t)v[0];
     k->n = (int64_t)v[1];
     k->k = (int64_t)v[2];
@@ -410,25 +473,25 @@ static int parse_kernels(reader *rd, const fstate *fs, dt_op *op, const char *te
   return DT_OK;
 }
 
-static int key_value(reader *rd, const fstate *fs, int32_t rank, dt_op *op, int key, const char *v)
+static int key_value(reader *rd, fstate *fs, int32_t rank, dt_op *op, int key, const char *v)
 {
   char why[256];
   int64_t i64;
+  int rc;
   switch (key) {
   case K_DUR:
     if (dt_parse_time(v, &op->dur, why, sizeof why) != 0)
       return ferr(rd, fs, "bad dur= value: %s", why);
     return DT_OK;
   case K_FLOP: {
-    char *end;
-    errno = 0;
-    double f = strtod(v, &end);
-    int plain = *v && !isspace((unsigned char)*v);
-    for (const char *q = v; plain && q < end; q++)
-      plain = isdigit((unsigned char)*q) || *q == '.' || *q == 'e' || *q == 'E' || *q == '-' || *q == '+';
-    /* past a double's range (ERANGE, f infinite) is out of range below; too small reads as the nearest double */
-    if (!plain || *end || end == v || isnan(f) || f < 0)
-      return ferr(rd, fs, "bad flop= value '%s': expected a non-negative number such as '3.2e12'", v);
+    double f = 0;
+    rc = dt_parse_real(v, &f); /* past a double's range: infinite, out of range below */
+    if (rc == -2)
+      return ferr(rd, fs, "bad flop= value '%s': out of range, nonzero but below %g, the smallest nonzero number "
+                  "dtsim reads (write 0 for none)", v, DT_NONZERO_MIN);
+    if (rc != 0 || f < 0)
+      return ferr(rd, fs, "bad flop= value '%s': expected a number of FLOP from 0 to %g, such as '3.2e12'", v,
+                  DT_FLOP_MAX);
     if (!(f <= DT_FLOP_MAX))
       return ferr(rd, fs, "bad flop= value '%s': out of range, above the %.0e FLOP one compute op may have", v,
                   DT_FLOP_MAX);
@@ -455,26 +518,33 @@ static int key_value(reader *rd, const fstate *fs, int32_t rank, dt_op *op, int 
     if (dt_parse_bytes(v, &op->bytes, why, sizeof why) != 0)
       return ferr(rd, fs, "bad bytes= value: %s", why);
     return DT_OK;
-  case K_ROOT:
-    if (parse_count(v, &op->root) != 0)
-      return ferr(rd, fs, "bad root= value '%s': expected a group-local rank (a non-negative integer)", v);
+  case K_ROOT: /* its range is the group's, checked once the line is read */
+    rc = parse_count(v, INT32_MAX, &op->root);
+    if (rc == -1)
+      return ferr(rd, fs, "bad root= value '%s': expected a group-local rank, a whole number from 0 to the group's "
+                  "size - 1", v);
+    if (rc == -2)
+      op->root = INT32_MAX; /* above every group's ranks */
     return DT_OK;
   case K_SPLITS:
     return parse_splits(rd, fs, op, v);
   case K_KERNELS:
     return parse_kernels(rd, fs, op, v);
   case K_PEER:
-    if (parse_count(v, &op->peer) != 0)
-      return ferr(rd, fs, "bad peer= value '%s': expected a global rank (a non-negative integer)", v);
-    if (op->peer >= rd->t->nranks)
-      return ferr(rd, fs, "peer %d is out of range: the trace has %d ranks (0-%d)", (int)op->peer,
-                  (int)rd->t->nranks, (int)rd->t->nranks - 1);
+    rc = parse_count(v, rd->t->nranks - 1, &op->peer);
+    if (rc == -1)
+      return ferr(rd, fs, "bad peer= value '%s': expected a global rank, a whole number from 0 to %d", v,
+                  (int)rd->t->nranks - 1);
+    if (rc == -2)
+      return ferr(rd, fs, "peer %s is out of range: the trace has %d ranks (0-%d)", v, (int)rd->t->nranks,
+                  (int)rd->t->nranks - 1);
     if (op->peer == rank)
       return ferr(rd, fs, "peer %d is the rank itself: a rank cannot send to or receive from itself", (int)rank);
     return DT_OK;
   case K_TAG:
-    if (parse_i64(v, &op->tag) != 0)
-      return ferr(rd, fs, "bad tag= value '%s': expected an integer", v);
+    if (parse_int(v, INT64_MIN, INT64_MAX, &op->tag) != 0)
+      return ferr(rd, fs, "bad tag= value '%s': expected an integer from %" PRId64 " to %" PRId64, v, INT64_MIN,
+                  INT64_MAX);
     return DT_OK;
   case K_NAME:
     op->name = dt_xstrdup(v);
@@ -483,8 +553,8 @@ static int key_value(reader *rd, const fstate *fs, int32_t rank, dt_op *op, int 
     op->dtype = dt_xstrdup(v);
     return DT_OK;
   case K_BATCH:
-    if (parse_i64(v, &i64) != 0 || i64 < 0)
-      return ferr(rd, fs, "bad batch= value '%s': expected a non-negative integer id", v);
+    if (parse_int(v, 0, INT64_MAX, &i64) != 0)
+      return ferr(rd, fs, "bad batch= value '%s': expected an integer id from 0 to %" PRId64, v, INT64_MAX);
     op->batch = i64;
     return DT_OK;
   case K_AFTER:
@@ -498,11 +568,14 @@ static int op_line(reader *rd, fstate *fs)
 {
   tok *tk = rd->toks;
   int32_t sid;
+  fs->col = tk[0].kcol;
   if (parse_stream(tk[0].key, &sid) != 0 || tk[0].val)
-    return ferr(rd, fs, "bad stream '%s': expected 's<N>' such as 's0'", tk[0].key);
+    return ferr(rd, fs, "bad stream '%s': expected 's<N>' with N a whole number from 0 to %d, such as 's0'",
+                tk[0].key, INT32_MAX);
   if (rd->ntoks < 2)
     return ferr(rd, fs, "missing op after stream '%s'", tk[0].key);
   dt_op_kind kind;
+  fs->col = tk[1].kcol;
   if (tk[1].val || dt_op_kind_from_name(tk[1].key, &kind) != DT_OK) {
     const char *ops[DT_OP_COUNT];
     for (int i = 0; i < DT_OP_COUNT; i++)
@@ -517,7 +590,10 @@ static int op_line(reader *rd, fstate *fs)
   dt_op *op = dt_trace_append(rd->t, fs->cur_rank, sid);
   op->file = fs->file;
   op->line = (uint32_t)fs->line;
+  long vcol[K_COUNT] = {0}; /* where each key's value starts, for the checks after the line */
+  const char *root_text = NULL;
   for (size_t i = 2; i < rd->ntoks; i++) {
+    fs->col = tk[i].kcol;
     if (!tk[i].val)
       return ferr(rd, fs, "expected key=value after '%s', found '%s'", opname, tk[i].key);
     int key = -1;
@@ -548,9 +624,16 @@ static int op_line(reader *rd, fstate *fs)
     if (seen & KB(key))
       return ferr(rd, fs, "key '%s' is given twice", tk[i].key);
     seen |= KB(key);
-    if (key_value(rd, fs, fs->cur_rank, op, key, tk[i].val) != DT_OK)
+    fs->col = vcol[key] = tk[i].vcol;
+    fs->vtok = &tk[i];
+    int rc = key_value(rd, fs, fs->cur_rank, op, key, tk[i].val);
+    fs->vtok = NULL;
+    if (rc != DT_OK)
       return DT_ERR;
+    if (key == K_ROOT)
+      root_text = tk[i].val;
   }
+  fs->col = 0; /* what the line lacks has no column */
   op->kind = kind;
   unsigned missing = op_keys[kind].required & ~seen;
   for (int k = 0; k < K_COUNT; k++)
@@ -574,12 +657,16 @@ static int op_line(reader *rd, fstate *fs)
   }
   if (op->group >= 0) {
     size_t n = rd->t->groups[op->group].nranks;
-    if ((kind == DT_OP_BROADCAST || kind == DT_OP_REDUCE) && (size_t)op->root >= n)
-      return ferr(rd, fs, "root %d is out of range for group '%s' of %zu ranks (root is group-local, 0-%zu)",
-                  (int)op->root, rd->t->groups[op->group].name, n, n - 1);
-    if (op->splits && op->nsplits != n)
+    if ((kind == DT_OP_BROADCAST || kind == DT_OP_REDUCE) && (size_t)op->root >= n) {
+      fs->col = vcol[K_ROOT];
+      return ferr(rd, fs, "root %s is out of range for group '%s' of %zu ranks (root is group-local, 0-%zu)",
+                  root_text ? root_text : "?", rd->t->groups[op->group].name, n, n - 1);
+    }
+    if (op->splits && op->nsplits != n) {
+      fs->col = vcol[K_SPLITS];
       return ferr(rd, fs, "splits= lists %u sizes but group '%s' has %zu ranks", op->nsplits,
                   rd->t->groups[op->group].name, n);
+    }
   }
   return DT_OK;
 }
@@ -629,7 +716,10 @@ static int group_line(reader *rd, fstate *fs)
   if (rd->ntoks != 3 || rd->toks[1].val || rd->toks[2].val)
     return ferr(rd, fs, "expected 'group NAME RANKLIST' such as 'group tp0 0-7'");
   const char *name = rd->toks[1].key;
+  fs->vtok = &rd->toks[2]; /* the column of a bad item (as in a value) */
   long n = parse_rank_list(rd, fs, rd->toks[2].key);
+  fs->vtok = NULL;
+  fs->col = 0;
   if (n < 0)
     return DT_ERR;
   fs->ngroups++;
@@ -688,6 +778,8 @@ static int meta_line(reader *rd, fstate *fs)
 
 static int parse_line(reader *rd, fstate *fs, const char *line, size_t len)
 {
+  fs->col = 0;
+  fs->vtok = NULL;
   if (len > DT_TRACE_MAX_LINE)
     return ferr(rd, fs, "line longer than %zu MiB (the longest a trace line may be)", DT_TRACE_MAX_LINE >> 20);
   const char *nul = memchr(line, '\0', len);
@@ -740,7 +832,7 @@ static int parse_line(reader *rd, fstate *fs, const char *line, size_t len)
     const char *num = rd->ntoks >= 2 ? tk[1].key : "";
     int digits = num[0] && num[strspn(num, "0123456789")] == '\0';
     int64_t v = 0;
-    int fits = digits && parse_i64(num, &v) == 0;
+    int fits = digits && parse_int(num, 0, INT64_MAX, &v) == 0;
     if (rd->ntoks != 2 || tk[1].val || !digits || (fits && v < 1))
       return ferr(rd, fs, "expected 'ranks N' with N a whole number from 1 to %d, found '%s%s%s'%s",
                   DT_TRACE_MAX_RANKS, num, rd->ntoks >= 2 && tk[1].val ? "=" : "",
@@ -770,15 +862,18 @@ static int parse_line(reader *rd, fstate *fs, const char *line, size_t len)
   if (word == 3)
     return meta_line(rd, fs);
   /* rank N */
-  int32_t r;
+  int32_t r = 0;
   if (fs->cur_rank < 0 && check_header_done(rd, fs) != DT_OK)
     return DT_ERR;
   if (close_section(rd, fs) != DT_OK)
     return DT_ERR;
-  if (rd->ntoks != 2 || tk[1].val || parse_count(tk[1].key, &r) != 0)
-    return ferr(rd, fs, "expected 'rank N' with N a rank number");
-  if (r >= rd->t->nranks)
-    return ferr(rd, fs, "rank %d is out of range: the trace has %d ranks (0-%d)", (int)r, (int)rd->t->nranks,
+  int rc = rd->ntoks == 2 && !tk[1].val ? parse_count(tk[1].key, rd->t->nranks - 1, &r) : -1;
+  if (rc == -1)
+    return ferr(rd, fs, "expected 'rank N' with N a rank from 0 to %d (a whole number), found '%s%s%s'%s",
+                (int)rd->t->nranks - 1, rd->ntoks >= 2 ? tk[1].key : "", rd->ntoks >= 2 && tk[1].val ? "=" : "",
+                rd->ntoks >= 2 && tk[1].val ? tk[1].val : "", rd->ntoks > 2 ? " and more" : "");
+  if (rc == -2)
+    return ferr(rd, fs, "rank %s is out of range: the trace has %d ranks (0-%d)", tk[1].key, (int)rd->t->nranks,
                 (int)rd->t->nranks - 1);
   if (rd->sect_line[r])
     return ferr(rd, fs, "rank %d has a second section (the first is at %s:%u)", (int)r,
