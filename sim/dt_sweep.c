@@ -175,19 +175,57 @@ static dt_axis_kind axis_kind(const char *key)
   return dt_gen_is_key(key) ? DT_AXIS_GEN : DT_AXIS_PLATFORM;
 }
 
+/* An algorithm (auto, ring, tree, ...) or protocol (auto, LL, LL128, Simple) of a spec, in the one spelling dtsim's
+ * files use for every word: exactly as listed, case included (docs/sweep.md "Words"; the platform's
+ * nccl.algorithms.ring and nccl.protocols.LL128 keys are spelled so). Returns its id (-1 for auto), or -2. */
+static int spec_algo(const char *v)
+{
+  int a = dt_algo_from_name(v);
+  return a >= 0 && strcmp(v, dt_algo_name((dt_algo)a)) == 0 ? a : -2;
+}
+
+static int spec_proto(const char *v)
+{
+  if (strcmp(v, "auto") == 0)
+    return -1;
+  int p = dt_proto_from_name(v);
+  return p >= 0 && strcmp(v, dt_proto_name((dt_proto)p)) == 0 ? p : -2;
+}
+
+/* The "did you mean 'x'? " of a word spelled in another case (or nearly), "" when none is near. */
+static const char *near_word(const char *v, const char *const *words, size_t n, char *buf, size_t size)
+{
+  const char *near = dt_nearest_word(v, words, n);
+  if (!near)
+    return "";
+  snprintf(buf, size, "did you mean '%s'? ", near);
+  return buf;
+}
+
 /* Checks a run option's value (algo, proto, fidelity); placement is checked when the file is read. */
 static int check_run_value(const char *key, const char *v, char *why, size_t size)
 {
-  char names[160];
-  if (strcmp(key, "algo") == 0 && dt_algo_from_name(v) < 0)
-    snprintf(why, size, "unknown algorithm '%s' for 'algo' (expected %s)", v, dt_algo_list(names, sizeof names, 1,
-                                                                                         " or "));
-  else if (strcmp(key, "proto") == 0 && strcmp(v, "auto") != 0 && dt_proto_from_name(v) < 0)
-    snprintf(why, size, "unknown protocol '%s' for 'proto' (expected auto, LL, LL128 or Simple)", v);
-  else if (strcmp(key, "fidelity") == 0 && strcmp(v, "flow") != 0 && strcmp(v, "step") != 0)
-    snprintf(why, size, "unknown fidelity '%s' (expected flow or step)", v);
-  else
+  char names[160], mean[96];
+  if (strcmp(key, "algo") == 0 && spec_algo(v) == -2) {
+    const char *words[DT_ALGO_COUNT];
+    for (int i = 0; i < DT_ALGO_COUNT; i++)
+      words[i] = dt_algo_name((dt_algo)i);
+    snprintf(why, size, "unknown algorithm '%s' for 'algo' (%sexpected %s, spelled so)", v,
+             near_word(v, words, DT_ALGO_COUNT, mean, sizeof mean), dt_algo_list(names, sizeof names, 1, " or "));
+  } else if (strcmp(key, "proto") == 0 && spec_proto(v) == -2) {
+    const char *words[DT_PROTO_COUNT + 1];
+    words[0] = "auto";
+    for (int i = 0; i < DT_PROTO_COUNT; i++)
+      words[i + 1] = dt_proto_name((dt_proto)i);
+    snprintf(why, size, "unknown protocol '%s' for 'proto' (%sexpected auto, LL, LL128 or Simple, spelled so)", v,
+             near_word(v, words, DT_PROTO_COUNT + 1, mean, sizeof mean));
+  } else if (strcmp(key, "fidelity") == 0 && strcmp(v, "flow") != 0 && strcmp(v, "step") != 0) {
+    static const char *const words[] = {"flow", "step"};
+    snprintf(why, size, "unknown fidelity '%s' (%sexpected flow or step)", v, near_word(v, words, 2, mean,
+                                                                                         sizeof mean));
+  } else {
     return 0;
+  }
   return -1;
 }
 
@@ -230,10 +268,6 @@ static void axis_canon(dt_axis_kind kind, const char *key, const char *v, const 
     for (size_t i = 0; i < dt_platform_key_count(); i++)
       if (strcmp(dt_platform_key_path(i), key) == 0)
         dt_platform_key_canon(i, v, canon, size);
-  } else if (strcmp(key, "algo") == 0 && dt_algo_from_name(v) >= 0) {
-    snprintf(canon, size, "%s", dt_algo_name((dt_algo)dt_algo_from_name(v)));
-  } else if (strcmp(key, "proto") == 0 && dt_proto_from_name(v) >= 0) {
-    snprintf(canon, size, "%s", dt_proto_name((dt_proto)dt_proto_from_name(v)));
   } else if (strcmp(key, "placement") == 0) {
     char *path = join_path(base_dir, v), *real = realpath(path, NULL);
     if (real)
@@ -260,6 +294,14 @@ int dt_sweep_parse_count(const char *v, long lo, long hi, long *out)
   return 0;
 }
 
+/* Records where sample key i (0 method, 1 points, 2 seed) was given, for spec_check's combination checks. */
+static void sample_given(dt_sweep_spec *s, int i, where w)
+{
+  s->sample_at[i].file = strcmp(w.file, "--set") == 0 ? "--set" : s->source;
+  s->sample_at[i].line = w.line;
+  s->sample_at[i].col = w.col;
+}
+
 static void set_str(char **slot, const char *v)
 {
   free(*slot);
@@ -277,7 +319,11 @@ static int unknown_key(dt_error *err, where w, const char *key, const char *in, 
   if (near)
     return spec_fail(err, w, "unknown key '%s'%s%s (did you mean '%s'?)", key, in ? " in " : "", in ? in : "",
                      near);
-  return spec_fail(err, w, "unknown key '%s'%s%s", key, in ? " in " : "", in ? in : "");
+  char list[512] = "";
+  for (size_t i = 0; i < n; i++)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+             cands[i]);
+  return spec_fail(err, w, "unknown key '%s'%s%s (expected %s)", key, in ? " in " : "", in ? in : "", list);
 }
 
 static int is_platform_key(const char *key)
@@ -485,8 +531,19 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
       s->method = DT_SAMPLE_RANDOM;
     else if (strcmp(v, "lhs") == 0)
       s->method = DT_SAMPLE_LHS;
-    else
-      return spec_fail(err, w, "unknown sampling method '%s' (expected grid, random or lhs)", v);
+    else {
+      static const char *const words[] = {"grid", "random", "lhs"};
+      char mean[96];
+      return spec_fail(err, w, "unknown sampling method '%s' (%sexpected grid, random or lhs)", v,
+                       near_word(v, words, 3, mean, sizeof mean));
+    }
+    sample_given(s, 0, w);
+    /* --set sample=grid over a file's random or lhs sample runs the whole grid: its points and seed go with it */
+    if (s->method == DT_SAMPLE_GRID && strcmp(w.file, "--set") == 0) {
+      s->sample_at[1].file = s->sample_at[2].file = NULL;
+      s->npoints = 0;
+      s->seed = 0;
+    }
     return DT_OK;
   }
   if (strcmp(key, "sample.points") == 0) {
@@ -495,13 +552,16 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
       return spec_fail(err, w, "expected a whole number of points from 1 to %d for 'sample.points', found '%s'",
                        MAX_POINTS, v);
     s->npoints = (size_t)x;
+    sample_given(s, 1, w);
     return DT_OK;
   }
   if (strcmp(key, "sample.seed") == 0) {
     long long x;
     if (dt_parse_whole(v, 0, INT64_MAX, &x) != 0)
-      return spec_fail(err, w, "expected a whole number from 0 to 2^63-1 for 'sample.seed', found '%s'", v);
+      return spec_fail(err, w, "expected a whole number from 0 to 9223372036854775807 (2^63-1) for 'sample.seed', "
+                       "found '%s'", v);
     s->seed = (uint64_t)x;
+    sample_given(s, 2, w);
     return DT_OK;
   }
   if (strncmp(key, "sample.", 7) == 0)
@@ -766,9 +826,20 @@ static int spec_check(dt_sweep_spec *s, dt_error *err)
     if (s->axes[a].kind == DT_AXIS_RUN && s->placement && strcmp(s->axes[a].key, "placement") == 0)
       return dt_error_set(err, f, 0, 0, "'run.placement' and the axis 'placement' both set the placement");
   }
-  if (s->method != DT_SAMPLE_GRID && s->npoints == 0)
-    return dt_error_set(err, f, 0, 0, "sampling method '%s' needs 'sample.points'",
-                        s->method == DT_SAMPLE_RANDOM ? "random" : "lhs");
+  /* the sample's keys: points and seed draw a random or lhs sample and mean nothing to a grid (was: ignored) */
+  const char *mname = s->method == DT_SAMPLE_RANDOM ? "random" : s->method == DT_SAMPLE_LHS ? "lhs" : "grid";
+  if (s->method != DT_SAMPLE_GRID && s->npoints == 0) {
+    const char *mf = s->sample_at[0].file ? s->sample_at[0].file : f;
+    return dt_error_set(err, mf, s->sample_at[0].line, s->sample_at[0].col, "sampling method '%s' needs "
+                        "'sample.points', a whole number of points from 1 to %d (as 'sample: {method: %s, points: 20, "
+                        "seed: 1}')", mname, MAX_POINTS, mname);
+  }
+  for (int i = 1; i <= 2 && s->method == DT_SAMPLE_GRID; i++)
+    if (s->sample_at[i].file)
+      return dt_error_set(err, s->sample_at[i].file, s->sample_at[i].line, s->sample_at[i].col,
+                          "'sample.%s' does not apply to the sampling method 'grid'%s, which runs every point: a "
+                          "grid takes only 'method'; 'points' and 'seed' are for 'random' and 'lhs'",
+                          i == 1 ? "points" : "seed", s->sample_at[0].file ? "" : " (the default)");
   if (!s->dir) {
     if (strcmp(s->source, "--set") == 0) {
       s->dir = dt_xstrdup("dtsim-sweep");

@@ -44,6 +44,10 @@ typedef struct dt_sweep_spec {
   size_t npoints;        /* random / lhs: points to draw */
   uint64_t seed;         /* random / lhs */
   char *dir;             /* sweep folder: manifest, derived platforms, result cache */
+  struct {               /* where sample.method, .points, .seed were given ([0..2]), for the checks after reading */
+    const char *file;    /* s->source or "--set", NULL when not given */
+    long line, col;      /* 0 when unknown (--set) */
+  } sample_at[3];
 } dt_sweep_spec;
 
 /* Reads a spec: the YAML file at path (NULL: none), then the overrides sets[0..nsets) ("KEY=VALUE", where

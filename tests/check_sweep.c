@@ -283,7 +283,8 @@ START_TEST(test_equal_after_conversion)
   spec_refused("  bucket: [1GB, 1000MB]\n", 5, 17, "'1000MB' is '1GB' (both 1000000000 bytes; the first at 5:12)");
   spec_refused("  bucket: [25M, 26214400]\n", 5, 17, "(both 26214400 bytes");
   spec_refused("  tp: [1, 2, 01]\n", 5, 14, "'01' is '1' (both 1; the first at 5:8)");
-  spec_refused("  algo: [ring, Ring]\n", 5, 16, "'Ring' is 'ring' (both ring");
+  spec_refused("  proto: [LL128, Simple, LL]\n  algo: [ring, tree, ring]\n", 6, 22,
+               "axis 'algo' lists the value 'ring' twice (the first at 6:10)");
   spec_refused("  gpu.efficiency: [0.5, 0.50, 5e-1]\n", 5, 25, "'0.50' is '0.5'");
   spec_refused("  nodes: [4, 4]\n", 5, 14, "axis 'nodes' lists the value '4' twice (the first at 5:11)");
   dt_sweep_spec *s;
@@ -303,6 +304,68 @@ START_TEST(test_equal_after_conversion)
   s = NULL;
   ck_assert_int_eq(dt_sweep_spec_load(NULL, sets, 2, &s, &err), DT_ERR);
   ck_assert_msg(strstr(err.msg, "'1000ns' is '1us' (both 1e-06 s; the first is value 1)"), "%s", err.msg);
+  dt_sweep_spec_free(s);
+}
+END_TEST
+
+/* The sample's keys: points and seed mean nothing to a grid and are refused where they are given (they were
+ * ignored); random and lhs without points is an error at the method's position (it had none); an unknown key lists
+ * the keys allowed. --set sample=grid over a file's random sample drops its points and seed. */
+START_TEST(test_sample_keys)
+{
+  spec_refused("  nodes: [4]\nsample: {method: grid, points: 5}\n", 6, 32,
+               "'sample.points' does not apply to the sampling method 'grid', which runs every point: a grid takes "
+               "only 'method'; 'points' and 'seed' are for 'random' and 'lhs'");
+  spec_refused("  nodes: [4]\nsample: {seed: 3}\n", 6, 16, "'sample.seed' does not apply to the sampling method "
+               "'grid' (the default)");
+  spec_refused("  nodes: [4]\nsample: random\n", 6, 9, "sampling method 'random' needs 'sample.points', a whole "
+               "number of points from 1 to 1000000");
+  spec_refused("  nodes: [4]\nsample:\n  seed: 1\n  method: lhs\n", 8, 11, "sampling method 'lhs' needs");
+  spec_refused("  nodes: [4]\nsample: {method: random, points: 5, count: 2}\n", 6, 44,
+               "unknown key 'count' in 'sample' (expected method, points or seed)");
+  spec_refused("  nodes: [4]\nsample: {method: Random, points: 5}\n", 6, 18,
+               "unknown sampling method 'Random' (did you mean 'random'? expected grid, random or lhs)");
+  dt_sweep_spec *s;
+  dt_error err;
+  ck_assert_msg(load_spec("  nodes: [4]\nsample: {method: lhs, points: 5, seed: 9}\n", &s, &err) == DT_OK, "%s",
+                err.msg);
+  ck_assert(s->method == DT_SAMPLE_LHS && s->npoints == 5 && s->seed == 9);
+  dt_sweep_spec_free(s);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/tests/data/sweep/base.yaml", base_dir());
+  char plat[4200];
+  snprintf(plat, sizeof plat, "platform=%s", path);
+  const char *grid[] = {plat, "workload.gen=neox-19m", "axes.nodes=4", "sample.method=random", "sample.points=4",
+                        "sample=grid"};
+  s = NULL;
+  ck_assert_msg(dt_sweep_spec_load(NULL, grid, 6, &s, &err) == DT_OK, "%s", err.msg);
+  ck_assert(s->method == DT_SAMPLE_GRID && s->npoints == 0);
+  dt_sweep_spec_free(s);
+  const char *pts[] = {plat, "workload.gen=neox-19m", "axes.nodes=4", "sample.points=4"};
+  s = NULL;
+  ck_assert_int_eq(dt_sweep_spec_load(NULL, pts, 4, &s, &err), DT_ERR);
+  ck_assert_msg(strcmp(err.file, "--set") == 0 && strstr(err.msg, "'sample.points' does not apply"), "%s", err.msg);
+  dt_sweep_spec_free(s);
+}
+END_TEST
+
+/* Words are case-sensitive in a spec, as in platform and workload files: algo and proto too, spelled as listed
+ * (was: 'Ring' accepted as ring, so [ring, Ring] was refused as a duplicate while [full, Full] was an unknown
+ * recompute). */
+START_TEST(test_word_case)
+{
+  spec_refused("  algo: [ring, Ring]\n", 5, 16, "unknown algorithm 'Ring' for 'algo' (did you mean 'ring'? expected "
+               "auto, ring, tree");
+  spec_refused("  proto: [ll]\n", 5, 11, "unknown protocol 'll' for 'proto' (did you mean 'LL'? expected auto, LL, "
+               "LL128 or Simple, spelled so)");
+  spec_refused("  nodes: [4]\nrun: {proto: AUTO}\n", 6, 14, "unknown protocol 'AUTO'");
+  spec_refused("  nodes: [4]\nrun: {fidelity: Flow}\n", 6, 17, "unknown fidelity 'Flow' (did you mean 'flow'?");
+  spec_refused("  recompute: [full, Full]\n", 5, 21, "'recompute' expects none, full or selective, found 'Full'");
+  spec_refused("  network.wiring: [node, Node]\n", 5, 26, "unknown value 'Node' for 'network.wiring'");
+  dt_sweep_spec *s;
+  dt_error err;
+  ck_assert_msg(load_spec("  algo: [auto, ring, nvls-tree]\n  proto: [auto, LL, LL128, Simple]\n", &s, &err) == DT_OK,
+                "%s", err.msg);
   dt_sweep_spec_free(s);
 }
 END_TEST
@@ -368,6 +431,8 @@ int main(void)
       {"axis_twice", test_axis_twice, 1},
       {"equal_after_conversion", test_equal_after_conversion, 1},
       {"workload_values", test_workload_values, 1},
+      {"sample_keys", test_sample_keys, 1},
+      {"word_case", test_word_case, 1},
   };
   snprintf(root, sizeof root, "/tmp/check_sweep.XXXXXX");
   if (!mkdtemp(root))

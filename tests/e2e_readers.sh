@@ -62,4 +62,49 @@ printf 'dtsim_trace 1\nranks 1\nrank 0\ns0 compute flop=1e400\n' >"$tmp/flop.dtt
 "$DTSIM" run tests/data/node8.yaml "$tmp/flop.dtt" >/dev/null 2>"$tmp/e"; rc=$?
 check "trace flop=1e400: exit 2 at its line, out of range" '[ $rc -eq 2 ] && grep -q "flop.dtt:4.*out of range, above the 1e+30 FLOP" "$tmp/e"'
 
+# --- native trace ids and numbers: the range, at line:column (was "expected a non-negative integer id", "expected an
+# integer", "bad stream ... such as 's0'" without the maximum, "not a non-negative number" for a FLOP of 1e400, and
+# splits= summing past 2^53 accepted)
+# tline LINE: a 2-rank trace whose op line 5 is LINE; runs it and keeps stderr in $tmp/e, the status in $rc
+tline() {
+  printf 'dtsim_trace 1\nranks 2\ngroup w 0-1\nrank 0\n%s\n' "$1" >"$tmp/t.dtt"
+  "$DTSIM" run tests/data/node8.yaml "$tmp/t.dtt" >/dev/null 2>"$tmp/e"; rc=$?
+}
+tline 's2147483648 compute dur=1s'
+check "stream s2^31: exit 2 at 5:1 with the range" \
+  '[ $rc -eq 2 ] && grep -qF "t.dtt:5:1: bad stream '"'s2147483648'"': expected '"'s<N>'"' with N a whole number from 0 to 2147483647" "$tmp/e"'
+tline 's0 send peer=1 bytes=8 tag=99999999999999999999'
+check "tag=10^20-1: exit 2 at 5:28 with the int64 range" \
+  '[ $rc -eq 2 ] && grep -qF "t.dtt:5:28: bad tag= value '"'99999999999999999999'"': expected an integer from -9223372036854775808 to 9223372036854775807" "$tmp/e"'
+tline 's0 compute dur=1s batch=99999999999999999999'
+check "batch=10^20-1: exit 2 at 5:25 with the range" \
+  '[ $rc -eq 2 ] && grep -qF "t.dtt:5:25: bad batch= value '"'99999999999999999999'"': expected an integer id from 0 to 9223372036854775807" "$tmp/e"'
+tline 's0 compute dur=1s kernels=gemm:bf16:1:1:1:1:1e400:1'
+check "kernels= FLOP 1e400: exit 2 at the number, out of range with the maximum (was 'not a non-negative number')" \
+  '[ $rc -eq 2 ] && grep -qF "t.dtt:5:45: bad kernels= item 1: FLOP '"'1e400'"' is out of range: expected a number of FLOP from 0 to 1e+30" "$tmp/e"'
+tline 's0 alltoall group=w splits=9007199254740992,9007199254740992'
+check "splits=2^53,2^53: exit 2 at the second item, the sum past the 2^53 bytes of one op (was accepted)" \
+  '[ $rc -eq 2 ] && grep -qF "t.dtt:5:45: splits= total is out of range: items 1 to 2 sum to more than the 9007199254740992 (2^53) bytes one op may move" "$tmp/e"'
+tline 's0 compute dur=1e-400s'
+check "dur=1e-400s: exit 2, a nonzero time below the smallest one (was accepted as 0)" \
+  '[ $rc -eq 2 ] && grep -qF "t.dtt:5:16: bad dur= value: time '"'1e-400s'"' is out of range: a nonzero time is at least 1e-300 s" "$tmp/e"'
+# leading zeros are decimal in every id, as in every whole number of dtsim's files: s01 is s1, batch=01 batch 1
+printf 'dtsim_trace 1\nranks 2\nrank 00\ns01 send peer=01 bytes=08 tag=07 batch=01\ns1 recv peer=1 bytes=8 tag=7 batch=1\nrank 1\ns0 recv peer=0 bytes=8 tag=7 batch=2\ns0 send peer=0 bytes=8 tag=07 batch=2\n' >"$tmp/z.dtt"
+"$DTSIM" run tests/data/node8.yaml "$tmp/z.dtt" >/dev/null 2>"$tmp/e"; rc=$?
+check "leading zeros in rank, stream, peer, bytes, tag and batch read as decimal: the pairs match and the run completes (exit 0)" '[ $rc -eq 0 ]'
+
+# --- platform: a nonzero quantity that would read as 0 (or a subnormal) is out of range in every unit, with the
+# smallest accepted (was: latency 1e-400s accepted as 0 while bandwidth 1e-400GB/s was refused)
+plat 100Gb/s 1e-400s
+"$DTSIM" platform check "$tmp/p.yaml" >/dev/null 2>"$tmp/e"; rc=$?
+check "latency 1e-400s: exit 2 at 10:12, nonzero below 1e-300 s" \
+  '[ $rc -eq 2 ] && grep -qF "p.yaml:10:12: bad value for '"'nics.latency'"': time '"'1e-400s'"' is out of range: a nonzero time is at least 1e-300 s" "$tmp/e"'
+plat 1e-400GB/s 1us
+"$DTSIM" platform check "$tmp/p.yaml" >/dev/null 2>"$tmp/e"; rc=$?
+check "bandwidth 1e-400GB/s: exit 2 at 9:14 with the platform's range" \
+  '[ $rc -eq 2 ] && grep -qF "p.yaml:9:14: expected a bandwidth from 1 B/s to 1e+18 B/s for '"'nics.bandwidth'"', found '"'1e-400GB/s'"'" "$tmp/e"'
+plat 100Gb/s 0e-400s
+"$DTSIM" platform check "$tmp/p.yaml" >/dev/null 2>"$tmp/e"; rc=$?
+check "latency 0e-400s is zero (exit 0)" '[ $rc -eq 0 ]'
+
 finish
