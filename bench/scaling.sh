@@ -4,8 +4,9 @@
 # iteration, and the CPU ratio to the previous row of its section.
 #   bench/scaling.sh [path/to/dtsim] [MAX_GPUS]     (from the repo root; MAX_GPUS default 16384)
 # Environment: EXACT=1 runs every row again with --exact and prints the relative difference of the simulated
-# iteration (the shortcuts' exactness, docs/replay.md); SECTIONS="gpt gpt8 target bench moe mlperf" picks sections
-# (mlperf is not in the default list: its rows grow with DP and take minutes from 1,024 GPUs up).
+# iteration (the shortcuts' exactness, docs/replay.md); SECTIONS="gpt gpt8 target bench moe mlperf megascale" picks
+# sections (mlperf and megascale are not in the default list: their rows grow with DP and take minutes from 1,024
+# GPUs up).
 set -euo pipefail
 DTSIM=${1:-build/dtsim}
 MAX_GPUS=${2:-16384}
@@ -107,8 +108,28 @@ for s in $SECTIONS; do
         --p2p-overlap --schedule interleaved --virtual-stages 12
     done
     ;;
+  megascale) # the MegaScale end-to-end row scaled down (validation/references/e2e_iterations.csv: GPT-3 175B with a
+    # 64K vocabulary on 12,288 A100, TP 8, PP 8, micro-batch 1, 32 micro-batches per pipeline, bf16, ZeRO 1, SP, TP
+    # and p2p overlap, the parameter all-gathers prefetched a model chunk ahead, as `dtsim validate --e2e` runs it)
+    # at BLOOM's calibrated A100 bf16 efficiency (0.701, validation/results/e2e-bigscience-tr11.json) with DP 1, 8,
+    # 32, 64 on the whole megascale-a100.yaml, at 1F1B and at 6 virtual stages (the row's): each row multiplies the work
+    echo "== MegaScale GPT-3 175B analogue: TP 8, PP 8, mbs 1, 32 micro-batches per pipeline, megascale-a100 at efficiency 0.701"
+    sed 's/^  efficiency: 1.0$/  efficiency: 0.701/' validation/platforms/megascale-a100.yaml >"$tmp/ms.yaml"
+    for sched in "1f1b" "interleaved --virtual-stages 6"; do
+      prev_cpu=""
+      for dp in 1 8 32 64; do
+        g=$((64 * dp))
+        [ "$g" -le "$MAX_GPUS" ] || break
+        pg=$([ "$dp" -gt 1 ] && echo "--overlap-param-gather --param-gather-prefetch chunk" || true)
+        # shellcheck disable=SC2086 # $sched and $pg are lists of arguments
+        row "megascale-like ${sched%% *} dp $dp, $g GPUs" "$ITER" -- run --json --no-links "$tmp/ms.yaml" --gen gpt3-175b \
+          --vocab 64000 --tp 8 --pp 8 --dp "$dp" --microbatch 1 --global-batch $((32 * dp)) --seq 2048 --dtype bf16 \
+          --zero 1 --sp --tp-overlap --p2p-overlap $pg --schedule $sched
+      done
+    done
+    ;;
   *)
-    echo "unknown section '$s' (expected gpt, gpt8, target, bench, moe, mlperf)" >&2
+    echo "unknown section '$s' (expected gpt, gpt8, target, bench, moe, mlperf, megascale)" >&2
     exit 2
     ;;
   esac

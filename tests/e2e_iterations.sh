@@ -78,6 +78,24 @@ check "--source mlperf-v3.1-eos: its row predicted from NeMo's calibration row, 
 "$DTSIM" validate --e2e --source nowhere >/dev/null 2>"$tmp/err"; rc=$?
 check "--source with an unknown name is a usage error" '[ $rc -eq 2 ] && grep -q "source expects one of nemo-24.07" "$tmp/err"'
 
+# MegaScale's row runs what docs/validation.md says it runs: the shipped row cut to 2 pipelines (128 GPUs, 64
+# sequences; it calibrates itself here) gives at efficiency 1 what 'dtsim run' gives with the documented settings:
+# 6 virtual stages (the row's vp column), micro-batch 1 (empty), the 64K vocabulary, SP, TP and p2p overlap, the
+# parameter all-gathers a model chunk ahead, flash attention, ZeRO 1 (GPT-3's 50,257 vocabulary gives 0.7 % less)
+mkdir -p "$tmp/ms"
+grep '^#' validation/references/e2e_iterations.csv >"$tmp/ms/e2e_iterations.csv"
+grep -v '^#' validation/references/e2e_iterations.csv | head -1 >>"$tmp/ms/e2e_iterations.csv"
+grep '^megascale-nsdi24,' validation/references/e2e_iterations.csv |
+  awk -F, -v OFS=, '{ $3 = 128; $6 = 64; $13 = 2; print }' >>"$tmp/ms/e2e_iterations.csv"
+"$DTSIM" validate --e2e --references "$tmp/ms" --json >"$tmp/ms.json" 2>/dev/null; rc=$?
+"$DTSIM" run --json --no-links validation/platforms/megascale-a100.yaml --gen gpt3-175b --vocab 64000 --tp 8 --pp 8 \
+  --dp 2 --global-batch 64 --microbatch 1 --seq 2048 --dtype bf16 --zero 1 --sp --tp-overlap --p2p-overlap \
+  --overlap-param-gather --param-gather-prefetch chunk --schedule interleaved --virtual-stages 6 \
+  --set flash_attention=true --recompute none >"$tmp/ms-run.json" 2>/dev/null
+check "MegaScale's row at 2 pipelines: its efficiency-1 run is dtsim run's with the documented settings" \
+  '[ $rc -eq 0 ] && [ "$(jq -r ".rows[0].role" "$tmp/ms.json")" = calibration ] &&
+   close "$(jq ".rows[0].uncalibrated_s" "$tmp/ms.json")" "$(jq ".iterations_s[0]" "$tmp/ms-run.json")" 1e-5'
+
 # the plain model runs too (gpu.compute ignored)
 "$DTSIM" validate --e2e --max-gpus 8 --plain --json >"$tmp/p.json" 2>/dev/null; rc=$?
 check "--plain runs and says so" '[ $rc -eq 0 ] && jq -e ".compute_model == \"plain\"" "$tmp/p.json" >/dev/null'
