@@ -120,7 +120,8 @@ for s in $SECTIONS; do
       for dp in 1 8 32 64; do
         g=$((64 * dp))
         [ "$g" -le "$MAX_GPUS" ] || break
-        pg=$([ "$dp" -gt 1 ] && echo "--overlap-param-gather --param-gather-prefetch chunk" || true)
+        pg=""
+        if [ "$dp" -gt 1 ]; then pg="--overlap-param-gather --param-gather-prefetch chunk"; fi
         # shellcheck disable=SC2086 # $sched and $pg are lists of arguments
         row "megascale-like ${sched%% *} dp $dp, $g GPUs" "$ITER" -- run --json --no-links "$tmp/ms.yaml" --gen gpt3-175b \
           --vocab 64000 --tp 8 --pp 8 --dp "$dp" --microbatch 1 --global-batch $((32 * dp)) --seq 2048 --dtype bf16 \
