@@ -411,9 +411,9 @@ static int convert_links(loader *L, yaml_node_t *v)
     yaml_node_t *b = yaml_document_get_node(L->doc, e->data.sequence.items.start[1]);
     yaml_node_t *c = yaml_document_get_node(L->doc, e->data.sequence.items.start[2]);
     dt_nvlink *l = &L->p->nvlinks[i];
-    if (link_number(L, a, "a GPU index (a whole number from 0)", 0, INT_MAX, &l->a) != DT_OK ||
-        link_number(L, b, "a GPU index (a whole number from 0)", 0, INT_MAX, &l->b) != DT_OK ||
-        link_number(L, c, "a positive whole number of NVLinks", 1, 1024, &l->count) != DT_OK)
+    if (link_number(L, a, "a GPU index (a whole number from 0 to gpus_per_node - 1)", 0, INT_MAX, &l->a) != DT_OK ||
+        link_number(L, b, "a GPU index (a whole number from 0 to gpus_per_node - 1)", 0, INT_MAX, &l->b) != DT_OK ||
+        link_number(L, c, "a whole number of NVLinks from 1 to 1024", 1, 1024, &l->count) != DT_OK)
       return DT_ERR;
     L->link_item[i] = e;
     L->p->n_nvlinks = (int)i + 1;
@@ -572,14 +572,10 @@ static int convert(loader *L, int row, yaml_node_t *v)
     if (parse_long(text, &n) != 0)
       return fail_at(L, v, "expected a whole number for '%s', found %s%s", path, found,
                      text[0] == '+' ? " (digits alone, without a sign)" : "");
-    if (n < k->lo || n > k->hi) {
+    if (n < k->lo || n > k->hi) { /* the whole range, whichever end is passed */
       if (k->hi - k->lo == 1)
         return fail_at(L, v, "expected %ld or %ld for '%s', found %s", k->lo, k->hi, path, found);
-      if (n < k->lo && k->lo == 1)
-        return fail_at(L, v, "expected a positive whole number for '%s', found %s", path, found);
-      if (n < k->lo)
-        return fail_at(L, v, "expected a whole number of at least %ld for '%s', found %s", k->lo, path, found);
-      return fail_at(L, v, "expected a whole number of at most %ld for '%s', found %s", k->hi, path, found);
+      return fail_at(L, v, "expected a whole number from %ld to %ld for '%s', found %s", k->lo, k->hi, path, found);
     }
     *(int *)field = (int)n;
     return DT_OK;

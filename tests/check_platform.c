@@ -302,12 +302,13 @@ START_TEST(test_wrong_type)
   parse_err(variant(2, "name: {first: a}", 0), 2, 7, "'name'", "found a mapping", NULL);
   parse_err(variant(2, "name:", 0), 2, 6, "'name'", "found nothing", NULL);
   parse_err(variant(4, "nodes: 4.5", 0), 4, 8, "expected a whole number for 'nodes'", "found '4.5'", NULL);
-  parse_err(variant(4, "nodes: 0", 0), 4, 8, "expected a positive whole number for 'nodes'", "found '0'", NULL);
-  parse_err(variant(5, "gpus_per_node: -8", 0), 5, 16, "positive whole number for 'gpus_per_node'", "'-8'", NULL);
+  parse_err(variant(4, "nodes: 0", 0), 4, 8, "expected a whole number from 1 to 1000000 for 'nodes'", "found '0'",
+            NULL);
+  parse_err(variant(5, "gpus_per_node: -8", 0), 5, 16, "a whole number from 1 to 1024 for 'gpus_per_node'", "'-8'", NULL);
   parse_err(variant(4, "nodes: [1, 2]", 0), 4, 8, "'nodes'", "found a sequence", NULL);
   parse_err(variant(8, "  per_node: eight", 0), 8, 13, "whole number for 'nics.per_node'", "'eight'", NULL);
   parse_err(variant(13, "  levels: 4", 0), 13, 11, "expected 2 or 3 for 'network.levels'", "found '4'", NULL);
-  parse_err(variant(14, "  radix: 1", 0), 14, 10, "at least 2 for 'network.radix'", NULL);
+  parse_err(variant(14, "  radix: 1", 0), 14, 10, "from 2 to 65536 for 'network.radix'", NULL);
   parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, efficiency: 1.5}", 0), 3, 49, "'gpu.efficiency'",
             "at most 1", "'1.5'", NULL);
   parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, efficiency: 45%}", 0), 3, 49,
@@ -735,8 +736,8 @@ START_TEST(test_mesh_errors)
             "first given at line 10", NULL);
   parse_err(MESH(10, "  links: [[0,1,2],[2,3,1]]"), 10, 10, "the NVLink mesh is not connected",
             "no path from GPU 0 to GPU 2", NULL);
-  parse_err(MESH(10, "  links: [[0,1,0]]"), 10, 16, "a positive whole number of NVLinks", "found '0'", NULL);
-  parse_err(MESH(10, "  links: [[0,1,1.5]]"), 10, 16, "positive whole number of NVLinks", "'1.5'", NULL);
+  parse_err(MESH(10, "  links: [[0,1,0]]"), 10, 16, "a whole number of NVLinks from 1 to 1024", "found '0'", NULL);
+  parse_err(MESH(10, "  links: [[0,1,1.5]]"), 10, 16, "whole number of NVLinks from 1 to 1024", "'1.5'", NULL);
   parse_err(MESH(10, "  links: [[-1,1,1]]"), 10, 12, "a GPU index", "'-1'", NULL);
   parse_err(MESH(10, "  links: [[0,1]]"), 10, 11, "expected an entry [gpu, gpu, count]", NULL);
   parse_err(MESH(10, "  links: 3"), 10, 10, "expected a sequence of [gpu, gpu, count]", "found '3'", NULL);
@@ -794,7 +795,7 @@ START_TEST(test_pcie_errors)
 {
   parse_err(PCIE(8, "  gpus_per_switch: 3"), 8, 20,
             "'intra_node.gpus_per_switch' (3) does not divide 'gpus_per_node' (8)", NULL);
-  parse_err(PCIE(8, "  gpus_per_switch: 0"), 8, 20, "positive whole number for 'intra_node.gpus_per_switch'", NULL);
+  parse_err(PCIE(8, "  gpus_per_switch: 0"), 8, 20, "a whole number from 1 to 1024 for 'intra_node.gpus_per_switch'", NULL);
   parse_err(PCIE(11, ""), 7, 3, "missing required key 'cpu_bandwidth' in 'intra_node'",
             "(required for kind 'pcie' with more than one switch)", NULL);
   parse_err(PCIE(9, ""), 7, 3, "missing required key 'bandwidth' in 'intra_node' (required for kind 'pcie')", NULL);
@@ -872,7 +873,7 @@ START_TEST(test_dragonfly_errors)
   parse_err(DF(17, "  local_latency: 3 furlongs"), 17, 18, "'network.local_latency'", NULL);
   parse_err(DF(12, "  node_per_router: 2"), 12, 3, "unknown key 'node_per_router' in 'network'",
             "(did you mean 'nodes_per_router'?)", NULL);
-  parse_err(DF(10, "  groups: 0"), 10, 11, "positive whole number for 'network.groups'", NULL);
+  parse_err(DF(10, "  groups: 0"), 10, 11, "a whole number from 1 to 100000 for 'network.groups'", NULL);
   parse_err(DF(11, "  routers_per_group: two"), 11, 22, "whole number for 'network.routers_per_group'", NULL);
   parse_err(DF(13, "  global_links_per_router: 1\n  radix: 64"), 14, 3,
             "key 'radix' in 'network' applies only to topology 'fat-tree' (not 'dragonfly')", NULL);
@@ -976,7 +977,7 @@ START_TEST(test_number_overflow)
   parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, efficiency: 1e-400}", 0), 3, 49,
             "expected a number above 0.001 and at most 1 for 'gpu.efficiency', found '1e-400'", NULL);
   parse_err(variant(4, "nodes: 1e400", 0), 4, 8, "expected a whole number for 'nodes', found '1e400'", NULL);
-  parse_err(variant(4, "nodes: 99999999999999999999999", 0), 4, 8, "expected a whole number of at most", NULL);
+  parse_err(variant(4, "nodes: 99999999999999999999999", 0), 4, 8, "expected a whole number from 1 to 1000000 for 'nodes', found '99999999999999999999999'", NULL);
 }
 END_TEST
 
