@@ -294,6 +294,36 @@ int dt_sweep_parse_count(const char *v, long lo, long hi, long *out)
   return 0;
 }
 
+/* Records where key was given (the last time), for spec_check's checks of keys that go together. */
+static void note_given(dt_sweep_spec *s, const char *key, where w)
+{
+  size_t i = 0;
+  while (i < s->ngiven && strcmp(s->given[i].key, key) != 0)
+    i++;
+  if (i == s->ngiven) {
+    s->given = dt_xrealloc(s->given, sizeof *s->given * (s->ngiven + 1));
+    s->given[s->ngiven++].key = dt_xstrdup(key);
+  }
+  s->given[i].file = strcmp(w.file, "--set") == 0 ? "--set" : s->source;
+  s->given[i].line = w.line;
+  s->given[i].col = w.col;
+}
+
+/* Fails at where key was given (the spec file alone when it was not), with the message. Returns DT_ERR. */
+static int fail_at_key(const dt_sweep_spec *s, dt_error *err, const char *key, const char *fmt, ...) DT_PRINTF(4, 5);
+static int fail_at_key(const dt_sweep_spec *s, dt_error *err, const char *key, const char *fmt, ...)
+{
+  const dt_sweep_given *g = NULL;
+  for (size_t i = 0; i < s->ngiven && !g; i++)
+    if (strcmp(s->given[i].key, key) == 0)
+      g = &s->given[i];
+  va_list ap;
+  va_start(ap, fmt);
+  dt_error_vset(err, g ? g->file : s->source, g ? g->line : 0, g ? g->col : 0, fmt, ap);
+  va_end(ap);
+  return DT_ERR;
+}
+
 /* Records where sample key i (0 method, 1 points, 2 seed) was given, for spec_check's combination checks. */
 static void sample_given(dt_sweep_spec *s, int i, where w)
 {
@@ -363,6 +393,7 @@ static int unknown_axis(dt_error *err, where w, const char *name)
 static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals, int list, where w,
                     const where *vw, dt_error *err)
 {
+  note_given(s, key, w);
   if (strncmp(key, "axes.", 5) == 0) {
     const char *name = key + 5;
     if (!*name)
@@ -811,20 +842,29 @@ static int spec_check(dt_sweep_spec *s, dt_error *err)
   if (!s->platform)
     return dt_error_set(err, f, 0, 0, "missing required key 'platform' (the base platform file)");
   int sources = !!s->gen + !!s->workload + (s->ntraces > 0);
-  if (sources != 1)
-    return dt_error_set(err, f, 0, 0,
-                        sources ? "give one workload: 'workload.gen', 'workload.workload' or 'workload.traces'"
-                                : "missing workload: give 'workload.gen' (a preset or workload file), "
-                                  "'workload.workload' or 'workload.traces'");
-  if (s->ntraces && s->ngen)
-    return dt_error_set(err, f, 0, 0, "generator key '%s' in 'workload' needs a generated workload, not traces",
-                        s->gen_keys[0]);
+  if (sources == 0)
+    return dt_error_set(err, f, 0, 0, "missing workload: give 'workload.gen' (a preset or workload file), "
+                        "'workload.workload' or 'workload.traces'");
+  if (sources > 1) { /* at the later of the two (the keys are given in this order in the docs) */
+    const char *second = s->ntraces ? "workload.traces" : "workload.workload";
+    return fail_at_key(s, err, second, "give one workload: '%s' and '%s' both give one (expected one of "
+                       "'workload.gen', 'workload.workload' or 'workload.traces')", s->gen ? "workload.gen" :
+                       "workload.workload", second);
+  }
+  if (s->ntraces && s->ngen) {
+    char key[160];
+    snprintf(key, sizeof key, "workload.%s", s->gen_keys[0]);
+    return fail_at_key(s, err, key, "generator key '%s' in 'workload' needs a generated workload, not traces",
+                       s->gen_keys[0]);
+  }
   for (size_t a = 0; a < s->naxes; a++) {
+    char key[1024];
+    snprintf(key, sizeof key, "axes.%s", s->axes[a].key);
     if (s->axes[a].kind == DT_AXIS_GEN && s->ntraces)
-      return dt_error_set(err, f, 0, 0, "axis '%s' is a generator key: it needs a generated workload, not traces",
-                          s->axes[a].key);
+      return fail_at_key(s, err, key, "axis '%s' is a generator key: it needs a generated workload, not traces",
+                         s->axes[a].key);
     if (s->axes[a].kind == DT_AXIS_RUN && s->placement && strcmp(s->axes[a].key, "placement") == 0)
-      return dt_error_set(err, f, 0, 0, "'run.placement' and the axis 'placement' both set the placement");
+      return fail_at_key(s, err, key, "'run.placement' and the axis 'placement' both set the placement");
   }
   /* the sample's keys: points and seed draw a random or lhs sample and mean nothing to a grid (was: ignored) */
   const char *mname = s->method == DT_SAMPLE_RANDOM ? "random" : s->method == DT_SAMPLE_LHS ? "lhs" : "grid";
@@ -919,6 +959,9 @@ void dt_sweep_spec_free(dt_sweep_spec *s)
   }
   free(s->axes);
   free(s->dir);
+  for (size_t i = 0; i < s->ngiven; i++)
+    free(s->given[i].key);
+  free(s->given);
   free(s);
 }
 

@@ -24,6 +24,13 @@ typedef struct dt_sweep_axis {
 
 typedef enum { DT_SAMPLE_GRID = 0, DT_SAMPLE_RANDOM, DT_SAMPLE_LHS } dt_sample_method;
 
+/* A spec key as given: "workload.traces", "axes.tp", ... at file ("--set" or the spec's path) line:col (0 for --set). */
+typedef struct dt_sweep_given {
+  char *key;        /* owned */
+  const char *file; /* the spec's source or "--set" */
+  long line, col;
+} dt_sweep_given;
+
 /* A parsed specification. Paths are resolved against the spec file's folder (the current folder for --set). */
 typedef struct dt_sweep_spec {
   char *source;          /* spec file path, or "--set" */
@@ -48,6 +55,9 @@ typedef struct dt_sweep_spec {
     const char *file;    /* s->source or "--set", NULL when not given */
     long line, col;      /* 0 when unknown (--set) */
   } sample_at[3];
+  size_t ngiven;
+  struct dt_sweep_given *given; /* every dotted key as last given, with its position (owned), for the checks that
+                                 * combine keys once the whole spec is read */
 } dt_sweep_spec;
 
 /* Reads a spec: the YAML file at path (NULL: none), then the overrides sets[0..nsets) ("KEY=VALUE", where

@@ -349,6 +349,41 @@ START_TEST(test_sample_keys)
 }
 END_TEST
 
+/* Keys that cannot go together are refused at the second one's position (they had none): a generator key or axis
+ * with traces, two workloads, run.placement with a placement axis. The spec's line 3 is what `workload` holds. */
+static void combo_refused(const char *rest, long line, long col, const char *want)
+{
+  char path[128], text[4096];
+  static int n;
+  snprintf(path, sizeof path, "%s/combo%d.yaml", root, n++);
+  snprintf(text, sizeof text, "dtsim_sweep: 1\nplatform: %s/tests/data/sweep/base.yaml\n%s", base_dir(), rest);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+  dt_sweep_spec *s = NULL;
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_msg(dt_sweep_spec_load(path, NULL, 0, &s, &err) == DT_ERR, "accepted:\n%s", rest);
+  ck_assert_msg(err.line == line && err.col == col, "at %ld:%ld, expected %ld:%ld: %s", err.line, err.col, line, col,
+                err.msg);
+  ck_assert_msg(strstr(err.msg, want), "message lacks \"%s\": %s", want, err.msg);
+  dt_sweep_spec_free(s);
+}
+
+START_TEST(test_key_combinations)
+{
+  combo_refused("workload: {traces: [t.dtt], tp: 2}\naxes: {nodes: [4]}\n", 3, 33,
+                "generator key 'tp' in 'workload' needs a generated workload, not traces");
+  combo_refused("workload: {traces: [t.dtt]}\naxes:\n  nodes: [4]\n  tp: [1, 2]\n", 6, 7,
+                "axis 'tp' is a generator key: it needs a generated workload, not traces");
+  combo_refused("workload:\n  gen: neox-19m\n  traces: [t.dtt]\naxes: {nodes: [4]}\n", 5, 11,
+                "give one workload: 'workload.gen' and 'workload.traces' both give one");
+  combo_refused("workload: {traces: [t.dtt]}\nrun: {placement: a.txt}\naxes: {placement: [b.txt]}\n", 5, 19,
+                "'run.placement' and the axis 'placement' both set the placement");
+}
+END_TEST
+
 /* Words are case-sensitive in a spec, as in platform and workload files: algo and proto too, spelled as listed
  * (was: 'Ring' accepted as ring, so [ring, Ring] was refused as a duplicate while [full, Full] was an unknown
  * recompute). */
@@ -386,6 +421,8 @@ START_TEST(test_workload_values)
       {"bucket", "9000T", "'bucket' is out of range: at most 2^53 bytes"},
       {"bucket", "-1M", "expects a size"},
       {"bucket", "inf", "expects a size"},
+      {"bucket", "1e-400M", "'bucket' is out of range: a nonzero size is at least 1 byte (write 0 for none)"},
+      {"bucket", "0.3", "a nonzero size is at least 1 byte"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     dt_gen_config c;
@@ -433,6 +470,7 @@ int main(void)
       {"workload_values", test_workload_values, 1},
       {"sample_keys", test_sample_keys, 1},
       {"word_case", test_word_case, 1},
+      {"key_combinations", test_key_combinations, 1},
   };
   snprintf(root, sizeof root, "/tmp/check_sweep.XXXXXX");
   if (!mkdtemp(root))

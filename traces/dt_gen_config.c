@@ -315,8 +315,9 @@ static int parse_bool(const char *v, int *out)
 }
 
 /* "25M", "512K" (powers of 1024, as `dtsim bench` and nccl-tests), "80MB" (powers of 1000), "64MiB", "1048576"
- * into bytes; "default" into -1. The number is a plain decimal (no hex: "0x10M" was 16 MiB). Returns -1 when v
- * is not a size, -2 when it is above DT_BYTES_MAX (a bucket is one all-reduce, at most what one op may move). */
+ * into bytes (rounded to the nearest); "default" into -1. The number is a plain decimal (no hex: "0x10M" was 16
+ * MiB). Returns -1 when v is not a size, -2 when it is above DT_BYTES_MAX (a bucket is one all-reduce, at most what
+ * one op may move), -3 when it is nonzero but below half a byte (it would read as 0). */
 static int parse_size(const char *v, int64_t *out)
 {
   static const struct {
@@ -352,7 +353,10 @@ static int parse_size(const char *v, int64_t *out)
     return -2; /* 64 digits: far above any size */
   memcpy(num, v, n);
   num[n] = '\0';
-  if (dt_parse_real(num, &x) != 0 || x < 0)
+  int rc = dt_parse_real(num, &x);
+  if (rc == -2)
+    return -3;
+  if (rc != 0 || x < 0)
     return -1;
   const char *end = v + n;
   while (*end == ' ')
@@ -362,6 +366,8 @@ static int parse_size(const char *v, int64_t *out)
       double b = x * units[i].mult; /* infinite past a double's range */
       if (!(b <= (double)DT_BYTES_MAX))
         return -2;
+      if (b < 0.5 && x != 0)
+        return -3;
       *out = (int64_t)(b + 0.5);
       return 0;
     }
@@ -444,6 +450,9 @@ int dt_gen_set(dt_gen_config *c, const char *key, const char *value, dt_error *e
     if (rc == -2)
       return dt_error_set(err, "", 0, 0, "'%s' is out of range: at most 2^53 bytes (%llu, what one op may move), "
                           "found '%s'", key, (unsigned long long)DT_BYTES_MAX, value);
+    if (rc == -3)
+      return dt_error_set(err, "", 0, 0, "'%s' is out of range: a nonzero size is at least 1 byte (write 0 for "
+                          "none), found '%s'", key, value);
     if (rc != 0)
       return dt_error_set(err, "", 0, 0,
                           "'%s' expects a size such as 25M or 512K (K, M, G, T are powers of 1024), 80MB (powers of "
