@@ -1,11 +1,12 @@
 /* Output files written to a temporary name and renamed once complete (dt_outfile.h), and the registry of
  * unfinished temporaries that the signal handlers and the out-of-memory exit remove. */
-#define _XOPEN_SOURCE 700 /* realpath */
+#define _GNU_SOURCE /* realpath, fopencookie */
 #include "dt_outfile.h"
 
 #include "dt_util.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 
 struct dt_outfile {
   FILE *f;
+  FILE *inner;    /* stdout or a device or pipe written in place: what f (a counting stream) writes into */
+  uint64_t count; /* bytes f has passed to inner, its position for ftello */
   char *path; /* final name */
   char *tmp;  /* NULL for stdout and for a file written in place */
   int direct; /* written in place (not a regular file: a device or a pipe), closed by commit */
@@ -106,6 +109,59 @@ static void release(dt_outfile *o)
   free(o);
 }
 
+/* The counting stream of stdout and of a file written in place: a pipe or a device has no position, so that a
+ * writer that measures its output with ftello (the native writer's --max-output) saw nothing; this stream's
+ * position is the count of bytes it passed on. */
+static ssize_t count_write(void *cookie, const char *buf, size_t size)
+{
+  dt_outfile *o = cookie;
+  size_t n = fwrite(buf, 1, size, o->inner);
+  o->count += n;
+  return n == size ? (ssize_t)n : -1; /* the stream's error flag: commit reports it */
+}
+
+static int count_seek(void *cookie, off64_t *offset, int whence)
+{
+  dt_outfile *o = cookie;
+  if (whence != SEEK_CUR || *offset != 0) {
+    errno = ESPIPE;
+    return -1;
+  }
+  *offset = (off64_t)o->count;
+  return 0;
+}
+
+/* Puts the counting stream in front of o->inner (o->f). 0, or -1 with errno. */
+static int counted(dt_outfile *o)
+{
+  cookie_io_functions_t io = {.read = NULL, .write = count_write, .seek = count_seek, .close = NULL};
+  o->f = fopencookie(o, "w", io);
+  return o->f ? 0 : -1;
+}
+
+/* Closes o's stream: the counting stream (its bytes passed on) and the file written in place; stdout is flushed,
+ * not closed. 0, or -1 with errno when a write failed. */
+static int close_stream(dt_outfile *o)
+{
+  int bad = 0, e = 0;
+  errno = 0;
+  if (o->inner) {
+    if (fclose(o->f) != 0)
+      bad = 1, e = errno;
+    if (fflush(o->inner) != 0 || ferror(o->inner)) {
+      if (!bad)
+        e = errno;
+      bad = 1;
+    }
+    if (o->inner != stdout && fclose(o->inner) != 0 && !bad)
+      bad = 1, e = errno;
+  } else if (fclose(o->f) != 0)
+    bad = 1, e = errno;
+  o->f = NULL;
+  errno = e ? e : (bad ? EIO : 0);
+  return bad ? -1 : 0;
+}
+
 dt_outfile *dt_outfile_open(const char *path, dt_error *err)
 {
   if (!handlers_installed)
@@ -115,7 +171,14 @@ dt_outfile *dt_outfile_open(const char *path, dt_error *err)
   o->path = dt_xstrdup(path);
   o->slot = -1;
   if (strcmp(path, "-") == 0) {
-    o->f = stdout;
+    o->inner = stdout;
+    if (counted(o) != 0) {
+      int e = errno;
+      dt_error_set(err, "", 0, 0, "cannot write to standard output: %s", strerror(e));
+      release(o);
+      errno = e;
+      return NULL;
+    }
     return o;
   }
   struct stat st;
@@ -139,9 +202,11 @@ dt_outfile *dt_outfile_open(const char *path, dt_error *err)
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
     /* a device, a pipe or a socket (-o /dev/null, a FIFO): written in place, since renaming over it would
      * replace the device with a file */
-    o->f = fopen(path, "w");
-    if (!o->f) {
+    o->inner = fopen(path, "w");
+    if (!o->inner || counted(o) != 0) {
       int e = errno;
+      if (o->inner)
+        fclose(o->inner);
       dt_error_set(err, path, 0, 0, "cannot write: %s", strerror(e));
       release(o);
       errno = e;
@@ -149,7 +214,7 @@ dt_outfile *dt_outfile_open(const char *path, dt_error *err)
     }
     o->direct = 1;
     if ((o->slot = enlist(o)) < 0) {
-      fclose(o->f);
+      close_stream(o);
       dt_error_set(err, path, 0, 0, "cannot write: %s", strerror(EMFILE));
       release(o);
       errno = EMFILE;
@@ -222,18 +287,17 @@ int dt_outfile_commit(dt_outfile *o, dt_error *err)
   errno = 0;
   int bad = fflush(o->f) != 0 || ferror(o->f);
   int e = errno;
-  if (o->direct) {
-    if (fclose(o->f) != 0 && !bad) {
+  if (o->inner) { /* stdout (flushed, not closed) or a device or pipe written in place (closed) */
+    if (close_stream(o) != 0 && !bad) {
       bad = 1;
       e = errno;
     }
-    int rc = bad ? dt_error_set(err, o->path, 0, 0, "cannot write: %s", strerror(e ? e : EIO)) : DT_OK;
+    int rc = !bad        ? DT_OK
+             : o->direct ? dt_error_set(err, o->path, 0, 0, "cannot write: %s", strerror(e ? e : EIO))
+                         : dt_error_set(err, "", 0, 0, "cannot write to standard output: %s", strerror(e ? e : EIO));
     release(o);
-    return rc;
-  }
-  if (!o->tmp) { /* stdout: flushed, not closed */
-    int rc = bad ? dt_error_set(err, "", 0, 0, "cannot write to standard output: %s", strerror(e ? e : EIO)) : DT_OK;
-    release(o);
+    if (bad)
+      errno = e ? e : EIO;
     return rc;
   }
   if (fclose(o->f) != 0 && !bad) {
@@ -262,8 +326,8 @@ void dt_outfile_discard(dt_outfile *o)
   if (o->tmp) {
     fclose(o->f);
     unlink(o->tmp);
-  } else if (o->direct)
-    fclose(o->f);
+  } else if (o->inner)
+    close_stream(o); /* what was written stays written: a pipe cannot take it back */
   release(o);
 }
 

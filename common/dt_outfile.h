@@ -22,7 +22,9 @@ typedef struct dt_outfile dt_outfile;
  * caller's own handler, or an ignored SIGXFSZ, is left alone). */
 dt_outfile *dt_outfile_open(const char *path, dt_error *err);
 
-/* The stream to write to (owned by o). */
+/* The stream to write to (owned by o). For stdout and for a device or a pipe written in place it is a stream
+ * that counts the bytes it passes on: ftello on it gives the bytes written so far, where the pipe itself has no
+ * position (so that a writer can stop at a size limit there too). */
 FILE *dt_outfile_stream(const dt_outfile *o);
 
 /* Checks, before a long run, that path can be written as dt_outfile_open will write it: opens it (its
