@@ -12,6 +12,7 @@
 #include "../replay/dt_energy.h"
 #include "../replay/dt_linkload.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -968,7 +969,8 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
   if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok)
     rc = dt_error_set(err, NULL, 0, 0, "the JSON generator failed");
   else if (fwrite(buf, 1, len, f) != len || fputc('\n', f) == EOF)
-    rc = dt_error_set(err, NULL, 0, 0, "cannot write the JSON report");
+    rc = dt_error_set(err, NULL, 0, 0, "cannot write the JSON report%s: %s", f == stdout ? " to standard output" : "",
+                      strerror(errno ? errno : EIO));
   yajl_gen_free(g);
   return rc;
 }
@@ -1082,7 +1084,9 @@ static void text_bound(FILE *f, const dt_report_input *in)
   if (why)
     fprintf(f, "why                %s\n", why);
   double ms = s->makespan_s;
-  fprintf(f, "critical path      compute %.1f %%, host/launch %.1f %%, waiting %.1f %%, exposed comm",
+  /* "comm on the path", not "exposed comm": the per-rank table's exposed comm is another measure (a rank's
+   * communication not covered by its own compute), and the same words beside two numbers confused */
+  fprintf(f, "critical path      compute %.1f %%, host/launch %.1f %%, waiting %.1f %%, comm on the path",
           100 * c->compute_s / ms, 100 * c->host_s / ms, 100 * c->wait_s / ms);
   int any = 0;
   for (int d = 0; d < DT_DIM_COUNT; d++)
@@ -1140,7 +1144,7 @@ static void text_samples(FILE *f, const dt_samples *sm)
   for (int d = 0; d < DT_DIM_COUNT; d++)
     if (sm->has_dim[d]) {
       char label[32];
-      snprintf(label, sizeof label, "cp exposed %s", d == DT_DIM_NONE ? "comm" : dt_dim_name((dt_dim)d));
+      snprintf(label, sizeof label, "cp comm%s%s", d == DT_DIM_NONE ? "" : " ", d == DT_DIM_NONE ? "" : dt_dim_name((dt_dim)d));
       text_stat(f, label, &sm->comm_s[d]);
     }
 }

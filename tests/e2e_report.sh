@@ -56,6 +56,13 @@ done
 check "exposed: 200 MB, the bound is the DP all-reduce" \
   '[ "$(jq -r "[.bound.what, .bound.dim, .bound.kind] | join(\" \")" "$tmp/ex200000000.json")" = "comm DP allreduce" ]'
 check "exposed: 50 MB, the bound is compute" '[ "$(jq -r .bound.what "$tmp/ex50000000.json")" = compute ]'
+# the text report's two measures have two names: the critical path's share (10.004 ms of the 20.004 ms makespan,
+# 50.0 %) is "comm on the path", the per-rank time not covered by compute (10.004 ms) "exposed comm"
+"$DTSIM" run tests/data/node2.yaml "$tmp/ex200000000.dtt" >"$tmp/ex.txt" 2>/dev/null
+check "text: the critical-path line says 'comm on the path DP allreduce 50.0 %', not 'exposed comm'" \
+  'grep -q "^critical path .*waiting 0.0 %, comm on the path DP allreduce 50.0 %$" "$tmp/ex.txt" && ! grep "^critical path" "$tmp/ex.txt" | grep -q exposed'
+check "text: the per-rank table keeps 'exposed comm' (10 ms, rank 0)" \
+  'grep -q "^per rank .* exposed comm " "$tmp/ex.txt" && grep -Eq "^  rank 0 .* 10(\.0*)? ms" "$tmp/ex.txt"'
 
 # --- oversubscribed fat-tree permutation (tests/data/fat-tree-perm.yaml: 2 leaves of 6 nodes, 2 up-ports each,
 # every link 25 GB/s): after a 10 ms compute, node i sends S to node i+6 mod 12 and receives from it. Uplink =
