@@ -180,6 +180,8 @@ int dt_cmd_bench(int argc, char **argv)
   o.ngpus = -1;
   char why[256];
   int opt;
+  if (dt_cli_check_repeats("bench", argc, argv, ":b:e:f:i:n:w:g:h", longopts, "") != 0)
+    return 2;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":b:e:f:i:n:w:g:h", longopts, NULL)) != -1) {
     switch (opt) {

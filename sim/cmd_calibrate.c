@@ -11,6 +11,7 @@
 #include "../platforms/dt_platform.h"
 #include "cmd_bench.h"
 #include "dt_bench.h"
+#include "dt_cli.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -566,6 +567,8 @@ int dt_cmd_calibrate(int argc, char **argv)
                                            {NULL, 0, NULL, 0}};
   const char *out = NULL, *op = NULL;
   int in_place = 0, loo = 1, json = 0, opt;
+  if (dt_cli_check_repeats("calibrate", argc, argv, ":o:h", longopts, "") != 0)
+    return 2;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     switch (opt) {
@@ -732,6 +735,7 @@ int dt_cmd_calibrate(int argc, char **argv)
   rc = EXIT_OK;
   goto cleanup;
 fail:;
+  dt_cli_name_output(&err, "-o", out); /* a write error names the option (docs/cli.md) */
   char buf[2048];
   fprintf(stderr, "dtsim calibrate: error: %s\n", dt_error_format(&err, buf, sizeof buf));
 cleanup:

@@ -5,6 +5,8 @@
  * runs once per process). docs/validation.md describes the rows, the mapping and the results. */
 #include "cmd_e2e.h"
 #include "dt_fork.h"
+#include "cmd_validate.h"
+#include "dt_cli.h"
 
 #include "../common/dt_json.h"
 #include "../common/dt_util.h"
@@ -895,6 +897,8 @@ int dt_cmd_validate_e2e(int argc, char **argv)
   size_t nsel = 0;
   double bound = DEFAULT_BOUND;
   char *end;
+  if (dt_cli_check_repeats("validate", argc, argv, ":h", longopts, "source") != 0)
+    return 2;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     switch (opt) {
@@ -962,6 +966,9 @@ int dt_cmd_validate_e2e(int argc, char **argv)
   }
   if (optind < argc)
     return usage("unexpected argument '%s'", argv[optind]);
+  if (dt_cmd_validate_dirs("validate --e2e", refs, strcmp(refs, "validation/references") != 0, platform_dir,
+                           strcmp(platform_dir, "validation/platforms") != 0) != 0) /* docs/cli.md */
+    return EXIT_USAGE;
 
   dt_error err;
   dt_error_clear(&err);

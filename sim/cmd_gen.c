@@ -101,8 +101,11 @@ const char dt_gen_usage[] =
     "Generates the trace of one training iteration of a GPT model as Megatron-LM / DeepSpeed would run it\n"
     "(tensor, pipeline, data parallelism, ZeRO, MoE), or prints its communication volumes.\n"
     "\n"
-    "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout\n"
-    "  --max-output SIZE      refuse to write more than SIZE (K, M, G, T = 1024; default 16G)\n"
+    "  -o, --output OUT       output file, directory/ for per-rank files, or - for stdout; a directory that\n"
+    "                         already holds .dtt files is refused (a run of it would read them too)\n"
+    "  --force                remove the .dtt files of such a directory first (other files stay)\n"
+    "  --max-output SIZE      refuse to write more than SIZE (K, M, G, T = 1024; default 16G): refused before\n"
+    "                         writing when 8 bytes per op pass it, else stopped (nothing kept) once passed\n"
     "  --summary              print bytes per GPU and in total by scheme and op kind, the seed study's\n"
     "                         closed forms and the message-size histogram\n";
 
@@ -125,6 +128,22 @@ int dt_gen_flags_take(dt_gen_flags *f, int opt, const char *arg, const char *cmd
     k = dt_xstrndup(arg, (size_t)(eq - arg));
     value = eq + 1;
   }
+  /* a key set twice (--tp 2 --set tp=4, --set seq=1024 --set seq=2048) is refused as an option given twice is
+   * (docs/cli.md); a flag without a value repeated (--sp --sp) sets the same value and is taken once */
+  for (size_t i = 0; i < f->n; i++) {
+    const char *a = f->keys[i], *b = k ? k : key;
+    while (*a && *b && (*a == *b || (strchr("-_", *a) && strchr("-_", *b))))
+      a++, b++;
+    if (*a || *b)
+      continue;
+    if (row->fixed && strcmp(f->values[i], value) == 0)
+      return 1;
+    fprintf(stderr, "dtsim %s: the generator key '%s' is given twice ('%s' and '%s'): it takes one value, give it "
+            "once\nrun 'dtsim help %s' for usage\n", cmdname, f->keys[i], f->values[i], value,
+            strchr(cmdname, ' ') ? "run" : cmdname);
+    free(k);
+    return -1;
+  }
   f->keys = dt_grow(f->keys, &f->cap, f->n, sizeof *f->keys);
   size_t cap = f->cap;
   f->values = dt_xrealloc(f->values, cap * sizeof *f->values);
@@ -136,13 +155,8 @@ int dt_gen_flags_take(dt_gen_flags *f, int opt, const char *arg, const char *cmd
 
 int dt_gen_flags_source(dt_gen_flags *f, const char *flag, const char *arg, const char *cmdname)
 {
-  /* flags follow the command line's policy for single-valued flags, the last one wins (docs/README "Command
-   * line"); the PRESET argument is no flag, and with a flag it is ambiguous */
-  if (f->source && strcmp(flag, "PRESET") != 0 && strcmp(f->source_flag, "PRESET") != 0) {
-    f->source = arg;
-    f->source_flag = flag;
-    return 1;
-  }
+  /* one workload: a second one (--gen a --workload b, PRESET and --workload) is refused as an option given twice
+   * is (docs/cli.md, "Options given twice") */
   if (f->source) {
     fprintf(stderr,
             "dtsim %s: %s '%s' and %s '%s' both name the workload: give one preset or workload file\nrun "
@@ -317,23 +331,26 @@ int dt_gen_print_summary(FILE *out, const dt_gen_config *c, const dt_trace *t, d
 
 int dt_cmd_gen(int argc, char **argv)
 {
-  struct option longopts[NFLAGS + 5];
+  struct option longopts[NFLAGS + 6];
   size_t n = 0;
   uint64_t max_output = DT_MAX_OUTPUT_DEFAULT;
   longopts[n++] = (struct option){"output", required_argument, NULL, 'o'};
   longopts[n++] = (struct option){"max-output", required_argument, NULL, 'M'};
   longopts[n++] = (struct option){"summary", no_argument, NULL, 'S'};
+  longopts[n++] = (struct option){"force", no_argument, NULL, 'f'};
   longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
   for (size_t i = 0; i <= NFLAGS; i++)
     longopts[n++] = dt_gen_long_options[i];
   const char *out = NULL;
-  int summary = 0;
+  int summary = 0, force = 0;
   dt_gen_flags gf;
   memset(&gf, 0, sizeof gf);
   int opt, rc = EXIT_USAGE;
   dt_trace *t = NULL;
   dt_error err;
   dt_error_clear(&err);
+  if (dt_cli_check_repeats("gen", argc, argv, ":o:h", longopts, "set") != 0)
+    goto cleanup;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     int handled = dt_gen_flags_take(&gf, opt, optarg, "gen");
@@ -348,14 +365,13 @@ int dt_cmd_gen(int argc, char **argv)
     case 'S':
       summary = 1;
       break;
-    case 'M': {
-      char why[256];
-      if (dt_bench_parse_size(optarg, &max_output, why, sizeof why) != 0) {
-        fprintf(stderr, "dtsim gen: --max-output: %s\nrun 'dtsim help gen' for usage\n", why);
-        goto cleanup;
-      }
+    case 'f':
+      force = 1;
       break;
-    }
+    case 'M':
+      if (dt_cli_max_output("gen", optarg, &max_output) != 0)
+        goto cleanup;
+      break;
     case 'h':
       fputs(dt_gen_usage, stdout);
       fputs(dt_gen_flags_help, stdout);
@@ -387,10 +403,25 @@ int dt_cmd_gen(int argc, char **argv)
     fprintf(stderr, "dtsim gen: expected -o OUT or --summary\nrun 'dtsim help gen' for usage\n");
     goto cleanup;
   }
+  /* the output before the trace is built, as import does: a file that can be written, no directory named
+   * without its '/', a DIR/ without the .dtt files of an earlier run (or --force, which removes them once the
+   * new trace is built and fits --max-output) */
+  size_t olen = out ? strlen(out) : 0;
+  struct stat ost;
+  if (out && olen > 0 && out[olen - 1] != '/' && stat(out, &ost) == 0 && S_ISDIR(ost.st_mode)) {
+    fprintf(stderr, "dtsim gen: -o %s is a directory: give a file name ('%s/trace.dtt'), or '%s/' with the slash "
+            "to write one file per rank into it\nrun 'dtsim help gen' for usage\n", out, out, out);
+    goto cleanup;
+  }
+  if (out && ((olen > 0 && out[olen - 1] != '/' && dt_cli_output_check("-o", out, "the trace", &err) != DT_OK) ||
+              dt_cli_out_dir("gen", out, force, 0, &err) != DT_OK))
+    goto fail;
   if ((!gf.source && dt_gen_flags_config(&gf, &c, &err) != DT_OK) || dt_gen_build(&c, 0, &t, &err) != DT_OK)
     goto fail;
   if (out) {
-    if (dt_write_output(t, out, max_output, "gen", &err) != DT_OK)
+    if (dt_check_output_size(t, out, max_output, "gen", &err) != DT_OK ||
+        (force && dt_cli_out_dir("gen", out, force, 1, &err) != DT_OK) ||
+        dt_write_output(t, out, max_output, "gen", &err) != DT_OK)
       goto fail;
     if (strcmp(out, "-") != 0)
       fprintf(stderr, "dtsim: wrote %s: %d ranks, %zu ops\n", out, (int)t->nranks, dt_trace_op_count(t));
@@ -400,6 +431,7 @@ int dt_cmd_gen(int argc, char **argv)
   rc = EXIT_OK;
   goto cleanup;
 fail: {
+  dt_cli_name_output(&err, "-o", out);
   char buf[2048];
   fprintf(stderr, "dtsim: error: %s\n", dt_error_format(&err, buf, sizeof buf));
   rc = EXIT_USAGE;

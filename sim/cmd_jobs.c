@@ -167,9 +167,14 @@ static int parse_job(job *j, int n, char **argv)
     sub[i - skip + 1] = argv[i];
   dt_import_opts_init(&j->io);
   int rc = EXIT_OK, opt;
-  optind = 1;
   char what[64];
   snprintf(what, sizeof what, "run --job %s", j->name);
+  if (dt_cli_check_repeats(what, sub_argc, sub, ":", longopts, RUN_REPEATABLE) != 0) {
+    free(sub);
+    free(longopts);
+    return EXIT_USAGE;
+  }
+  optind = 1;
   while ((opt = getopt_long(sub_argc, sub, ":", longopts, NULL)) != -1) {
     int handled = dt_cli_import_option(opt, what, &j->io);
     if (!handled) {
@@ -553,6 +558,8 @@ int dt_cmd_jobs(int argc, char **argv)
   dt_error_clear(&err);
 
   /* the run options and the platform, before the first --job */
+  if (dt_cli_check_repeats("run", first_job, argv, ":h", run_opts, RUN_REPEATABLE) != 0)
+    goto done;
   optind = 1;
   while ((opt = getopt_long(first_job, argv, ":h", run_opts, NULL)) != -1) {
     int handled = dt_cli_run_option(opt, optarg, &sh);

@@ -52,7 +52,7 @@ const char dt_cmd_sweep_usage[] =
     "  -q, --quiet            no progress line\n"
     "outputs (run and collect):\n"
     "  -o FILE                FILE.csv (one row per point), FILE.jsonl (JSON lines), '-' CSV on stdout;\n"
-    "                         repeatable\n"
+    "                         repeatable, each output once\n"
     "  --plot FILE.svg|png    iteration time against the first axis, a line per value of the second\n"
     "                         (gnuplot); --plot-x AXIS, --plot-by AXIS, --heatmap, --plot-where AXIS=VALUE\n"
     "                         (only those points; repeatable; other axes are averaged)\n"
@@ -110,6 +110,49 @@ static int usage(const char *fmt, const char *arg)
   return EXIT_USAGE;
 }
 
+/* usage() with two words in fmt. */
+static int usage2(const char *fmt, const char *a, const char *b)
+{
+  fprintf(stderr, "dtsim sweep: ");
+  fprintf(stderr, fmt, a, b);
+  fprintf(stderr, "\nrun 'dtsim help sweep' for usage\n");
+  return EXIT_USAGE;
+}
+
+/* The file path names, as its folder's real path and its own name (the caller frees); NULL when the folder is
+ * missing. */
+static char *canonical_output(const char *path)
+{
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? dt_xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : dt_xstrdup(".");
+  char *real = realpath(dir, NULL);
+  free(dir);
+  if (!real)
+    return NULL;
+  const char *name = slash ? slash + 1 : path;
+  char *out = dt_xmalloc(strlen(real) + strlen(name) + 2);
+  sprintf(out, "%s/%s", real, name);
+  free(real);
+  return out;
+}
+
+/* Whether two -o paths name the same output: the same word, one file under two names (a.csv, ./a.csv, a link). */
+static int same_output(const char *a, const char *b)
+{
+  if (strcmp(a, b) == 0)
+    return 1;
+  if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
+    return 0;
+  struct stat sa, sb;
+  if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  char *ca = canonical_output(a), *cb = canonical_output(b);
+  int same = ca && cb && strcmp(ca, cb) == 0;
+  free(ca);
+  free(cb);
+  return same;
+}
+
 static long usable_cpus(void)
 {
   cpu_set_t set;
@@ -144,6 +187,8 @@ static int parse_opts(int argc, char **argv, opts *o)
     o->verb = 2, first = 2;
   argc -= first - 1;
   argv += first - 1;
+  if (dt_cli_check_repeats("sweep", argc, argv, ":j:qo:h", longopts, "set axis point output plot-where from") != 0)
+    return EXIT_USAGE;
   optind = 1;
   int opt;
   while ((opt = getopt_long(argc, argv, ":j:qo:h", longopts, NULL)) != -1) {
@@ -156,6 +201,15 @@ static int parse_opts(int argc, char **argv, opts *o)
         snprintf(buf, sizeof buf, "%s", optarg);
       else
         snprintf(buf, sizeof buf, "%s%s", opt == O_AXIS ? "axes." : "dir=", optarg);
+      for (size_t k = 0; k < o->nsets; k++) { /* one value per key, as one per option (docs/cli.md) */
+        size_t klen = strcspn(o->sets[k], "=");
+        if (klen == strcspn(buf, "=") && strncmp(o->sets[k], buf, klen) == 0 && buf[klen] == '=') {
+          fprintf(stderr, "dtsim sweep: the spec key '%.*s' is given twice ('%s' and '%s'): it takes one value, "
+                  "give it once\nrun 'dtsim help sweep' for usage\n", (int)klen, buf, o->sets[k] + klen + 1,
+                  buf + klen + 1);
+          return EXIT_USAGE;
+        }
+      }
       add_word(&o->sets, &o->nsets, buf);
       add_word(&o->spec_args, &o->nspec_args, "--set");
       add_word(&o->spec_args, &o->nspec_args, buf);
@@ -170,7 +224,8 @@ static int parse_opts(int argc, char **argv, opts *o)
       snprintf(i, sizeof i, "%.*s", slash ? (int)(slash - optarg) : 0, optarg);
       if (!slash || dt_sweep_parse_count(i, 0, 1000000, &o->shard_i) < 0 ||
           dt_sweep_parse_count(slash + 1, 1, 1000000, &o->shard_n) < 0 || o->shard_i >= o->shard_n)
-        return usage("--shard expects I/N with 0 <= I < N (as 3/10), found '%s'", optarg);
+        return usage("--shard expects I/N, whole numbers with N from 1 to 1000000 and 0 <= I < N (as 3/10), found "
+                     "'%s'", optarg);
       break;
     }
     case O_POINT: {
@@ -207,6 +262,10 @@ static int parse_opts(int argc, char **argv, opts *o)
       const char *ext = strrchr(optarg, '.');
       if (strcmp(optarg, "-") != 0 && (!ext || (strcmp(ext, ".csv") != 0 && strcmp(ext, ".jsonl") != 0)))
         return usage("-o expects FILE.csv, FILE.jsonl or '-', found '%s'", optarg);
+      for (size_t k = 0; k < o->nouts; k++) /* one table per target: -o - -o - printed the CSV twice */
+        if (same_output(o->outs[k], optarg))
+          return usage2("-o %s given twice%s: each output is written once, give it once", optarg,
+                        strcmp(o->outs[k], optarg) == 0 ? "" : " (under another name)");
       o->outs = dt_xrealloc(o->outs, sizeof *o->outs * (o->nouts + 1));
       o->outs[o->nouts++] = optarg;
       break;
@@ -548,18 +607,21 @@ static int write_outputs(const opts *o, const dt_sweep_plan *P, const dt_sweep_r
     FILE *f = dt_outfile_fopen(out, &err); /* stdout for "-"; a file appears whole or not at all */
     to_stdout |= f == stdout;
     if (!f) {
-      fprintf(stderr, "dtsim: error: cannot write '%s': %s\n", out, strerror(errno));
+      fprintf(stderr, "dtsim: error: -o %s: cannot write: %s\n", out, strerror(errno));
       dt_sweep_table_free(t);
       return EXIT_USAGE;
     }
     rc = jsonl ? dt_sweep_write_jsonl(f, P, r, t, &err) : dt_sweep_write_csv(f, P, r, t, &err);
-    if (rc != DT_OK)
+    if (rc != DT_OK) {
       dt_outfile_fdiscard(f);
-    else if (dt_outfile_fclose(f, &err) != DT_OK)
-      rc = dt_error_set(&err, NULL, 0, 0, "cannot write '%s': %s", out, strerror(errno));
+      dt_error_prefix(&err, "-o %s: ", out);
+    } else if (dt_outfile_fclose(f, &err) != DT_OK)
+      rc = dt_error_set(&err, NULL, 0, 0, "-o %s: cannot write%s: %s", out, strcmp(out, "-") == 0 ? " to standard "
+                        "output" : "", strerror(errno ? errno : EIO));
   }
   if (rc == DT_OK && o->plot)
-    rc = dt_sweep_plot(o->plot, o->plot_x, o->plot_by, o->heatmap, o->where, o->nwhere, P, r, t, &err);
+    if ((rc = dt_sweep_plot(o->plot, o->plot_x, o->plot_by, o->heatmap, o->where, o->nwhere, P, r, t, &err)) != DT_OK)
+      dt_error_prefix(&err, "--plot %s: ", o->plot);
   if (rc == DT_OK)
     dt_sweep_print_ranking(to_stdout ? stderr : stdout, P, r, t);
   dt_sweep_table_free(t);
@@ -757,7 +819,7 @@ int dt_cmd_sweep(int argc, char **argv)
   if (dt_sweep_spec_load(o.spec, (const char *const *)o.sets, o.nsets, &spec, &err) != DT_OK)
     goto fail;
   /* the plot options, before the first point runs (was: every point ran, then 'not an axis') */
-  if (o.verb != 2 && o.plot && dt_sweep_plot_check(o.plot, o.plot_x, o.plot_by, o.where, o.nwhere, spec, &err) != DT_OK)
+  if (o.verb != 2 && o.plot && dt_sweep_plot_check(o.plot, o.plot_x, o.plot_by, o.heatmap, o.where, o.nwhere, spec, &err) != DT_OK)
     goto fail;
   filter fl = {&o};
   if (dt_sweep_plan_make(spec, o.npoints_only ? wanted : NULL, &fl, &P, &err) != DT_OK)

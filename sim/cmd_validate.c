@@ -10,6 +10,7 @@
 #include "cmd_bench.h"
 #include "cmd_e2e.h"
 #include "dt_bench.h"
+#include "dt_cli.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yajl/yajl_gen.h>
 
 enum { EXIT_OK = 0, EXIT_USAGE = 2 };
@@ -577,6 +580,37 @@ static int usage(const char *fmt, const char *arg)
   return EXIT_USAGE;
 }
 
+int dt_cmd_validate_dirs(const char *cmd, const char *refs, int refs_given, const char *platforms,
+                         int platforms_given)
+{
+  const char *dirs[2] = {refs, platforms}, *flags[2] = {"--references", "--platforms"};
+  const char *what[2] = {"the reference measurements", "the platform files"};
+  const int given[2] = {refs_given, platforms_given};
+  for (int i = 0; i < 2; i++) {
+    struct stat st;
+    int e = stat(dirs[i], &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+    if (!e)
+      continue;
+    if (given[i]) {
+      fprintf(stderr, "dtsim %s: %s %s: cannot read it as the folder of %s: %s\nrun 'dtsim help validate' for "
+              "usage\n", cmd, flags[i], dirs[i], what[i], strerror(e));
+      return EXIT_USAGE;
+    }
+    /* the default, relative to the current folder: dtsim does not guess where a clone is (an installed or
+     * copied binary has no source tree beside it), it says what to give */
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+      snprintf(cwd, sizeof cwd, "?");
+    fprintf(stderr, "dtsim %s: %s are read from '%s' by default, relative to the current folder, and %s has none "
+            "(%s): run from the root of the dtsim repository, or give %s DIR (the repository's %s)%s%s%s\nrun 'dtsim "
+            "help validate' for usage\n", cmd, what[i], dirs[i], cwd, strerror(e), flags[i], dirs[i],
+            i == 0 && !platforms_given ? " and --platforms DIR (its " : "", i == 0 && !platforms_given ? platforms : "",
+            i == 0 && !platforms_given ? ")" : "");
+    return EXIT_USAGE;
+  }
+  return EXIT_OK;
+}
+
 int dt_cmd_validate(int argc, char **argv)
 {
   enum { O_REFS = 1000, O_PLATFORMS, O_JSON };
@@ -589,15 +623,19 @@ int dt_cmd_validate(int argc, char **argv)
     if (strcmp(argv[i], "--e2e") == 0)
       return dt_cmd_validate_e2e(argc, argv);
   const char *refs = "validation/references", *platform_dir = "platforms";
-  int json = 0, opt;
+  int json = 0, opt, refs_given = 0, platforms_given = 0;
+  if (dt_cli_check_repeats("validate", argc, argv, ":h", longopts, "") != 0)
+    return 2;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     switch (opt) {
     case O_REFS:
       refs = optarg;
+      refs_given = 1;
       break;
     case O_PLATFORMS:
       platform_dir = optarg;
+      platforms_given = 1;
       break;
     case O_JSON:
       json = 1;
@@ -613,6 +651,8 @@ int dt_cmd_validate(int argc, char **argv)
   }
   if (optind < argc)
     return usage("unexpected argument '%s'", argv[optind]);
+  if (dt_cmd_validate_dirs("validate", refs, refs_given, platform_dir, platforms_given) != EXIT_OK)
+    return EXIT_USAGE;
 
   int rc = EXIT_USAGE;
   dt_error err;

@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +360,106 @@ int dt_cli_output_check(const char *flag, const char *path, const char *what, dt
   return rc;
 }
 
+/* The spelling of option opt for messages: "-o/--output", "--top", "-j". NULL when opt is no option of the table. */
+static const char *option_label(int opt, const char *optstring, const struct option *longopts, int *takes_arg,
+                                char *buf, size_t size)
+{
+  const char *longname = NULL;
+  *takes_arg = 0;
+  for (const struct option *o = longopts; o && o->name; o++)
+    if (!o->flag && o->val == opt) {
+      longname = o->name;
+      *takes_arg = o->has_arg != no_argument;
+      break;
+    }
+  const char *letter = opt > 0 && opt < 128 && opt != ':' && opt != '?' ? strchr(optstring, opt) : NULL;
+  if (letter)
+    *takes_arg |= letter[1] == ':';
+  if (letter && longname)
+    snprintf(buf, size, "-%c/--%s", opt, longname);
+  else if (letter)
+    snprintf(buf, size, "-%c", opt);
+  else if (longname)
+    snprintf(buf, size, "--%s", longname);
+  else
+    return NULL;
+  return buf;
+}
+
+/* Whether name is one of the space-separated words of list. */
+static int in_word_list(const char *list, const char *name)
+{
+  size_t n = strlen(name);
+  for (const char *w = list; w && *w;) {
+    size_t len = strcspn(w, " ");
+    if (len == n && strncmp(w, name, n) == 0)
+      return 1;
+    w += len + (w[len] == ' ');
+  }
+  return 0;
+}
+
+int dt_cli_check_repeats(const char *cmdname, int argc, char **argv, const char *optstring,
+                         const struct option *longopts, const char *repeatable)
+{
+  int *vals = dt_xcalloc((size_t)argc + 1, sizeof *vals);
+  const char **firsts = dt_xcalloc((size_t)argc + 1, sizeof *firsts);
+  /* on a copy of the array: getopt_long permutes it, and a permuted argv read again is not the same command line
+   * (`bench OP --gpus` would become `--gpus OP`) */
+  char **copy = dt_xcalloc((size_t)argc + 1, sizeof *copy);
+  memcpy(copy, argv, sizeof *copy * (size_t)argc);
+  size_t n = 0;
+  int rc = 0, opt;
+  optind = 0; /* a fresh scan (glibc: 0 re-initializes getopt); the caller's own loop sets optind again */
+  while (rc == 0 && (opt = getopt_long(argc, copy, optstring, longopts, NULL)) != -1) {
+    char label[96];
+    int takes_arg;
+    if (opt == ':' || opt == '?' || !optarg || !option_label(opt, optstring, longopts, &takes_arg, label,
+                                                              sizeof label) || !takes_arg)
+      continue; /* errors are the caller's loop's to report; a flag without a value may be repeated */
+    const char *longname = strstr(label, "--");
+    if (longname && in_word_list(repeatable, longname + 2))
+      continue;
+    size_t k = 0;
+    while (k < n && vals[k] != opt)
+      k++;
+    if (k == n) {
+      vals[n] = opt;
+      firsts[n++] = optarg;
+      continue;
+    }
+    fprintf(stderr, "dtsim %s: %s given twice ('%s' and '%s'): it takes one value, give it once\nrun 'dtsim help "
+            "%s' for usage\n", cmdname, label, firsts[k], optarg, strchr(cmdname, ' ') ? "run" : cmdname);
+    rc = -1;
+  }
+  optind = 0;
+  free(copy);
+  free(vals);
+  free(firsts);
+  return rc;
+}
+
+void dt_cli_name_output(dt_error *err, const char *flag, const char *path)
+{
+  if (!err || !path || !*path || !err->file[0] || err->line > 0)
+    return;
+  size_t n = strlen(path);
+  int same = strcmp(err->file, path) == 0 ||
+             (path[n - 1] == '/' && strlen(err->file) + 1 == n && strncmp(err->file, path, n - 1) == 0);
+  int inside = !same && strncmp(err->file, path, n) == 0 && (path[n - 1] == '/' || err->file[n] == '/');
+  if (!same && !inside)
+    return;
+  char msg[sizeof err->msg + sizeof err->file + 200];
+  if (same)
+    snprintf(msg, sizeof msg, "%s %s: %s", flag, path, err->msg);
+  else
+    snprintf(msg, sizeof msg, "%s %s: %s: %s", flag, path, err->file, err->msg);
+  int keep = (int)sizeof err->msg - 1;
+  snprintf(err->msg, sizeof err->msg, "%.*s", keep, msg);
+  err->file[0] = '\0';
+  err->col = 0;
+}
+
 static int usage_error(const char *cmdname, const char *fmt, const char *arg)
 {
   fprintf(stderr, "dtsim %s: ", cmdname);
@@ -555,15 +656,15 @@ static int looks_like_platform(const char *path)
   return strstr(head, "dtsim_platform:") != NULL;
 }
 
-/* `dtsim run TRACE PLATFORM`: the platform did not load; when its argument is a trace (sniffed as
- * dt_trace_load would) and a later one looks like a platform, says so (was: a YAML error about the trace's first
- * line). Returns 1 when it said so. */
+/* `dtsim run TRACE PLATFORM` or `dtsim run TRACE TRACE`: the platform did not load; when its argument is a trace
+ * (sniffed as dt_trace_load would), says so, and that the arguments look swapped when a later one looks like a
+ * platform (was: a YAML error about the trace's first line). Returns 1 when it said so. */
 static int said_swapped(char **args, int nargs)
 {
   const dt_importer *imp = NULL;
   dt_error e;
   dt_error_clear(&e);
-  if (nargs < 2 || dt_trace_sniff(args[0], &imp, &e) != DT_OK || !imp)
+  if (nargs < 1 || dt_trace_sniff(args[0], &imp, &e) != DT_OK || !imp)
     return 0;
   for (int i = 1; i < nargs; i++)
     if (looks_like_platform(args[i])) {
@@ -571,7 +672,11 @@ static int said_swapped(char **args, int nargs)
               "[options] PLATFORM TRACE...\nrun 'dtsim help run' for usage\n", args[0], imp->name, args[i]);
       return 1;
     }
-  return 0;
+  /* no platform among them (dtsim run tr.dtt tr.dtt): was "expected a mapping of platform keys" about line 1 */
+  fprintf(stderr, "dtsim run: '%s' looks like a trace (format %s), not a platform: the first file of 'dtsim run' must "
+          "be a platform YAML (as platforms/dgx-a100.yaml); usage: dtsim run [options] PLATFORM.yaml TRACE...\nrun "
+          "'dtsim help run' for usage\n", args[0], imp->name);
+  return 1;
 }
 
 int dt_cli_run_option(int opt, const char *arg, dt_run_shared *sh)
@@ -666,8 +771,10 @@ static int cmd_run(int argc, char **argv)
   size_t nsamples = 0;
   dt_samples *samples = NULL;
   int opt;
-  optind = 1;
   int rc = EXIT_USAGE;
+  if (dt_cli_check_repeats("run", argc, argv, ":h", longopts, RUN_REPEATABLE) != 0)
+    goto done_usage;
+  optind = 1;
   while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     int handled = dt_cli_run_option(opt, optarg, &sh);
     if (!handled)
@@ -769,7 +876,7 @@ static int cmd_run(int argc, char **argv)
       (ro.timeline && dt_cli_output_check("--timeline", ro.timeline, "the timeline", &err) != DT_OK))
     goto fail;
   if (dt_platform_load(argv[optind], &p, &err) != DT_OK) {
-    if (!gen && said_swapped(&argv[optind], argc - optind)) {
+    if (said_swapped(&argv[optind], argc - optind)) {
       rc = EXIT_USAGE;
       goto cleanup;
     }
@@ -895,6 +1002,8 @@ static int cmd_run(int argc, char **argv)
   }
   goto cleanup;
 fail:
+  dt_cli_name_output(&err, "--timeline", ro.timeline); /* a write error at the end names its option */
+  dt_cli_name_output(&err, "--plot", plot_dir);
   print_error(&err);
   rc = EXIT_USAGE;
 cleanup:
@@ -957,14 +1066,39 @@ static void explain(FILE *f, const dt_trace *t, const dt_import_opts *io, size_t
     fprintf(f, "  - %s\n", t->notes[i]);
 }
 
+/* A --max-output SIZE that would hold about `bytes`: the next whole K, M, G or T above 1.25 x bytes ("2M"). */
+static void suggest_size(double bytes, char *buf, size_t size)
+{
+  static const char units[] = "KMGT";
+  double want = bytes * 1.25;
+  int u = 0;
+  double scale = 1024;
+  while (u < 3 && want / scale >= 1024)
+    u++, scale *= 1024;
+  snprintf(buf, size, "%.0f%c", ceil(want / scale) > 0 ? ceil(want / scale) : 1, units[u]);
+}
+
+int dt_cli_max_output(const char *cmdname, const char *arg, uint64_t *out)
+{
+  char why[256];
+  if (dt_bench_parse_size(arg, out, why, sizeof why) == 0)
+    return 0;
+  fprintf(stderr, "dtsim %s: --max-output expects a size in bytes: digits with an optional K, M, G or T (powers of "
+          "1024), such as 512K or 64G, found '%s'\nrun 'dtsim help %s' for usage\n", cmdname, arg, cmdname);
+  return -1;
+}
+
 int dt_check_output_size(const dt_trace *t, const char *out, uint64_t max_output, const char *cmd, dt_error *err)
 {
   uint64_t bound = dt_trace_native_size_bound(t);
   if (bound <= max_output)
     return DT_OK;
-  return dt_error_set(err, out, 0, 0, "the trace would be at least %" PRIu64 " bytes (%zu ops on %d ranks, 8 bytes "
-                      "or more each), more than --max-output %" PRIu64 " bytes: give '%s --max-output SIZE' (such as "
-                      "64G) to write it", bound, dt_trace_op_count(t), (int)t->nranks, max_output, cmd);
+  char b1[32], b2[32];
+  return dt_error_set(err, out, 0, 0, "refused before writing: the trace's %zu ops (%d rank%s) take 8 bytes or more "
+                      "each, at least %" PRIu64 " bytes (%s), more than --max-output %" PRIu64 " bytes (%s); to write "
+                      "it, raise the limit ('%s --max-output SIZE', K, M, G, T = 1024)", dt_trace_op_count(t),
+                      (int)t->nranks, t->nranks == 1 ? "" : "s", bound, dt_format_bytes((double)bound, b1, sizeof b1),
+                      max_output, dt_format_bytes((double)max_output, b2, sizeof b2), cmd);
 }
 
 int dt_write_output(const dt_trace *t, const char *out, uint64_t max_output, const char *cmd, dt_error *err)
@@ -976,16 +1110,24 @@ int dt_write_output(const dt_trace *t, const char *out, uint64_t max_output, con
     return DT_OK;
   if (!lim.stopped)
     return DT_ERR;
-  /* the whole size from the bytes per op measured on the ops written, and its lower bound (8 per op left) */
+  /* the whole size from the bytes per op measured on the ops written (one estimate, not the 8-bytes-per-op
+   * lower bound of the pre-check beside it, which read as a second, contradicting size) */
   double per_op = lim.ops_written ? (double)lim.written / (double)lim.ops_written : 8;
   double about = per_op * (double)lim.ops_total;
-  uint64_t least = lim.written + (uint64_t)(lim.ops_total - lim.ops_written) * 8;
-  return dt_error_set(err, out, 0, 0, "stopped after writing %" PRIu64 " bytes (%.1f MiB; %zu of %zu ops, %.1f bytes "
-                      "each) of at least %" PRIu64 " bytes (about %.0f at that rate), past --max-output %" PRIu64
-                      " bytes; %s: raise '%s --max-output SIZE' or write fewer ranks", lim.written,
-                      (double)lim.written / 1048576.0, lim.ops_written, lim.ops_total, per_op, least, about,
-                      max_output, strcmp(out, "-") == 0 ? "standard output has the part written" : "nothing was kept",
-                      cmd);
+  struct stat st;
+  int in_place = strcmp(out, "-") == 0 || (stat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+  char b1[32], b2[32], b3[32], sugg[32];
+  suggest_size(about, sugg, sizeof sugg);
+  return dt_error_set(err, out, 0, 0, "stopped after writing %" PRIu64 " bytes (%s), %zu of the trace's %zu ops, "
+                      "past --max-output %" PRIu64 " bytes (%s); at the %.1f bytes per op written so far the whole "
+                      "trace would take about %s; %s; to write it, raise the limit ('%s --max-output %s')%s",
+                      lim.written, dt_format_bytes((double)lim.written, b1, sizeof b1), lim.ops_written,
+                      lim.ops_total, max_output, dt_format_bytes((double)max_output, b2, sizeof b2), per_op,
+                      dt_format_bytes(about, b3, sizeof b3),
+                      strcmp(out, "-") == 0 ? "standard output has the part written"
+                      : in_place            ? "the part written went to it (a pipe or device cannot take it back)"
+                                            : "nothing was kept",
+                      cmd, sugg, t->nranks > 1 ? " or write fewer ranks" : "");
 }
 
 /* Whether name is a native trace file as a directory read takes them (dt_native.c: "*.dtt"). */
@@ -1060,6 +1202,8 @@ static int cmd_import(int argc, char **argv)
   dt_import_opts io;
   dt_import_opts_init(&io);
   int opt;
+  if (dt_cli_check_repeats("import", argc, argv, ":o:h", longopts, "group-size") != 0)
+    return EXIT_USAGE;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     int handled = dt_cli_import_option(opt, "import", &io);
@@ -1077,12 +1221,10 @@ static int cmd_import(int argc, char **argv)
     case 'f':
       force = 1;
       break;
-    case 'M': {
-      char why[256];
-      if (dt_bench_parse_size(optarg, &max_output, why, sizeof why) != 0)
-        return usage_error("import", "--max-output: %s", why);
+    case 'M':
+      if (dt_cli_max_output("import", optarg, &max_output) != 0)
+        return EXIT_USAGE;
       break;
-    }
     case 'h':
       fputs(import_usage, stdout);
       return EXIT_OK;
@@ -1125,6 +1267,7 @@ static int cmd_import(int argc, char **argv)
       (out && dt_check_output_size(t, out, max_output, "import", &err) != DT_OK) ||
       (out && force && dt_cli_out_dir("import", out, force, 1, &err) != DT_OK) ||
       (out && dt_write_output(t, out, max_output, "import", &err) != DT_OK)) {
+    dt_cli_name_output(&err, "-o", out);
     print_error(&err);
     rc = EXIT_USAGE;
   } else {
@@ -1167,6 +1310,8 @@ static int cmd_scale(int argc, char **argv)
   dt_import_opts io;
   dt_import_opts_init(&io);
   int opt;
+  if (dt_cli_check_repeats("scale", argc, argv, ":o:h", longopts, "group-size") != 0)
+    return EXIT_USAGE;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     int handled = dt_cli_import_option(opt, "scale", &io);
@@ -1228,6 +1373,7 @@ static int cmd_scale(int argc, char **argv)
       dt_trace_scale(t, &so, &scaled, strcmp(out, "-") == 0 ? stderr : stdout, &err) != DT_OK ||
       dt_trace_validate(scaled, &err) != DT_OK || (force && dt_cli_out_dir("scale", out, force, 1, &err) != DT_OK) ||
       dt_trace_write_native(scaled, out, &err) != DT_OK) {
+    dt_cli_name_output(&err, "-o", out);
     print_error(&err);
     rc = EXIT_USAGE;
   } else if (strcmp(out, "-") != 0)
@@ -1304,8 +1450,10 @@ int dt_cli_main(int argc, char **argv)
       continue;
     dt_phase("starting 'dtsim %s'", name); /* until a stage names itself (out-of-memory message) */
     int rc = commands[i].fn(argc - 1, argv + 1);
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
-      fprintf(stderr, "dtsim: error: cannot write to standard output\n");
+      if (rc != EXIT_USAGE) /* exit 2 said what went wrong already (as "cannot write the JSON report") */
+        fprintf(stderr, "dtsim: error: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
       return EXIT_USAGE;
     }
     return rc;

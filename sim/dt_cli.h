@@ -42,6 +42,9 @@ enum { DT_OPT_DEGRADE = 2100, DT_OPT_FAIL, DT_OPT_FLAP };
       {"degrade", required_argument, NULL, DT_OPT_DEGRADE}, {"fail", required_argument, NULL, DT_OPT_FAIL},    \
       {"flap", required_argument, NULL, DT_OPT_FLAP}
 
+/* The options of `run` (and of `run --job`) that collect every value given (dt_cli_check_repeats). */
+#define RUN_REPEATABLE "cfg log degrade fail flap slow late group-size set"
+
 /* What RUN_SHARED_LONG_OPTIONS set: the replay's options, the link faults, and the report's. */
 typedef struct dt_run_shared {
   dt_replay_opts *ro; /* fidelity, algo, proto, exact, links, SimGrid --cfg settings (dt_cli_simgrid_option) */
@@ -75,6 +78,24 @@ int dt_cli_simgrid_option(int is_log, const char *arg, dt_replay_opts *ro, char 
  * sweep spec's `run.cfg`, checked when the spec is read. Returns 0, or -1 with why set ("--cfg KEY: expected ..."). */
 int dt_cli_check_cfg(const char *kv, char *why, size_t why_size);
 
+/* The one rule for an option given twice (docs/cli.md, "Options given twice"): an option that takes a value
+ * takes one, so a second one is a usage error naming the option and both values (was: the last one silently
+ * won, and `sweep -o - -o -` printed the table twice); an option without a value (--json) may be repeated and
+ * means the same; the options named in repeatable (space-separated long names without their dashes, "cfg set")
+ * collect every value. Scans argc/argv with getopt_long as the caller's loop will (optstring and longopts as
+ * it passes them; argv itself is left as it was: the scan permutes a copy), before it, and leaves optind 0 for a
+ * fresh scan. Returns 0, or -1 after printing "dtsim CMDNAME: --top given twice ('5' and '7'): ..." with the help
+ * hint. Unknown options and missing values are left to the caller's loop. */
+#include <getopt.h>
+int dt_cli_check_repeats(const char *cmdname, int argc, char **argv, const char *optstring,
+                         const struct option *longopts, const char *repeatable);
+
+/* Names the output option of a failed write: when err is about path (or, for a directory output, a file in it)
+ * and says no line, its message becomes "FLAG PATH: what went wrong" (the file's own name kept after PATH when
+ * it is one inside a directory), so that a write error at the end of a run says which option wrote where
+ * (was: "/dev/full: cannot write the timeline file: ..."). Any other err is left alone. */
+void dt_cli_name_output(dt_error *err, const char *flag, const char *path);
+
 /* Checks, before the work, that output path (given with option flag, "--timeline", "-o") can be written as
  * dt_outfile writes it (a temporary file next to it, renamed over it). DT_OK, or DT_ERR with err naming the
  * option, the path, what it would hold (what: "the timeline") and why not: a directory, a missing folder, a
@@ -87,6 +108,10 @@ int dt_cli_output_check(const char *flag, const char *path, const char *what, dt
  * (other files stay) and a note says how many. Call without clear before the work and with it just before
  * writing. A missing directory or another OUT is DT_OK. Returns DT_OK or DT_ERR with err set. */
 int dt_cli_out_dir(const char *cmd, const char *out, int force, int clear, dt_error *err);
+
+/* --max-output SIZE of import and gen (dt_bench_parse_size: digits, then K, M, G or T = 1024, an optional B).
+ * Returns 0 with *out in bytes, or -1 after printing the usage error (the form, the units, examples). */
+int dt_cli_max_output(const char *cmdname, const char *arg, uint64_t *out);
 
 /* DT_OK when the native text of t (at least dt_trace_native_size_bound bytes) fits max_output bytes, else
  * DT_ERR with err naming out, the bound and how to raise the limit (`CMD --max-output SIZE`). import and gen call

@@ -25,11 +25,12 @@ typedef struct dt_gen_flags {
 } dt_gen_flags;
 
 /* Takes generator option opt (a dt_gen_long_options value) with its argument. Returns 1 when opt is a generator
- * flag, 0 when it is not, -1 (message printed for cmdname) for a malformed --set. */
+ * flag, 0 when it is not, -1 (message printed for cmdname) for a malformed --set or a key set twice (--tp 2
+ * --set tp=4; '-' and '_' alike; an argument-less flag repeated with its same value is taken once). */
 int dt_gen_flags_take(dt_gen_flags *f, int opt, const char *arg, const char *cmdname);
-/* Sets the preset or workload file from `flag` ("--workload", "--gen", "PRESET"). A later flag replaces an
- * earlier one (the last one wins, as for every single-valued flag); the PRESET argument together with a flag is
- * an error (message printed for cmdname). Returns 1, or -1. */
+/* Sets the preset or workload file from `flag` ("--workload", "--gen", "PRESET"). A second one, by any of
+ * them, is an error naming both (message printed for cmdname), as for every option given twice. Returns 1,
+ * or -1. */
 int dt_gen_flags_source(dt_gen_flags *f, const char *flag, const char *arg, const char *cmdname);
 /* Builds the configuration: preset or workload file (--workload always reads a file; --gen and PRESET read one
  * when the name ends with .yaml / .yml or is not a preset but names a path), then the flags in order, then

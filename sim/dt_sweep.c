@@ -1410,9 +1410,14 @@ static int plan_point(dt_sweep_plan *P, dt_sweep_point *pt, const char *base, si
     char kv[2048];
     for (size_t i = 0; i < s->ngen; i++) {
       snprintf(kv, sizeof kv, "%s=%s", s->gen_keys[i], s->gen_values[i]);
-      argv_push(pt, "--set");
-      argv_push(pt, kv);
-      sb_printf(&key, "set %s\n", kv);
+      int by_axis = 0; /* an axis of the same key sets it below: run refuses a key given twice */
+      for (size_t a = 0; a < s->naxes; a++)
+        by_axis |= s->axes[a].kind == DT_AXIS_GEN && strcmp(s->axes[a].key, s->gen_keys[i]) == 0;
+      if (!by_axis) {
+        argv_push(pt, "--set");
+        argv_push(pt, kv);
+      }
+      sb_printf(&key, "set %s\n", kv); /* hashed as before, so that cached points stay cached */
     }
     for (size_t a = 0; a < s->naxes; a++)
       if (s->axes[a].kind == DT_AXIS_GEN) {

@@ -161,11 +161,13 @@ void dt_sweep_print_ranking(FILE *f, const dt_sweep_plan *p, const dt_sweep_resu
  * gnuplot into out (.svg or .png); x and by NULL pick the first axes with two or more values. Only points whose
  * axes have the values where[0..nwhere) ("AXIS=VALUE") are drawn; other axes are averaged. The data and script
  * are written beside out (out.dat, out.gp). Returns DT_OK or DT_ERR (bad axis or value, gnuplot failed). */
-/* The checks of dt_sweep_plot that need only the spec (out's extension, x and by are axes, each where[k] is
- * "AXIS=VALUE" with a value of an axis that is not plotted), so that a bad plot option is refused before any
- * point runs. Returns DT_OK or DT_ERR with the same message dt_sweep_plot would give. */
-int dt_sweep_plot_check(const char *out, const char *x, const char *by, const char *const *where, size_t nwhere,
-                        const dt_sweep_spec *s, dt_error *err);
+/* The checks of dt_sweep_plot that need only the spec (out's extension; x and by are axes, x with two or more
+ * values, by too for a heatmap; each where[k] is "AXIS=VALUE" with a value of an axis that is not plotted; an
+ * axis to plot is left, and a second one for a heatmap), so that a bad plot option is refused before any point
+ * runs. Messages list the sweep's axes with two or more values. Returns DT_OK or DT_ERR with the same message
+ * dt_sweep_plot would give. */
+int dt_sweep_plot_check(const char *out, const char *x, const char *by, int heatmap, const char *const *where,
+                        size_t nwhere, const dt_sweep_spec *s, dt_error *err);
 int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, const char *const *where,
                   size_t nwhere, const dt_sweep_plan *p, const dt_sweep_result *r, const dt_sweep_table *t,
                   dt_error *err);

@@ -516,19 +516,52 @@ static void gp_tics(FILE *f, const char *which, const dt_sweep_axis *ax)
   fputs(")\n", f);
 }
 
-int dt_sweep_plot_check(const char *out, const char *x, const char *by, const char *const *where, size_t nwhere,
-                        const dt_sweep_spec *s, dt_error *err)
+/* "a (3 values), b (2 values)": the axes with two or more values, for messages ("none" when there is none). */
+static void list_axes(const dt_sweep_spec *s, char *buf, size_t size)
 {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t a = 0; a < s->naxes && used + 1 < size; a++)
+    if (s->axes[a].nvalues > 1) {
+      int w = snprintf(buf + used, size - used, "%s%s (%zu values)", used ? ", " : "", s->axes[a].key,
+                       s->axes[a].nvalues);
+      used = w < 0 || (size_t)w >= size - used ? size - 1 : used + (size_t)w;
+    }
+  if (!buf[0])
+    snprintf(buf, size, "none");
+}
+
+/* The plotted axes: x (*ax) and by (*ay, SIZE_MAX for none) as given or picked (the first axes with two or more
+ * values that are not pinned by --plot-where), and the pinned values (wa[k], wv[k] of where[k], when wa is not
+ * NULL). Every check that needs only the spec is here, so that dt_sweep_plot_check refuses before the first point
+ * what dt_sweep_plot would (was: an axis of one value was taken, and gnuplot warned "Image grid must be at least 4
+ * points" on stderr). Returns DT_OK or DT_ERR with err set. */
+static int plot_axes(const char *out, const char *x, const char *by, int heatmap, const char *const *where,
+                     size_t nwhere, const dt_sweep_spec *s, size_t *ax, size_t *ay, size_t *wa, size_t *wv,
+                     dt_error *err)
+{
+  char axes[1024];
+  list_axes(s, axes, sizeof axes);
   const char *ext = strrchr(out, '.');
   if (!ext || (strcmp(ext, ".svg") != 0 && strcmp(ext, ".png") != 0))
     return dt_error_set(err, NULL, 0, 0, "--plot '%s': expected a file name ending in .svg or .png", out);
-  size_t ax = SIZE_MAX, ay = SIZE_MAX;
-  if (x && find_axis(s, x, &ax) < 0)
-    return dt_error_set(err, NULL, 0, 0, "--plot-x '%s' is not an axis of the sweep", x);
-  if (by && find_axis(s, by, &ay) < 0)
-    return dt_error_set(err, NULL, 0, 0, "--plot-by '%s' is not an axis of the sweep", by);
-  if (x && by && ax == ay)
-    return dt_error_set(err, NULL, 0, 0, "--plot-x and --plot-by name the same axis");
+  *ax = *ay = SIZE_MAX;
+  const char *names[2] = {x, by}, *flags[2] = {"--plot-x", "--plot-by"};
+  size_t *slots[2] = {ax, ay};
+  for (int i = 0; i < 2; i++) {
+    if (!names[i])
+      continue;
+    if (find_axis(s, names[i], slots[i]) < 0)
+      return dt_error_set(err, NULL, 0, 0, "%s '%s' is not an axis of the sweep; its axes with two or more values: "
+                          "%s", flags[i], names[i], axes);
+    const dt_sweep_axis *a = &s->axes[*slots[i]];
+    if (a->nvalues < 2 && (i == 0 || heatmap))
+      return dt_error_set(err, NULL, 0, 0, "%s '%s' has one value ('%s'): %s needs two or more along it; the "
+                          "sweep's axes with two or more values: %s", flags[i], names[i], a->labels[0],
+                          heatmap ? "a heatmap" : "a plot", axes);
+  }
+  if (x && by && *ax == *ay)
+    return dt_error_set(err, NULL, 0, 0, "--plot-x and --plot-by name the same axis '%s'", x);
   for (size_t k = 0; k < nwhere; k++) {
     const char *eq = strchr(where[k], '=');
     char key[512];
@@ -538,11 +571,42 @@ int dt_sweep_plot_check(const char *out, const char *x, const char *by, const ch
     for (; found && v < s->axes[a].nvalues; v++)
       if (strcmp(s->axes[a].labels[v], eq + 1) == 0)
         break;
-    if (!found || v == s->axes[a].nvalues || (x && a == ax) || (by && a == ay))
+    if (!found || v == s->axes[a].nvalues || a == *ax || a == *ay)
       return dt_error_set(err, NULL, 0, 0, "--plot-where '%s': expected AXIS=VALUE with a value of an axis that "
                                            "is not plotted", where[k]);
+    if (wa) {
+      wa[k] = a;
+      wv[k] = v;
+    }
   }
+  for (size_t a = 0; a < s->naxes; a++) {
+    int pinned = 0;
+    for (size_t k = 0; k < nwhere; k++) {
+      const char *eq = strchr(where[k], '=');
+      pinned |= strlen(s->axes[a].key) == (size_t)(eq - where[k]) &&
+                strncmp(s->axes[a].key, where[k], (size_t)(eq - where[k])) == 0;
+    }
+    if (s->axes[a].nvalues < 2 || a == *ax || a == *ay || pinned)
+      continue;
+    if (*ax == SIZE_MAX)
+      *ax = a;
+    else if (*ay == SIZE_MAX && !by)
+      *ay = a;
+  }
+  if (*ax == SIZE_MAX)
+    return dt_error_set(err, NULL, 0, 0, "--plot needs an axis with two or more values that is not pinned by "
+                        "--plot-where; the sweep's: %s", axes);
+  if (heatmap && *ay == SIZE_MAX)
+    return dt_error_set(err, NULL, 0, 0, "--heatmap needs a second axis with two or more values (--plot-by); the "
+                        "sweep's: %s", axes);
   return DT_OK;
+}
+
+int dt_sweep_plot_check(const char *out, const char *x, const char *by, int heatmap, const char *const *where,
+                        size_t nwhere, const dt_sweep_spec *s, dt_error *err)
+{
+  size_t ax, ay;
+  return plot_axes(out, x, by, heatmap, where, nwhere, s, &ax, &ay, NULL, NULL, err);
 }
 
 int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, const char *const *where,
@@ -550,48 +614,19 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
                   dt_error *err)
 {
   const dt_sweep_spec *s = p->spec;
-  if (dt_sweep_plot_check(out, x, by, where, nwhere, s, err) != DT_OK)
-    return DT_ERR;
-  const char *ext = strrchr(out, '.');
-  int svg = strcmp(ext, ".svg") == 0; /* else .png */
-  /* the names were checked above: these look-ups find their axes and values */
-  size_t ax = SIZE_MAX, ay = SIZE_MAX;
-  if (x)
-    find_axis(s, x, &ax);
-  if (by)
-    find_axis(s, by, &ay);
+  size_t ax, ay;
   size_t *wa = dt_xcalloc(nwhere + 1, sizeof *wa), *wv = dt_xcalloc(nwhere + 1, sizeof *wv);
-  char fixed[1024] = "";
-  for (size_t k = 0; k < nwhere; k++) {
-    const char *eq = strchr(where[k], '=');
-    char key[512];
-    snprintf(key, sizeof key, "%.*s", (int)(eq - where[k]), where[k]);
-    find_axis(s, key, &wa[k]);
-    for (wv[k] = 0; wv[k] < s->axes[wa[k]].nvalues; wv[k]++)
-      if (strcmp(s->axes[wa[k]].labels[wv[k]], eq + 1) == 0)
-        break;
-    size_t used = strlen(fixed);
-    snprintf(fixed + used, sizeof fixed - used, "%s%s", used ? ", " : "", where[k]);
-  }
-  for (size_t a = 0; a < s->naxes; a++) {
-    int pinned = 0;
-    for (size_t k = 0; k < nwhere; k++)
-      pinned |= wa[k] == a;
-    if (s->axes[a].nvalues < 2 || a == ax || a == ay || pinned)
-      continue;
-    if (ax == SIZE_MAX)
-      ax = a;
-    else if (ay == SIZE_MAX && !by)
-      ay = a;
-  }
-  const char *why = ax == SIZE_MAX            ? "--plot needs an axis with two or more values that is not pinned"
-                    : ax == ay                  ? "--plot-x and --plot-by name the same axis"
-                    : heatmap && ay == SIZE_MAX ? "--heatmap needs a second axis with two or more values (--plot-by)"
-                                                : NULL;
-  if (why) {
+  if (plot_axes(out, x, by, heatmap, where, nwhere, s, &ax, &ay, wa, wv, err) != DT_OK) {
     free(wa);
     free(wv);
-    return dt_error_set(err, NULL, 0, 0, "%s", why);
+    return DT_ERR;
+  }
+  const char *ext = strrchr(out, '.');
+  int svg = strcmp(ext, ".svg") == 0; /* else .png */
+  char fixed[1024] = "";
+  for (size_t k = 0; k < nwhere; k++) {
+    size_t used = strlen(fixed);
+    snprintf(fixed + used, sizeof fixed - used, "%s%s", used ? ", " : "", where[k]);
   }
   size_t nx = s->axes[ax].nvalues, ny = ay == SIZE_MAX ? 1 : s->axes[ay].nvalues;
   double *sum = dt_xcalloc(nx * ny, sizeof *sum);
@@ -615,6 +650,15 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
   }
   free(wa);
   free(wv);
+  size_t plotted = 0;
+  for (size_t c = 0; c < nx * ny; c++)
+    plotted += cnt[c];
+  if (plotted == 0) { /* was gnuplot's "Skipping data file with no valid points", then its exit 1 */
+    free(sum);
+    free(cnt);
+    return dt_error_set(err, NULL, 0, 0, "no point to draw: none of the %s has a successful result (the summary "
+                        "below says which are not run yet or failed)", nwhere ? "points that --plot-where selects" : "sweep's points");
+  }
   size_t n = strlen(out) + 8;
   char *dat = dt_xmalloc(n), *gp = dt_xmalloc(n);
   snprintf(dat, n, "%s.dat", out);
@@ -686,7 +730,7 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
   int bad = dt_outfile_fclose(d, err) != DT_OK;
   bad |= dt_outfile_fclose(g, err) != DT_OK;
   if (bad) {
-    rc = dt_error_set(err, NULL, 0, 0, "cannot write '%s'", gp);
+    rc = dt_error_set(err, NULL, 0, 0, "cannot write '%s' or '%s': %s", dat, gp, strerror(errno ? errno : EIO));
     goto done;
   }
   /* the picture through a temporary name, renamed once gnuplot succeeded (dt_outfile.h) */
@@ -705,20 +749,41 @@ int dt_sweep_plot(const char *out, const char *x, const char *by, int heatmap, c
     *e++ = *c;
   }
   strcpy(e, "\"");
+  /* gnuplot's stderr goes to a scratch file, then to ours as dtsim's notes (or into the error): its raw
+   * warnings ("line 19: warning: ...") read as dtsim's own output */
+  FILE *gerr = tmpfile();
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
+    if (gerr)
+      dup2(fileno(gerr), 2);
     execlp("gnuplot", "gnuplot", "-e", expr, gp, (char *)NULL);
-    fprintf(stderr, "dtsim: error: cannot run gnuplot: %s (install gnuplot-nox; scripts/deps.sh does)\n",
-            strerror(errno));
+    fprintf(stderr, "cannot run gnuplot: %s (install gnuplot-nox; scripts/deps.sh does)\n", strerror(errno));
     _exit(127);
   }
   free(expr);
   int st = 0;
-  if (pid < 0 || waitpid(pid, &st, 0) < 0)
+  char first[512] = "";
+  int waited = pid >= 0 && waitpid(pid, &st, 0) >= 0, failed = !waited || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+  if (gerr) {
+    rewind(gerr);
+    char line[512];
+    for (int shown = 0; fgets(line, sizeof line, gerr);) {
+      line[strcspn(line, "\n")] = '\0';
+      if (!line[strspn(line, " \t")])
+        continue;
+      if (!first[0])
+        snprintf(first, sizeof first, "%s", line);
+      if (!failed && shown++ < 10)
+        fprintf(stderr, "dtsim: note: --plot %s: gnuplot: %s\n", out, line);
+    }
+    fclose(gerr);
+  }
+  if (!waited)
     rc = dt_error_set(err, NULL, 0, 0, "cannot start gnuplot: %s", strerror(errno));
-  else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-    rc = dt_error_set(err, NULL, 0, 0, "gnuplot failed on '%s' (exit %d)", gp, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  else if (failed)
+    rc = dt_error_set(err, NULL, 0, 0, "gnuplot failed on '%s' (exit %d)%s%s", gp,
+                      WIFEXITED(st) ? WEXITSTATUS(st) : -1, first[0] ? ": " : "", first);
   if (rc == DT_OK)
     rc = dt_outfile_commit(pic, err);
   else

@@ -179,7 +179,7 @@ big() { jq '.tables[] | select(.name == "h100_8gpu_allreduce/oop_time_us") | .ro
 check "validate simulates the platform it is given (bandwidth factor 0.4: the 16 GiB row takes about twice as long)" \
   '[ $rc -eq 0 ] && awk -v a="$(big "$tmp/v.json")" -v b="$(big "$tmp/v2.json")" "BEGIN { r = b / a; exit !(r > 1.9 && r < 2.05) }"'
 "$DTSIM" validate --references "$tmp/none" >"$tmp/out" 2>"$tmp/err"; rc=$?
-check "validate with a missing directory exits 2" '[ $rc -eq 2 ] && grep -q "cannot read the reference table" "$tmp/err"'
+check "validate with a missing directory exits 2" '[ $rc -eq 2 ] && grep -q "validate: --references .*none: cannot read it as the folder of the reference measurements: No such file or directory" "$tmp/err"'
 mkdir "$tmp/refs" && cp validation/references/*.csv "$tmp/refs/"
 sed -i 's/^1024,34.78/1024,fast/' "$tmp/refs/a100_8gpu_allreduce.csv"
 "$DTSIM" validate --references "$tmp/refs" >"$tmp/out" 2>"$tmp/err"; rc=$?

@@ -177,4 +177,80 @@ check "sweep -o in a folder that takes no file: exit 2 before any point ran (no 
   '[ $rc -eq 2 ] && grep -q "^dtsim: error: -o /proc/x.csv: cannot create a file in ./proc." "$tmp/swo.err" && [ ! -e "$tmp/swo" ]'
 check "sweep --shard 1/2: 1 ok, 1 cannot run in this shard" 'grep -q "1 ok, 0 failed, 1 cannot run in this shard" "$tmp/shard1.err" && grep -q "1 point in this shard: .*, 1 cannot run" "$tmp/shard1.err"'
 
+# --- options given twice (docs/cli.md, "Options given twice"): exit 2 naming the option and both values
+"$DTSIM" run --top 3 --top 5 tests/data/node8.yaml tests/data/allreduce8.dtt >"$tmp/tw.out" 2>"$tmp/tw.err"; rc=$?
+check "run --top 3 --top 5: exit 2 naming --top and both values, nothing run" \
+  '[ $rc -eq 2 ] && [ ! -s "$tmp/tw.out" ] && grep -q "^dtsim run: --top given twice (.3. and .5.): it takes one value" "$tmp/tw.err"'
+"$DTSIM" run --json --json --exact --exact tests/data/node8.yaml tests/data/allreduce8.dtt >"$tmp/tw.json" 2>/dev/null; rc=$?
+check "flags without a value may be repeated (--json --json)" '[ $rc -eq 0 ] && jq -e .makespan_s "$tmp/tw.json" >/dev/null'
+"$DTSIM" run --json --cfg contexts/factory:thread --cfg contexts/stack-size:128 tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>&1; rc=$?
+check "repeatable --cfg collects both" '[ $rc -eq 0 ]'
+"$DTSIM" import -o "$tmp/a.dtt" --output "$tmp/b.dtt" tests/data/allreduce8.dtt 2>"$tmp/tw.err"; rc=$?
+check "import -o a --output b: exit 2 naming -o/--output, nothing written" \
+  '[ $rc -eq 2 ] && grep -q "import: -o/--output given twice (.*a.dtt. and .*b.dtt.)" "$tmp/tw.err" && [ ! -e "$tmp/a.dtt" ] && [ ! -e "$tmp/b.dtt" ]'
+"$DTSIM" gen neox-19m --tp 2 --set tp=4 --summary >/dev/null 2>"$tmp/tw.err"; rc=$?
+check "gen --tp 2 --set tp=4: exit 2, the key given twice with both values" \
+  '[ $rc -eq 2 ] && grep -q "gen: the generator key .tp. is given twice (.2. and .4.)" "$tmp/tw.err"'
+"$DTSIM" gen neox-19m --sp --sp --tp 2 --summary >/dev/null 2>&1; rc=$?
+check "gen --sp --sp: a flag repeated with its same value is taken" '[ $rc -eq 0 ]'
+"$DTSIM" run tests/data/node8.yaml --gen neox-19m --gen neox-125m >/dev/null 2>"$tmp/tw.err"; rc=$?
+check "run --gen a --gen b: exit 2 naming --gen and both" '[ $rc -eq 2 ] && grep -q "run: --gen given twice (.neox-19m. and .neox-125m.)" "$tmp/tw.err"'
+"$DTSIM" run tests/data/node8.yaml --job a --gen neox-19m --dp 8 --dp 4 >/dev/null 2>"$tmp/tw.err"; rc=$?
+check "run --job a ... --dp 8 --dp 4: exit 2 naming the job's option" '[ $rc -eq 2 ] && grep -q "^dtsim run --job a: --dp given twice (.8. and .4.)" "$tmp/tw.err"'
+"$DTSIM" bench --platform tests/data/node8.yaml -b 1K --minbytes 2K all_reduce >/dev/null 2>"$tmp/tw.err"; rc=$?
+check "bench -b 1K --minbytes 2K: exit 2 naming -b/--minbytes" '[ $rc -eq 2 ] && grep -q "bench: -b/--minbytes given twice (.1K. and .2K.)" "$tmp/tw.err"'
+
+# --- a write that fails at the end names the option, the path and the reason
+"$DTSIM" run --timeline /dev/full tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/wf.err"; rc=$?
+check "--timeline /dev/full: exit 2 naming --timeline, the path and ENOSPC" \
+  '[ $rc -eq 2 ] && grep -q "^dtsim: error: --timeline /dev/full: cannot write.*: No space left on device" "$tmp/wf.err"'
+for c in "import tests/data/allreduce8.dtt" "gen neox-19m"; do
+  "$DTSIM" $c -o /dev/full >/dev/null 2>"$tmp/wf.err"; rc=$?
+  check "$c -o /dev/full: exit 2 naming -o and the reason" '[ $rc -eq 2 ] && grep -q "^dtsim: error: -o /dev/full: cannot write: No space left on device" "$tmp/wf.err"'
+done
+"${DTSIM_REAL:-$DTSIM}" run --json tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/full 2>"$tmp/wf.err"; rc=$? # not the report-keeping wrapper: its cat would meet /dev/full
+check "run --json >/dev/full: exit 2, one message with the reason" \
+  '[ $rc -eq 2 ] && [ "$(grep -c "^dtsim: error:" "$tmp/wf.err")" -eq 1 ] && grep -q "standard output: No space left on device" "$tmp/wf.err"'
+(trap '' XFSZ; ulimit -f 1; exec "$DTSIM" run --timeline "$tmp/tl.json" tests/data/node8.yaml tests/data/allreduce8.dtt) >/dev/null 2>"$tmp/wf.err"; rc=$?
+check "--timeline past a 1 KiB file-size limit: exit 2 naming --timeline and 'File too large', no file nor temporary" \
+  '[ $rc -eq 2 ] && grep -q "^dtsim: error: --timeline .*tl.json: cannot write the timeline file: File too large" "$tmp/wf.err" && [ -z "$(ls "$tmp" | grep "^tl\.json")" ]'
+
+# --- a trace where the platform goes: say so (was "expected a mapping of platform keys")
+"$DTSIM" run tests/data/allreduce8.dtt tests/data/allreduce8.dtt >/dev/null 2>"$tmp/tt.err"; rc=$?
+check "run TRACE TRACE: exit 2, the first file must be a platform YAML and this one looks like a trace" \
+  '[ $rc -eq 2 ] && grep -q "allreduce8.dtt. looks like a trace (format native), not a platform: the first file of .dtsim run. must be a platform YAML" "$tmp/tt.err" && ! grep -q "mapping of platform keys" "$tmp/tt.err"'
+
+# --- gen -o DIR/ twice: the earlier run's rank files are refused, --force removes them (as import and scale)
+"$DTSIM" gen neox-19m --dp 8 -o "$tmp/gd/" 2>/dev/null
+"$DTSIM" gen neox-19m --dp 4 -o "$tmp/gd/" 2>"$tmp/gd.err"; rc=$?
+check "gen -o DIR/ over 8 rank files: exit 2 naming them and --force, the 8 files untouched" \
+  '[ $rc -eq 2 ] && grep -q "already holds 8 .dtt files.*dtsim gen --force" "$tmp/gd.err" && [ "$(ls "$tmp/gd" | wc -l)" -eq 8 ]'
+"$DTSIM" gen neox-19m --dp 4 -o "$tmp/gd/" --force 2>"$tmp/gd.err"; rc=$?
+check "gen -o DIR/ --force: the 8 old files removed, 4 new ones, and the directory replays as 4 ranks" \
+  '[ $rc -eq 0 ] && grep -q "removed 8 .dtt files" "$tmp/gd.err" && [ "$(ls "$tmp/gd" | wc -l)" -eq 4 ] && [ "$("$DTSIM" run --json tests/data/node8.yaml "$tmp/gd/" 2>/dev/null | jq .ranks)" = 4 ]'
+
+# --- --max-output: the form with its units; the message's one estimate; a pipe is counted and stopped too
+"$DTSIM" gen neox-19m -o "$tmp/m.dtt" --max-output -5 2>"$tmp/mo.err"; rc=$?
+check "gen --max-output -5: exit 2 with the form and the units" '[ $rc -eq 2 ] && grep -q "max-output expects a size in bytes: digits with an optional K, M, G or T (powers of 1024), such as 512K or 64G, found .-5." "$tmp/mo.err"'
+# neox-19m is one rank of 7168 ops, ~233 bytes each (~1.6 MiB): stopped past 100K, no "fewer ranks" for one rank
+"$DTSIM" gen neox-19m -o "$tmp/m.dtt" --max-output 100K 2>"$tmp/mo.err"; rc=$?
+check "gen of 1 rank past --max-output: one estimate, a SIZE that holds it, no 'fewer ranks' nor 'at least'" \
+  '[ $rc -eq 2 ] && grep -q "the whole trace would take about 1.[0-9]* MiB; nothing was kept; to write it, raise the limit (.gen --max-output 2M.)$" "$tmp/mo.err" && ! grep -q "fewer ranks\|at least" "$tmp/mo.err"'
+"$DTSIM" gen neox-19m -o - --max-output 100K 2>"$tmp/mo.err" | cat >"$tmp/mo.out"; rc=${PIPESTATUS[0]}
+n=$(wc -c <"$tmp/mo.out")
+check "gen -o - into a pipe, --max-output 100K: exit 2, stopped within a few hundred ops past 100 KiB ($n bytes)" \
+  '[ $rc -eq 2 ] && [ "$n" -gt 102400 ] && [ "$n" -lt 204800 ] && grep -q "^dtsim: error: -o -: stopped after writing $n bytes" "$tmp/mo.err" && grep -q "standard output has the part written" "$tmp/mo.err"'
+"$DTSIM" gen neox-19m -o - --max-output 2M 2>/dev/null | cat >"$tmp/mo.out"; rc=${PIPESTATUS[0]}
+check "gen -o - into a pipe under the limit: the whole trace, and it reads back" \
+  '[ $rc -eq 0 ] && [ "$("$DTSIM" run --json tests/data/node8.yaml "$tmp/mo.out" 2>/dev/null | jq .ranks)" = 1 ]'
+
+# --- validate outside the repository root: says which option to give (was: only the first CSV's path)
+real=${DTSIM_REAL:-$DTSIM} # the binary itself: the report-keeping wrapper runs it by a relative path
+abs=$(cd "$(dirname "$real")" && pwd)/$(basename "$real")
+(cd "$tmp" && "$abs" validate) >/dev/null 2>"$tmp/va.err"; rc=$?
+check "validate outside the root: exit 2 naming the folder, the current folder, --references DIR and --platforms DIR" \
+  '[ $rc -eq 2 ] && grep -q "read from .validation/references. by default, relative to the current folder, and $tmp has none.*give --references DIR .* and --platforms DIR" "$tmp/va.err"'
+"$DTSIM" validate --references "$tmp/nope" >/dev/null 2>"$tmp/va.err"; rc=$?
+check "validate --references MISSING: exit 2 naming the option" '[ $rc -eq 2 ] && grep -q "validate: --references .*nope: cannot read it as the folder of the reference measurements: No such file" "$tmp/va.err"'
+
 finish

@@ -171,6 +171,35 @@ for bad in "--plot-x bogus" "--plot-by bogus" "--plot-where bogus=1" "--plot-x n
   check "a fresh --dir with $bad exits 2 before any point ran" \
     '[ $rc -eq 2 ] && grep -q -- "${bad%% *}" "$tmp/pb.err" && ! ls "$tmp/pb/results/"*.json >/dev/null 2>&1 && [ ! -e "$tmp/pb/manifest.jsonl" ]'
 done
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/pb.svg" --plot-x bogus >/dev/null 2>"$tmp/pb.err"
+check "--plot-x bogus lists the axes there are, with their value counts" \
+  'grep -q "plot-x .bogus. is not an axis of the sweep; its axes with two or more values: network.oversubscription (3 values), nics.bandwidth (2 values)" "$tmp/pb.err"'
+# an axis of one value: a heatmap of it was drawn by gnuplot with "Image grid must be at least 4 points" on stderr
+for bad in "--plot-x nics.bandwidth --heatmap" "--plot-by nics.bandwidth --heatmap" "--plot-x nics.bandwidth"; do
+  # shellcheck disable=SC2086 # the options are several words
+  "$DTSIM" sweep $D/grid.yaml --set 'axes.nics.bandwidth=50Gb/s' --dir "$tmp/p1" --plot "$tmp/p1.svg" $bad >/dev/null 2>"$tmp/p1.err"; rc=$?
+  check "$bad on an axis of one value: exit 2 before any point ran, naming it and the other axes" \
+    '[ $rc -eq 2 ] && grep -q -- "${bad%% *} .nics.bandwidth. has one value (.50Gb/s.): a [a-z]* needs two or more along it; the sweep.s axes with two or more values: network.oversubscription (3 values)" "$tmp/p1.err" && ! grep -q gnuplot "$tmp/p1.err" && [ ! -e "$tmp/p1/manifest.jsonl" ]'
+done
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" --plot "$tmp/hm.svg" --heatmap >/dev/null 2>"$tmp/hm.err"; rc=$?
+check "a 3 x 2 heatmap: exit 0, gnuplot says nothing on stderr" '[ $rc -eq 0 ] && ! grep -qi "warning\|gnuplot" "$tmp/hm.err" && grep -q "<svg" "$tmp/hm.svg"'
+
+# --- options given twice (docs/cli.md): one output once, one value per key and per option
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" -o - -o - >"$tmp/twice.out" 2>"$tmp/twice.err"; rc=$?
+check "-o - -o -: exit 2, nothing printed (was: the CSV twice)" \
+  '[ $rc -eq 2 ] && [ ! -s "$tmp/twice.out" ] && grep -q "^dtsim sweep: -o - given twice: each output is written once" "$tmp/twice.err"'
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" -q -o "$tmp/t1.csv" -o "$tmp/./t1.csv" >/dev/null 2>"$tmp/twice.err"; rc=$?
+check "-o F.csv -o ./F.csv: exit 2, one file under two names" \
+  '[ $rc -eq 2 ] && grep -q "given twice (under another name)" "$tmp/twice.err" && [ ! -e "$tmp/t1.csv" ]'
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" -q -o "$tmp/t1.csv" -o "$tmp/t1.jsonl" >/dev/null 2>&1; rc=$?
+check "-o F.csv -o F.jsonl: two outputs, both written" '[ $rc -eq 0 ] && [ -s "$tmp/t1.csv" ] && [ -s "$tmp/t1.jsonl" ]'
+"$DTSIM" sweep plan $D/grid.yaml --dir "$tmp/g" --set platform=a.yaml --set platform=b.yaml >/dev/null 2>"$tmp/twice.err"; rc=$?
+check "--set platform=a --set platform=b: exit 2 naming the key and both values" \
+  '[ $rc -eq 2 ] && grep -q "the spec key .platform. is given twice (.a.yaml. and .b.yaml.)" "$tmp/twice.err"'
+"$DTSIM" sweep plan $D/grid.yaml --dir "$tmp/g" -j 2 --jobs 3 >/dev/null 2>"$tmp/twice.err"; rc=$?
+check "-j 2 --jobs 3: exit 2 naming -j/--jobs and both values" '[ $rc -eq 2 ] && grep -q -- "-j/--jobs given twice (.2. and .3.)" "$tmp/twice.err"'
+"$DTSIM" sweep run $D/grid.yaml --dir "$tmp/g" --shard 0/1048577 >/dev/null 2>"$tmp/twice.err"; rc=$?
+check "--shard 0/1048577: exit 2 saying the range of N" '[ $rc -eq 2 ] && grep -q "N from 1 to 1000000 and 0 <= I < N" "$tmp/twice.err"'
 
 # --- sampling: seeded random (distinct points, reproducible) and Latin hypercube (each value equally often)
 S=(--set platform=$D/base.yaml --set workload.gen=neox-19m --set workload.dp=8 --set workload.global_batch=32
