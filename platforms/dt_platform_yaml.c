@@ -704,7 +704,11 @@ static int walk(loader *L, yaml_node_t *map, int section)
       const char *near = dt_nearest_word(name, cands, ncands);
       if (near)
         return fail_at(L, kn, "unknown key '%s' %s (did you mean '%s'?)", name, where, near);
-      return fail_at(L, kn, "unknown key '%s' %s", name, where);
+      char list[1024] = "";
+      for (size_t i = 0; i < ncands; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i == 0 ? "" : i + 1 == ncands ? " or " : ", ",
+                 cands[i]);
+      return fail_at(L, kn, "unknown key '%s' %s (expected %s)", name, where, list);
     }
     if (L->key[row])
       return fail_at(L, kn, "duplicate key '%s' %s (first given at line %ld)", name, where,

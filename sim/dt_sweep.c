@@ -391,7 +391,7 @@ static int unknown_axis(dt_error *err, where w, const char *name)
  * sequence or comma list). Values are checked here, where their position is known: w, or vw[i] for value i
  * when vw is not NULL. */
 static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals, int list, where w,
-                    const where *vw, dt_error *err)
+                    const where *vw, where kw, dt_error *err)
 {
   note_given(s, key, w);
   if (strncmp(key, "axes.", 5) == 0) {
@@ -402,7 +402,7 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
       return spec_fail(err, w, "axis '%s' has no values", name);
     dt_axis_kind kind = axis_kind(name);
     if (kind == DT_AXIS_PLATFORM && !is_platform_key(name)) /* was: every point impossible, one by one */
-      return unknown_axis(err, w, name);
+      return unknown_axis(err, kw, name);
     size_t a;
     for (a = 0; a < s->naxes; a++)
       if (strcmp(s->axes[a].key, name) == 0)
@@ -523,8 +523,11 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
     if (!dt_gen_is_key(k)) {
       static const char *const wk[] = {"gen", "workload", "traces", "tp", "pp", "dp", "zero", "microbatch",
                                        "seq", "global_batch", "sp", "recompute", "schedule"};
-      return unknown_key(err, w, k, "'workload' (expected gen, workload, traces or a generator key)", wk,
-                         sizeof wk / sizeof wk[0]);
+      if (dt_nearest_word(k, wk, sizeof wk / sizeof wk[0]))
+        return unknown_key(err, kw, k, "'workload'", wk, sizeof wk / sizeof wk[0]);
+      return spec_fail(err, kw, "unknown key '%s' in 'workload' (expected gen, workload, traces or a generator key "
+                       "of docs/generator.md: tp, pp, dp, zero, microbatch, seq, global_batch, sp, recompute, "
+                       "schedule, ...)", k);
     }
     char why[256];
     if (check_key_value(DT_AXIS_GEN, k, v, why, sizeof why) < 0)
@@ -548,7 +551,7 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
                   : strcmp(k, "placement") == 0 ? &s->placement
                                                 : NULL;
     if (!slot)
-      return unknown_key(err, w, k, "'run'", run_keys, sizeof run_keys / sizeof run_keys[0]);
+      return unknown_key(err, kw, k, "'run'", run_keys, sizeof run_keys / sizeof run_keys[0]);
     if (check_run_value(k, v, why, sizeof why) < 0)
       return spec_fail(err, w, "%s", why);
     free(*slot);
@@ -596,10 +599,10 @@ static int spec_set(dt_sweep_spec *s, const char *key, char **vals, size_t nvals
     return DT_OK;
   }
   if (strncmp(key, "sample.", 7) == 0)
-    return unknown_key(err, w, key + 7, "'sample'", sample_keys, sizeof sample_keys / sizeof sample_keys[0]);
+    return unknown_key(err, kw, key + 7, "'sample'", sample_keys, sizeof sample_keys / sizeof sample_keys[0]);
   char top[64];
   snprintf(top, sizeof top, "%.*s", (int)strcspn(key, "."), key);
-  return unknown_key(err, w, top, NULL, top_keys, sizeof top_keys / sizeof top_keys[0]);
+  return unknown_key(err, kw, top, NULL, top_keys, sizeof top_keys / sizeof top_keys[0]);
 }
 
 /* ---- YAML spec file ---- */
@@ -747,7 +750,7 @@ static int walk_map(yspec *Y, yaml_node_t *map, const char *prefix, int depth)
       return spec_fail(Y->err, node_where(Y, v), "expected a value or a list for '%s', found a mapping", key);
     }
     /* an axis given a single value is a one-value axis (a fixed override with its own column) */
-    int rc = spec_set(Y->s, key, vals, nvals, list || in_axes, node_where(Y, v), vw, Y->err);
+    int rc = spec_set(Y->s, key, vals, nvals, list || in_axes, node_where(Y, v), vw, node_where(Y, k), Y->err);
     free_strs(vals, nvals);
     free(vw);
     if (rc != DT_OK)
@@ -830,7 +833,7 @@ static int set_flag(dt_sweep_spec *s, const char *set, dt_error *err)
   } else {
     push_str(&vals, &nvals, eq + 1);
   }
-  int rc = spec_set(s, key, vals, nvals, listy, w, NULL, err);
+  int rc = spec_set(s, key, vals, nvals, listy, w, NULL, w, err);
   free_strs(vals, nvals);
   free(key);
   return rc;

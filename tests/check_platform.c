@@ -245,7 +245,7 @@ START_TEST(test_unknown_key)
   parse_err(variant(6, "intra_node: {kind: nvswitch, bandwdth: 450GB/s, latency: 1us}", 0), 6, 30,
             "unknown key 'bandwdth' in 'intra_node'", "(did you mean 'bandwidth'?)", NULL);
   parse_err(variant(14, "  radix: 64", 15, "  zzzzzzzzzzzz: 1", 0), 15, 3, "unknown key 'zzzzzzzzzzzz' in 'network'",
-            NULL);
+            "(expected topology, levels, radix, oversubscription, wiring,", NULL); /* the keys allowed (were not named) */
   dt_error e;
   dt_platform *p;
   const char *t = variant(15, "  qqqqqqqqqqqqqq: 1", 0);

@@ -321,8 +321,15 @@ START_TEST(test_sample_keys)
   spec_refused("  nodes: [4]\nsample: random\n", 6, 9, "sampling method 'random' needs 'sample.points', a whole "
                "number of points from 1 to 1000000");
   spec_refused("  nodes: [4]\nsample:\n  seed: 1\n  method: lhs\n", 8, 11, "sampling method 'lhs' needs");
-  spec_refused("  nodes: [4]\nsample: {method: random, points: 5, count: 2}\n", 6, 44,
+  spec_refused("  nodes: [4]\nsample: {method: random, points: 5, count: 2}\n", 6, 37,
                "unknown key 'count' in 'sample' (expected method, points or seed)");
+  /* unknown keys are reported at the key, not at its value */
+  spec_refused("  nodes: [4]\nrun: {algo: ring, proot: LL}\n", 6, 19, "unknown key 'proot' in 'run' (did you mean "
+               "'proto'?)");
+  spec_refused("  nodes: [4]\nrun: {zzzzzz: 1}\n", 6, 7, "unknown key 'zzzzzz' in 'run' (expected algo, proto, "
+               "fidelity, placement or cfg)");
+  spec_refused("  nodes: [4]\n  nics.bandwith: [1us]\n", 6, 3, "unknown axis 'nics.bandwith' (did you mean "
+               "'nics.bandwidth'?)");
   spec_refused("  nodes: [4]\nsample: {method: Random, points: 5}\n", 6, 18,
                "unknown sampling method 'Random' (did you mean 'random'? expected grid, random or lhs)");
   dt_sweep_spec *s;
@@ -381,6 +388,21 @@ START_TEST(test_key_combinations)
                 "give one workload: 'workload.gen' and 'workload.traces' both give one");
   combo_refused("workload: {traces: [t.dtt]}\nrun: {placement: a.txt}\naxes: {placement: [b.txt]}\n", 5, 19,
                 "'run.placement' and the axis 'placement' both set the placement");
+}
+END_TEST
+
+/* A workload file's unknown key without a near one lists the keys of its section (it named none). */
+START_TEST(test_workload_unknown_key)
+{
+  dt_gen_config c;
+  dt_gen_config_init(&c);
+  dt_error err;
+  dt_error_clear(&err);
+  static const char w[] = "dtsim_workload: 1\npreset: neox-19m\nparallel: {tp: 2, qqqqqqqq: 2}\n";
+  ck_assert_int_eq(dt_gen_parse_yaml(w, strlen(w), "w.yaml", &c, &err), DT_ERR);
+  ck_assert_msg(err.line == 3 && err.col == 19 && strstr(err.msg, "unknown key 'qqqqqqqq' in 'parallel' (expected tp, "
+                "pp, dp, zero,") && strstr(err.msg, " or param_gather_prefetch)"), "%ld:%ld: %s", err.line, err.col,
+                err.msg);
 }
 END_TEST
 
@@ -471,6 +493,7 @@ int main(void)
       {"sample_keys", test_sample_keys, 1},
       {"word_case", test_word_case, 1},
       {"key_combinations", test_key_combinations, 1},
+      {"workload_unknown_key", test_workload_unknown_key, 1},
   };
   snprintf(root, sizeof root, "/tmp/check_sweep.XXXXXX");
   if (!mkdtemp(root))

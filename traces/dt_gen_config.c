@@ -802,8 +802,12 @@ static int walk_section(yaml_document_t *doc, yaml_node_t *map, const char *sect
       if (near)
         return dt_error_set(err, file, line_of(kn), col_of(kn), "unknown key '%s' in '%s' (did you mean '%s'?)",
                             k ? k : "?", section, near);
-      return dt_error_set(err, file, kn ? line_of(kn) : 0, kn ? col_of(kn) : 0, "unknown key '%s' in '%s'", k ? k : "?",
-                          section);
+      char list[1024] = "";
+      for (size_t i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+                 names[i]);
+      return dt_error_set(err, file, kn ? line_of(kn) : 0, kn ? col_of(kn) : 0, "unknown key '%s' in '%s' (expected %s)",
+                          k ? k : "?", section, list);
     }
     const yaml_node_t *first = earlier_key(doc, map, pr);
     if (first) {
