@@ -92,6 +92,13 @@ typedef struct batch_comm {
   size_t off; /* op i + off of the batch */
 } batch_comm;
 
+/* A pair of a batch whose data arrived (comm_arrived) but whose own completion, after its p2p cost, is later. */
+typedef struct batch_pend {
+  size_t c;         /* its comm */
+  double t0, t1;    /* its flow moved data from t0 to t1 (s): the per-link accounting's interval */
+  double arrival;   /* a send's: the latest arrival of its pair's two sides (s) */
+} batch_pend;
+
 /* A stream's scratch for its batches, grown to its largest batch and freed with the run (not on the actor's
  * stack: a batch of 150,000 pairs overflowed it; not per batch: a deadlocked, killed actor must leak nothing). */
 typedef struct batch_scratch {
@@ -105,11 +112,15 @@ typedef struct batch_scratch {
   size_t hcap;
   double issue;       /* when the batch was posted: every pair's arrival on this side */
   size_t fs;          /* its flat stream */
-  size_t npend;       /* pairs whose data arrived but whose own completion (after their p2p cost) is later: their
-                         comm indices are pend[0, npend) */
-  size_t *pend;
-  double send_arrival, send_end; /* over its sends: the latest arrival of a pair (both sides), the latest own
-                                    completion (the batch's time on the send row, dt_kind_add_batch) */
+  size_t npend;       /* pairs whose data arrived but whose own completion (after their p2p cost) is later:
+                         pend[0, npend) */
+  batch_pend *pend;
+  double send_arrival, send_end; /* over its sends that completed: the latest arrival of a pair (both sides), the
+                                    latest own completion (the batch's time on the send row, dt_kind_add_batch) */
+  uint8_t *done;      /* per op of the batch: 1 once its pair completed (op_done), for the ops listed as running
+                         when a failure or a deadlock stopped the run */
+  size_t first;       /* the batch's first op, while `open` */
+  int open;           /* 1 from run_batch's start until the stream has completed the whole batch */
 } batch_scratch;
 
 /* The queues [q0, q1) of a batch, served by one actor (serve_queues). */
@@ -335,19 +346,19 @@ static void exec_op(replay_run *R, int32_t rank, const dt_op *op)
   case DT_OP_SEND:
   case DT_OP_RECV: {
     const char *label;
-    double eff, cost = p2p_cost(R, rank, op, &eff, &label);
+    double eff, cost = p2p_cost(R, rank, op, &eff, &label), t0 = 0, t1 = -1;
     if (op->kind == DT_OP_SEND && R->c.linkload) { /* per-link accounting: the flow's own start and end */
       sg_comm_t cm = sg_mailbox_put_async(pair_mailbox(R, rank, op, label, simgrid_get_clock()), &payload_token,
                                           p2p_bytes(op, eff));
-      double t0, t1;
       dt_sg_comm_wait_all_times(&cm, 1, &t0, &t1);
-      link_send(R, rank, op, t0, t1);
     } else if (op->kind == DT_OP_SEND)
       sg_mailbox_put(pair_mailbox(R, rank, op, label, simgrid_get_clock()), &payload_token, p2p_bytes(op, eff));
     else
       (void)sg_mailbox_get(pair_mailbox(R, rank, op, label, simgrid_get_clock()));
     if (cost > 0) /* both sides wait the NCCL model's p2p cost once the data has arrived */
       sg_actor_sleep_for(cost);
+    if (t1 >= t0) /* counted once the op completes, as a run stopped by a failure counts its other numbers */
+      link_send(R, rank, op, t0, t1);
     break;
   }
   default:
@@ -383,6 +394,7 @@ static void scratch_reserve(batch_scratch *b, size_t n, size_t nh)
   b->qstart = dt_xrealloc(b->qstart, (n + 1) * sizeof *b->qstart);
   b->qnext = dt_xrealloc(b->qnext, n * sizeof *b->qnext);
   b->pend = dt_xrealloc(b->pend, n * sizeof *b->pend);
+  b->done = dt_xrealloc(b->done, n);
   b->end = dt_xrealloc(b->end, n * sizeof *b->end);
   /* a chunk but the last holds more than BATCH_CHUNK - PAIR_WINDOW comms in flight, each of its own op */
   b->chunks = dt_xrealloc(b->chunks, (n / (BATCH_CHUNK - PAIR_WINDOW) + 2) * sizeof *b->chunks);
@@ -395,6 +407,7 @@ static void scratch_free(batch_scratch *b)
   free(b->qstart);
   free(b->qnext);
   free(b->pend);
+  free(b->done);
   free(b->helpers);
   free(b->end);
   free(b->chunks);
@@ -431,17 +444,32 @@ static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const 
 
 /* The pairs of the batch starting at op i that completed by now (all of them when `all`) are done: each is folded
  * into the statistics as it completes (op_done), so that its record and its mailbox id are free for the next
- * ones, as when unbatched (kept to the batch's end, 150,000 pairs cost 1.5x the memory of the same unbatched). */
+ * ones, as when unbatched (kept to the batch's end, 150,000 pairs cost 1.5x the memory of the same unbatched).
+ * A completed send's flow goes to the per-link accounting and its times to the batch's send span then, not when
+ * its data arrived: a run that a link failure stops counts the transfers of the ops that completed, as its other
+ * numbers do (a pair still in its p2p cost was counted on the links but not in the makespan: busy 102 %). */
 static void pairs_done(replay_run *R, int32_t rank, const dt_stream *st, size_t i, batch_scratch *b, int all)
 {
   double now = simgrid_get_clock();
   size_t k = 0;
   for (size_t p = 0; p < b->npend; p++) {
-    size_t off = b->comm[b->pend[p]].off;
-    if (all || b->end[off] <= now)
-      op_done(R, rank, b->fs, i + off, &st->ops[i + off], b->issue, b->end[off]);
-    else
-      b->pend[k++] = b->pend[p];
+    const batch_pend *e = &b->pend[p];
+    size_t off = b->comm[e->c].off;
+    const dt_op *op = &st->ops[i + off];
+    if (!all && b->end[off] > now) {
+      b->pend[k++] = *e;
+      continue;
+    }
+    if (op->kind == DT_OP_SEND) {
+      if (e->arrival > b->send_arrival)
+        b->send_arrival = e->arrival;
+      if (b->end[off] > b->send_end)
+        b->send_end = b->end[off];
+      if (R->c.linkload) /* per-link accounting: the flow's own start and end */
+        link_send(R, rank, op, e->t0, e->t1);
+    }
+    b->done[off] = 1;
+    op_done(R, rank, b->fs, i + off, op, b->issue, b->end[off]);
   }
   if (k < b->npend) /* op_done marked the stream's transfers all recorded: the batch's other pairs are not */
     rp_cp_hold(R->cp, b->fs, all ? INFINITY : b->issue);
@@ -449,23 +477,15 @@ static void pairs_done(replay_run *R, int32_t rank, const dt_stream *st, size_t 
 }
 
 /* Comm c of the batch starting at op i moved its data from t0 to t1 (s) and completes its p2p cost later: its own
- * completion, the batch's send times, the per-link accounting; folded into the statistics once done (pairs_done). */
+ * completion; folded into the statistics once done (pairs_done). */
 static void comm_arrived(replay_run *R, int32_t rank, const dt_stream *st, size_t i, batch_scratch *b, size_t c,
                          double cost, double t0, double t1)
 {
   const dt_op *op = &st->ops[i + b->comm[c].off];
-  double end = t1 + cost;
-  b->end[b->comm[c].off] = end;
-  b->pend[b->npend++] = c;
-  if (op->kind == DT_OP_SEND) {
-    double arrival = pair_of(R, rank, op)->last_issue; /* both sides have arrived: final */
-    if (arrival > b->send_arrival)
-      b->send_arrival = arrival;
-    if (end > b->send_end)
-      b->send_end = end;
-    if (R->c.linkload) /* per-link accounting: the flow's own start and end */
-      link_send(R, rank, op, t0, t1);
-  }
+  b->end[b->comm[c].off] = t1 + cost;
+  /* a send's pair: both sides have arrived, so its last issue is final (and its record alive until op_done) */
+  double arrival = op->kind == DT_OP_SEND ? pair_of(R, rank, op)->last_issue : 0;
+  b->pend[b->npend++] = (batch_pend){c, t0, t1, arrival};
 }
 
 /* Serves the queues [q0, q1) of the batch starting at op i: up to PAIR_WINDOW comms of each in flight, the next
@@ -502,7 +522,7 @@ static void serve_queues(replay_run *R, int32_t rank, const dt_stream *st, size_
   }
   while (na > 0) {
     double t0, t1;
-    size_t x = dt_sg_comm_wait_any_times(act, na, &t0, &t1), sl = slot_of[x], q = queue_of[sl];
+    size_t x = dt_sg_comm_wait_any_times(act, na, rest, nr, &t0, &t1), sl = slot_of[x], q = queue_of[sl];
     comm_arrived(R, rank, st, i, b, comm_of[sl], cost[sl], t0, t1);
     pairs_done(R, rank, st, i, b, 0);
     if (b->qnext[q] < b->qstart[q + 1]) { /* the queue's next comm, in the same slot */
@@ -766,6 +786,9 @@ static void run_batch(replay_run *R, int32_t rank, size_t fs, const dt_stream *s
   b->npend = 0;
   b->send_arrival = -INFINITY;
   b->send_end = -INFINITY;
+  b->first = i;
+  b->open = 1;
+  memset(b->done, 0, j - i);
   for (size_t k = i; k < j; k++) {
     const dt_op *op = &st->ops[k];
     end[k - i] = b->issue; /* marks complete at once */
@@ -852,6 +875,7 @@ static void run_batch(replay_run *R, int32_t rank, size_t fs, const dt_stream *s
     sg_actor_sleep_for(last - simgrid_get_clock());
   pairs_done(R, rank, st, i, b, 1);
   dt_kind_add_batch(&R->by_kind[DT_OP_SEND], b->send_arrival, b->send_end, R->c.fold ? R->c.fold : 1);
+  b->send_arrival = b->send_end = -INFINITY; /* added: a run stopped before the stream goes on adds nothing more */
 }
 
 /* Blocks until every `after=` edge of op (an op of stream `self`, a flat index, of rank) is complete. */
@@ -1331,6 +1355,7 @@ static void stream_actor(int argc, char **argv)
       for (size_t k = i; k < j; k++)
         if (st->ops[k].kind != DT_OP_SEND && st->ops[k].kind != DT_OP_RECV)
           op_done(R, rank, a->flat, k, &st->ops[k], issue, st->ops[k].kind == DT_OP_MARK ? now : a->b.end[k - i]);
+      a->b.open = 0;
     }
     R->stream_done[a->flat] = j;
     R->stream_lo[a->flat] = j < st->nops ? now : INFINITY;
@@ -1454,6 +1479,13 @@ static void describe_op(const dt_trace *t, int32_t rank, const dt_stream *st, si
            batch, pos);
 }
 
+/* The flat stream that ran stream si of rank r: its own, or its representative's when ranks are folded. */
+static size_t open_stream(const replay_run *R, int32_t r, size_t si)
+{
+  int32_t rep = R->c.fold ? (int32_t)R->c.t->groups[R->c.fold_cls[r]].ranks[0] : r;
+  return R->rank_stream0[rep] + si;
+}
+
 static dt_stats *collect_stats(replay_run *R)
 {
   const dt_trace *t = R->c.t;
@@ -1463,6 +1495,11 @@ static dt_stats *collect_stats(replay_run *R)
   s->per_rank = dt_xcalloc(t->nranks > 0 ? (size_t)t->nranks : 1, sizeof *s->per_rank);
   s->makespan_s = R->makespan;
   s->stopped_s = R->abort_why ? R->abort_s : R->makespan; /* a deadlock: nothing moved after the last op's end */
+  /* batches that a failure or a deadlock stopped: their completed sends' span, as a batch adds at its end */
+  for (size_t fs = 0; fs < R->nstreams; fs++)
+    if (R->args[fs].b.open)
+      dt_kind_add_batch(&R->by_kind[DT_OP_SEND], R->args[fs].b.send_arrival, R->args[fs].b.send_end,
+                        R->c.fold ? R->c.fold : 1);
   memcpy(s->by_kind, R->by_kind, sizeof s->by_kind);
   if (R->c.linkload) {
     s->links = dt_linkload_finish(R->c.linkload);
@@ -1645,7 +1682,13 @@ static dt_stats *collect_stats(replay_run *R)
         if (st->ops[i].batch >= 0)
           while (j < st->nops && st->ops[j].batch == st->ops[i].batch)
             j++;
+        /* a batch that was running: the pairs of it that completed are not listed (folded ranks ran their
+         * representative's) */
+        const batch_scratch *b = &R->args[open_stream(R, r, si)].b;
+        int running = b->open && b->first == i;
         for (size_t k = i; k < j; k++) {
+          if (running && b->done[k - i])
+            continue;
           char line[1024];
           describe_op(t, r, st, k, line, sizeof line);
           s->deadlock = dt_grow(s->deadlock, &cap, s->ndeadlock, sizeof *s->deadlock);

@@ -11,6 +11,7 @@ extern "C" {
 }
 #include "dt_sg_platform.h"
 
+#include <simgrid/Exception.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/comm.h>
@@ -140,43 +141,68 @@ int dt_sg_init(int* argc, char** argv, dt_error* err)
   return DT_OK;
 }
 
+namespace {
+using simgrid::s4u::CommPtr;
+
+/* The prologue of both waits: takes over the caller's references to comms[0, n) (one each, as sg_mailbox_put_async
+ * and sg_mailbox_get_async return them) into RAII pointers, so that an actor killed inside the wait drops them. */
+void adopt(sg_comm_t* comms, size_t n, std::vector<CommPtr>& into)
+{
+  into.reserve(into.size() + n);
+  for (size_t i = 0; i < n; i++)
+    into.emplace_back(comms[i], false);
+}
+
+/* The actor is being killed (a run that a link failure aborted, or a deadlock's end: ForcefulKillException unwinds
+ * its stack). SimGrid's kernel has cancelled the actor's comms already (ActorImpl::exit cancels every activity of
+ * the actor); their s4u side still says STARTED, and Comm::~Comm prints a "freed before its completion" backtrace
+ * for such a comm. A dying actor can make no simcall, so Comm::cancel (one) is out: only the s4u state is set,
+ * then the references go with the unwinding. SimGrid's Exception.hpp allows this: catch, clean up, rethrow. */
+void cancelled_by_kill(std::vector<CommPtr>& comms)
+{
+  for (auto& c : comms)
+    if (c && c->get_state() == simgrid::s4u::Activity::State::STARTED)
+      c->set_state(simgrid::s4u::Activity::State::CANCELED);
+}
+} // namespace
+
 void dt_sg_comm_wait_all_times(sg_comm_t* comms, size_t n, double* start, double* finish)
 {
-  /* our references outlive the wait's release; held in RAII objects so that a killed actor (a deadlocked run, its
-   * stack unwound by SimGrid) drops them too. Up to 16 without a heap allocation. */
-  simgrid::s4u::CommPtr small[16];
-  std::vector<simgrid::s4u::CommPtr> big;
-  simgrid::s4u::CommPtr* held = small;
-  if (n > 16) {
-    big.resize(n);
-    held = big.data();
+  std::vector<CommPtr> held;
+  adopt(comms, n, held);
+  try {
+    simgrid::s4u::Comm::wait_all(held);
+  } catch (simgrid::ForcefulKillException const&) {
+    cancelled_by_kill(held);
+    throw;
   }
-  for (size_t i = 0; i < n; i++)
-    held[i] = comms[i];
-  sg_comm_wait_all(comms, n);
   for (size_t i = 0; i < n; i++) {
     start[i]  = held[i]->get_start_time();
     finish[i] = held[i]->get_finish_time();
   }
 }
 
-size_t dt_sg_comm_wait_any_times(sg_comm_t* comms, size_t n, double* start, double* finish)
+size_t dt_sg_comm_wait_any_times(sg_comm_t* comms, size_t n, sg_comm_t* also, size_t nalso, double* start,
+                                 double* finish)
 {
-  /* our references outlive the wait's release of the completed one (RAII: a killed actor drops them too); up to
-   * 64 without a heap allocation */
-  simgrid::s4u::CommPtr small[64];
-  std::vector<simgrid::s4u::CommPtr> big;
-  simgrid::s4u::CommPtr* held = small;
-  if (n > 64) {
-    big.resize(n);
-    held = big.data();
+  std::vector<CommPtr> held;
+  adopt(comms, n, held);
+  ssize_t pos;
+  try {
+    pos = simgrid::s4u::Comm::wait_any(held);
+  } catch (simgrid::ForcefulKillException const&) {
+    cancelled_by_kill(held);
+    std::vector<CommPtr> rest;
+    adopt(also, nalso, rest);
+    cancelled_by_kill(rest);
+    throw;
   }
-  for (size_t i = 0; i < n; i++)
-    held[i] = comms[i];
-  ssize_t pos = sg_comm_wait_any(comms, n);
   size_t x = pos < 0 ? 0 : static_cast<size_t>(pos);
   *start  = held[x]->get_start_time();
   *finish = held[x]->get_finish_time();
+  for (size_t i = 0; i < n; i++) /* the caller keeps its references to the others */
+    if (i != x)
+      held[i].detach();
   return x;
 }
 

@@ -27,13 +27,18 @@ int dt_sg_init(int *argc, char **argv, dt_error *err);
 int dt_sg_platform_build(const dt_topology *t, dt_error *err);
 
 /* Waits for n comms as sg_comm_wait_all does (releasing the caller's references) and fills start[i] and finish[i]
- * with the simulated times comm i started moving data (both sides posted) and completed, in seconds. */
+ * with the simulated times comm i started moving data (both sides posted) and completed, in seconds. If the actor
+ * is killed while it waits (a run a link failure aborted, the end of a deadlocked one), the comms are marked
+ * cancelled before their references go, so that SimGrid prints no backtrace for them. */
 void dt_sg_comm_wait_all_times(sg_comm_t *comms, size_t n, double *start, double *finish);
 
 /* Waits for the first of n comms (n >= 1) to complete, as sg_comm_wait_any does (releasing the caller's reference
  * to that one only), and returns its index, with the simulated times it started moving data (both sides posted)
- * and completed in *start and *finish (s). */
-size_t dt_sg_comm_wait_any_times(sg_comm_t *comms, size_t n, double *start, double *finish);
+ * and completed in *start and *finish (s). also[0, nalso) are the caller's other comms in flight, not waited here:
+ * if the actor is killed while it waits, they are released with the waited ones, all marked cancelled (as
+ * dt_sg_comm_wait_all_times does); otherwise they are left alone. */
+size_t dt_sg_comm_wait_any_times(sg_comm_t *comms, size_t n, sg_comm_t *also, size_t nalso, double *start,
+                                 double *finish);
 
 /* Whether a SimGrid link (one direction) carries at least one flow now (s4u::Link::is_used). */
 int dt_sg_link_in_use(sg_link_t link);

@@ -131,6 +131,42 @@ done
 run "$tmp/sc.json" $H $T --degrade nvswitch-port=0.5
 check "degrade nvswitch-port=0.5: still waited in closed form" "js $tmp/sc.json '.notes[]' | grep -q 'waited in closed form'"
 
+# 7b. --fail inside a batch of pairs (it printed ~19 SimGrid backtraces, listed completed pairs as running and, with
+#     a p2p cost, counted on the links the flows of pairs still in that cost: busy 102 %, an invalid report).
+#     tests/data/node8.yaml (alpha = 2 us GPU to GPU, B = 100 GB/s) with an nccl: section whose Simple protocol costs
+#     c = 30 + 30 = 60 us per pair after its data arrived; one batch of N = 1000 pairs of S = 1 MiB from rank 0 to 1.
+#     A queue moves 8 pairs at a time: round k's data arrives at k (alpha + 8 S/B) = k x 85.886 us and its pairs
+#     complete c later (the closed form ceil(N/8) alpha + N S/B, plus c). gpu0 fails at T = 1 ms: the pairs whose
+#     round completes by T are done, k = floor((T - c) / (alpha + 8 S/B)) = 10 rounds (80 pairs, 160 ops); round 11
+#     moved its data (at 944.9 us) but was still in its p2p cost.
+{ cat tests/data/node8.yaml; printf 'nccl:\n  protocols:\n    Simple: {latency: 30us, hop_latency: 30us, efficiency: 1.0}\n'; } >"$tmp/n8nccl.yaml"
+{
+  printf 'dtsim_trace 1\nranks 2\nrank 0\n'
+  awk 'BEGIN { for (i = 0; i < 1000; i++) print "s0 send peer=1 bytes=1048576 batch=1" }'
+  echo "rank 1"
+  awk 'BEGIN { for (i = 0; i < 1000; i++) print "s0 recv peer=0 bytes=1048576 batch=1" }'
+} >"$tmp/b1000.dtt"
+run "$tmp/bfail.json" "$tmp/n8nccl.yaml" "$tmp/b1000.dtt" --fail gpu0@1ms
+rd=$(awk 'BEGIN { printf "%.12g", 2e-6 + 8 * 1048576 / 100e9 }')
+k=$(awk -v r="$rd" 'BEGIN { print int((1e-3 - 60e-6) / r) }')
+check "fail inside a batch: exit 1, aborted at 1 ms" "[ \$(cat $tmp/rc) = 1 ] && close \$(js $tmp/bfail.json .aborted.time_s) 0.001"
+check "fail inside a batch: no SimGrid backtrace on stderr (was ~19: Comm::~Comm <- dt_sg_comm_wait_any_times)" \
+  "! grep -q -e Backtrace -e 'Comm::' $tmp/err && grep -q '^dtsim: aborted at 0.001 s: link gpu0 failed' $tmp/err"
+done_ops=$(js "$tmp/bfail.json" .ops.completed)
+check "fail inside a batch: $done_ops ops completed, 2 x 8 x $k = $((16 * k)) by the closed form (within a round)" \
+  "[ $done_ops -ge $((16 * (k - 1))) ] && [ $done_ops -le $((16 * (k + 1))) ]"
+check "fail inside a batch: completed + listed unfinished = 2000 (it listed all 2000)" \
+  "[ \$(( $done_ops + \$(js $tmp/bfail.json '.aborted.unfinished | length') )) = 2000 ] && [ \$(js $tmp/bfail.json .ops.total) = 2000 ]"
+check "fail inside a batch: makespan k rounds + c = $k x $rd + 60 us" \
+  "close \$(js $tmp/bfail.json .makespan_s) \$(awk -v k=$k -v r=$rd 'BEGIN { printf \"%.12g\", k * r + 60e-6 }') 1e-9"
+check "fail inside a batch: the links carry the completed pairs only ($((8 * k)) transfers), busy <= 1 (was 1.028)" \
+  "[ \$(js $tmp/bfail.json .links.transfers) = $((8 * k)) ] && awk -v b=\$(js $tmp/bfail.json .bound.link_busy) 'BEGIN { exit !(b <= 1) }' &&
+   [ \$(js $tmp/bfail.json '[.links.top[].busy | select(. > 1)] | length') = 0 ]"
+check "fail inside a batch: busy = the k rounds' flows, back to back, over the makespan: k r / (k r + c)" \
+  "close \$(js $tmp/bfail.json .bound.link_busy) \$(awk -v k=$k -v r=$rd 'BEGIN { printf \"%.12g\", k * r / (k * r + 60e-6) }') 1e-6"
+check "fail inside a batch: the send row has the completed pairs' span (was 0 s, algbw 0)" \
+  "[ \$(js $tmp/bfail.json .by_kind.send.count) = $((8 * k)) ] && close \$(js $tmp/bfail.json .by_kind.send.time_s) \$(js $tmp/bfail.json .makespan_s) 1e-9"
+
 # 8. errors: unknown names (with near matches and how to list them), bad factors and times, a class to --fail,
 #    a partition naming a pair
 err() { # err NAME PATTERN args...: exit 2 and stderr matching PATTERN
