@@ -117,6 +117,12 @@ typedef struct batch_scratch {
   batch_pend *pend;
   double send_arrival, send_end; /* over its sends that completed: the latest arrival of a pair (both sides), the
                                     latest own completion (the batch's time on the send row, dt_kind_add_batch) */
+  struct batch_coll {
+    double arrival, end; /* over the batch's completed collectives of one kind: the latest last-member arrival of
+                            their instances, the latest own completion (s) */
+    double share;        /* the sum over them of the instance's multiplicity over its members that ran */
+    size_t n;            /* how many */
+  } coll[DT_OP_COUNT];   /* per collective kind: the batch's time on its row (coll_batch_done) */
   uint8_t *done;      /* per op of the batch: 1 once its pair completed (op_done), for the ops listed as running
                          when a failure or a deadlock stopped the run */
   size_t first;       /* the batch's first op, while `open` */
@@ -878,6 +884,24 @@ static void run_batch(replay_run *R, int32_t rank, size_t fs, const dt_stream *s
   b->send_arrival = b->send_end = -INFINITY; /* added: a run stopped before the stream goes on adds nothing more */
 }
 
+/* A rank's batch has completed: per collective kind, its time once on the kind's row, as the send row counts a
+ * batch's sends (nccl-tests times a group of collectives launched together as one): from the latest last-member
+ * arrival of its instances to its latest own completion of them. An instance of n members that ran is shared
+ * among them: each adds 1/n of its time, an unbatched member 1/n of the instance's own (account), a batched one
+ * 1/n of its batch's, times the instance's multiplicity (folding); a batch of K instances over the same n ranks
+ * thus adds the span of the batch once (the mean of its members' spans), not K instance times. */
+static void coll_batch_done(replay_run *R, batch_scratch *b)
+{
+  for (int k = 0; k < DT_OP_COUNT; k++) {
+    struct batch_coll *bc = &b->coll[k];
+    if (bc->n == 0)
+      continue;
+    if (bc->end > bc->arrival)
+      R->by_kind[k].time_s += (bc->end - bc->arrival) * bc->share / (double)bc->n;
+    *bc = (struct batch_coll){0, 0, 0, 0};
+  }
+}
+
 /* Blocks until every `after=` edge of op (an op of stream `self`, a flat index, of rank) is complete. */
 static void wait_deps(replay_run *R, int32_t rank, size_t self, const dt_op *op)
 {
@@ -1097,9 +1121,14 @@ static void account(replay_run *R, const rp_live *l, int pair)
   dt_kind_stats *ks = &R->by_kind[kind];
   ks->count += (uint64_t)m;
   ks->bytes = sat_add(ks->bytes, sat_mul(bytes, (uint64_t)m));
-  /* a pair whose send was batched: its batch adds its time once (run_batch) */
-  ks->time_s += (pair ? dt_kind_pair_time(op->batch >= 0, l->last_issue, l->last_end)
-                      : l->last_end - l->last_issue) * m;
+  /* a pair whose send was batched: its batch adds its time once (run_batch); a collective: each member that ran
+   * adds 1/n of its time, those in a batch through their batch's time (coll_batch_done) */
+  if (pair)
+    ks->time_s += dt_kind_pair_time(op->batch >= 0, l->last_issue, l->last_end) * m;
+  else if (l->nbatched == 0)
+    ks->time_s += (l->last_end - l->last_issue) * m;
+  else
+    ks->time_s += (l->last_end - l->last_issue) * m * (double)(l->n - l->nbatched) / l->n;
   ks->nccl_bytes += snccl * m;
   ks->bus_bytes += snccl * dt_busbw_factor(kind, n) * m;
   if (!pair && l->xrow)
@@ -1185,6 +1214,17 @@ static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const 
   if (l->ndone == 0 || end > l->last_end)
     l->last_end = end;
   l->ndone++;
+  if (!pair && R->args[fs].b.open) { /* it ran in a batch, which adds its collectives' time once (coll_batch_done) */
+    struct batch_coll *bc = &R->args[fs].b.coll[op->kind];
+    int m = R->c.fold && R->c.fold_cls[rank] != g ? R->c.fold : 1; /* as account() counts the instance */
+    if (bc->n == 0 || l->last_issue > bc->arrival)
+      bc->arrival = l->last_issue;
+    if (bc->n == 0 || end > bc->end)
+      bc->end = end;
+    bc->share += (double)m / l->n;
+    bc->n++;
+    l->nbatched++;
+  }
   if (!l->op || (pair ? op->kind == DT_OP_SEND : rank < l->op_rank)) {
     l->op = op;
     l->op_rank = rank;
@@ -1355,6 +1395,7 @@ static void stream_actor(int argc, char **argv)
       for (size_t k = i; k < j; k++)
         if (st->ops[k].kind != DT_OP_SEND && st->ops[k].kind != DT_OP_RECV)
           op_done(R, rank, a->flat, k, &st->ops[k], issue, st->ops[k].kind == DT_OP_MARK ? now : a->b.end[k - i]);
+      coll_batch_done(R, &a->b);
       a->b.open = 0;
     }
     R->stream_done[a->flat] = j;

@@ -21,6 +21,7 @@ typedef struct rp_live {
   int32_t n;           /* members: the group's size, 2 for a pair */
   int32_t arrived;     /* members that issued it */
   int32_t ndone;       /* members whose op (or batch) completed */
+  int32_t nbatched;    /* of those, members whose op was in a batch: their batch adds their share of the time */
   sg_bar_t bar;        /* the members of a collective wait on it until the last one arrives */
   double last_issue;   /* latest member issue time */
   double last_end;     /* latest member completion time */

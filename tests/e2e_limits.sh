@@ -114,6 +114,31 @@ check "its send row: count 2000, 8192000 bytes, time 2 x 290.96 us (once per bat
   '[ "$(jq -r .by_kind.send.count "$tmp/x1000.json")" = 2000 ] && [ "$(jq -r .by_kind.send.bytes "$tmp/x1000.json")" = 8192000 ] &&
    close "$(jq -r .by_kind.send.time_s "$tmp/x1000.json")" 581.92e-6 1e-9 && close "$(jq -r .by_kind.send.algbw_GBps "$tmp/x1000.json")" 14.077536 1e-6'
 
+# Batched collectives follow the send row's rule: a batch adds its span once (the mean of its members' spans), its
+# instances their bytes. 2 ranks, a batch of 60 all-reduces of S = 1 MiB, a batch of 40, then one unbatched: a ring
+# all-reduce on 2 ranks is 2 alpha + S/B, K of them at once share the port: 2 alpha + K S/B. The row's time is
+# (2a + 60 S/B) + (2a + 40 S/B) + (2a + S/B) = the makespan, algbw 101 S over it (it summed every instance's whole
+# batch time: 60 x 633.1 us + 40 x 423.4 us + 14.5 us = 54.94 ms, algbw 1.93 GB/s)
+{
+  printf 'dtsim_trace 1\nranks 2\ngroup w 0-1\n'
+  for r in 0 1; do
+    echo "rank $r"
+    awk 'BEGIN { for (i = 0; i < 60; i++) print "s0 allreduce group=w bytes=1048576 batch=1";
+                 for (i = 0; i < 40; i++) print "s0 allreduce group=w bytes=1048576 batch=2";
+                 print "s0 allreduce group=w bytes=1048576" }'
+  done
+} >"$tmp/ar101.dtt"
+"$DTSIM" run --json tests/data/node8.yaml "$tmp/ar101.dtt" >"$tmp/ar101.json" 2>/dev/null; rc=$?
+want_ar=$(awk 'BEGIN { S = 1048576; B = 100e9; a = 2e-6; printf "%.12g", 6 * a + 101 * S / B }')
+want_bw=$(awk -v t="$want_ar" 'BEGIN { printf "%.12g", 101 * 1048576 / t / 1e9 }')
+check "2 batches of 60 and 40 all-reduces and one more: makespan 6 alpha + 101 S/B = $want_ar s" \
+  '[ $rc -eq 0 ] && close "$(jq -r .makespan_s "$tmp/ar101.json")" "$want_ar" 1e-9'
+check "its allreduce row: count 101, 101 S bytes, time each batch once = $want_ar s, algbw = busbw = $want_bw GB/s" \
+  '[ "$(jq -r .by_kind.allreduce.count "$tmp/ar101.json")" = 101 ] && [ "$(jq -r .by_kind.allreduce.bytes "$tmp/ar101.json")" = 105906176 ] &&
+   close "$(jq -r .by_kind.allreduce.time_s "$tmp/ar101.json")" "$want_ar" 1e-9 &&
+   close "$(jq -r .by_kind.allreduce.algbw_GBps "$tmp/ar101.json")" "$want_bw" 1e-6 &&
+   close "$(jq -r .by_kind.allreduce.busbw_GBps "$tmp/ar101.json")" "$want_bw" 1e-6'
+
 # --- Kineto importer
 # kev NAME TS DUR STREAM [ARGS]: one GPU kernel event (times in us); nccl COLL NELEMS [MORE-ARGS]: NCCL kernel args
 kev() { printf '{"ph":"X","cat":"kernel","name":"%s","pid":0,"tid":1,"ts":%s,"dur":%s,"args":{"stream":%s%s}}' "$1" "$2" "$3" "$4" "${5:-}"; }
