@@ -184,14 +184,15 @@ void rp_explain_done(rp_ctx *c, int32_t xrow, double t, int m)
   r->time_s += t * m;
 }
 
-static int same_p2p(const dt_explain_p2p *r, uint64_t bytes, int cross, int nhops, double alpha, double bw,
-                    double eff, double cost)
+static int same_p2p(const dt_explain_p2p *r, uint64_t bytes, uint64_t npairs, int cross, int nhops, double alpha,
+                    double bw, double eff, double cost)
 {
-  return r->bytes == bytes && (r->src_node != r->dst_node) == cross && r->nhops == nhops && r->alpha_s == alpha &&
-         r->bw_Bps == bw && r->eff == eff && r->cost_s == cost;
+  return (npairs ? r->batch_bytes : r->bytes) == bytes && r->batch_pairs == npairs &&
+         (r->src_node != r->dst_node) == cross && r->nhops == nhops && r->alpha_s == alpha && r->bw_Bps == bw &&
+         r->eff == eff && r->cost_s == cost;
 }
 
-void rp_explain_p2p(rp_ctx *c, int32_t src, int32_t dst, uint64_t bytes, double t, int m)
+void rp_explain_p2p(rp_ctx *c, int32_t src, int32_t dst, uint64_t bytes, uint64_t npairs, double t, int m)
 {
   struct rp_explain *x = c->explain;
   if (!x)
@@ -205,13 +206,14 @@ void rp_explain_p2p(rp_ctx *c, int32_t src, int32_t dst, uint64_t bytes, double 
     return;
   }
   const char *proto = NULL;
-  double cost = rp_p2p_cost(c, src, dst, bytes, &eff, &proto);
+  uint64_t each = npairs ? (bytes + npairs / 2) / npairs : bytes; /* a batch queue: the bytes of one of its pairs */
+  double cost = rp_p2p_cost(c, src, dst, each, &eff, &proto);
   int gpn = c->p->gpus_per_node, cross = gs / gpn != gd / gpn;
   size_t k = x->p2p_last;
   for (size_t i = 0; i < x->np2p; i++, k = k + 1 == x->np2p ? 0 : k + 1)
-    if (same_p2p(&x->p2p[k], bytes, cross, nh, alpha, bw, eff, cost))
+    if (same_p2p(&x->p2p[k], bytes, npairs, cross, nh, alpha, bw, eff, cost))
       break;
-  if (x->np2p == 0 || !same_p2p(&x->p2p[k], bytes, cross, nh, alpha, bw, eff, cost)) {
+  if (x->np2p == 0 || !same_p2p(&x->p2p[k], bytes, npairs, cross, nh, alpha, bw, eff, cost)) {
     if (x->np2p == MAX_P2P_ROWS) {
       x->p2p_dropped += (uint64_t)m;
       return;
@@ -219,7 +221,9 @@ void rp_explain_p2p(rp_ctx *c, int32_t src, int32_t dst, uint64_t bytes, double 
     x->p2p = dt_grow(x->p2p, &x->p2p_cap, x->np2p, sizeof *x->p2p);
     dt_explain_p2p *r = &x->p2p[x->np2p];
     memset(r, 0, sizeof *r);
-    r->bytes = bytes;
+    r->bytes = each;
+    r->batch_pairs = npairs;
+    r->batch_bytes = npairs ? bytes : 0;
     r->src = src;
     r->dst = dst;
     r->src_node = gs / gpn;

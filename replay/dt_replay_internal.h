@@ -151,8 +151,10 @@ struct rp_explain *rp_explain_new(void);
 void rp_explain_done(rp_ctx *c, int32_t xrow, double t, int m);
 /* A send/recv pair from rank src to dst of `bytes` took t (s, last side's arrival to completion), m times (folding):
  * added to the row of its size and route shape (dt_stats.explain_p2p), made with the route's alpha-beta terms and
- * the NCCL model's p2p terms on first sight. No-op without --explain. */
-void rp_explain_p2p(rp_ctx *c, int32_t src, int32_t dst, uint64_t bytes, double t, int m);
+ * the NCCL model's p2p terms on first sight. With npairs > 0, a queue of npairs pairs of one batch from src to dst
+ * (`bytes` in all) took t, from the latest arrival of its pairs to its last send's completion: added to the rows of
+ * batch queues of that many pairs and bytes. No-op without --explain. */
+void rp_explain_p2p(rp_ctx *c, int32_t src, int32_t dst, uint64_t bytes, uint64_t npairs, double t, int m);
 void rp_explain_take(rp_ctx *c, dt_stats *s);
 
 /* Simulated time as the replay's actors see it (s): SimGrid's clock, or, while a stream runs GPU-local ops ahead

@@ -113,11 +113,18 @@ dt_explain_textbook dt_explain_textbook_of(const dt_explain_row *r);
 /* Most hops of a route an explained send/recv row keeps (dt_topology.h's DT_ROUTE_MAX_HOPS). */
 #define DT_EXPLAIN_P2P_HOPS 16
 
+/* Pairs of one batch queue (direction, peer, tag) in flight at once: NCCL_STEPS (replay/dt_replay.c, PAIR_WINDOW;
+ * docs/replay.md, Batches). A queue of N pairs alone on its route ends at ceil(N / 8) a + N S / B. */
+#define DT_BATCH_PAIR_WINDOW 8
+
 /* The send/recv pairs of one per-pair size over routes of one shape (same or other node, hop count, route latency,
  * slowest link's bandwidth, the NCCL model's protocol terms), for --explain: the route of the first pair, the
  * alpha-beta terms and the simulated times (last side's arrival to the pair's completion). */
 typedef struct dt_explain_p2p {
-  uint64_t bytes;        /* payload bytes of each pair */
+  uint64_t bytes;        /* payload bytes of each pair (a batch queue's: its bytes over its pairs, rounded) */
+  uint64_t batch_pairs;  /* 0: pairs outside batches, each an entry; N: queues of N pairs of one batch (one
+                            direction, peer and tag), each an entry timed as the batch's sends are on the send row */
+  uint64_t batch_bytes;  /* a batch queue's payload bytes in all (N x bytes when its pairs are alike); 0 outside */
   int32_t src, dst;      /* the first pair's ranks */
   int32_t src_node, dst_node;
   int nhops;
@@ -130,7 +137,7 @@ typedef struct dt_explain_p2p {
   double eff, cost_s;    /* the NCCL model's protocol efficiency (the flow carries bytes / eff) and its fixed cost
                             (s), waited once the data arrived; 1 and 0 on a textbook platform */
   const char *proto;     /* the NCCL model's protocol label (static), NULL on a textbook platform */
-  uint64_t count;        /* pairs */
+  uint64_t count;        /* entries: pairs, or batch queues */
   double time_s, min_s, max_s; /* their simulated times: sum, least, most */
 } dt_explain_p2p;
 

@@ -268,16 +268,29 @@ void dt_explain_shape_text(FILE *f, const dt_report_input *in, const dt_explain_
 #define TEXT_P2P 8
 #define JSON_P2P 500
 
-/* The alpha-beta prediction of a pair (s): a + S/B over its route; with the NCCL model's terms (estimate_of_p2p)
- * the flow carries S / eff and both sides then wait the protocol's fixed cost. */
+/* A row's entry: a pair, or a batch queue of N pairs moving DT_BATCH_PAIR_WINDOW at a time, in ceil(N / 8) rounds
+ * of a latency each (docs/replay.md, Batches): its rounds, and its bytes in all. */
+static double p2p_rounds(const dt_explain_p2p *r)
+{
+  return r->batch_pairs ? ceil((double)r->batch_pairs / DT_BATCH_PAIR_WINDOW) : 1;
+}
+
+static double p2p_total_bytes(const dt_explain_p2p *r)
+{
+  return r->batch_pairs ? (double)r->batch_bytes : (double)r->bytes;
+}
+
+/* The alpha-beta prediction of an entry (s): a + S/B over its route for a pair, ceil(N/8) a + N S/B for a batch
+ * queue of N pairs of S; with the NCCL model's terms (estimate_of_p2p) the flows carry S / eff and both sides of
+ * the (last) pair then wait the protocol's fixed cost. */
 static double p2p_alphabeta(const dt_explain_p2p *r)
 {
-  return r->alpha_s + (r->bw_Bps > 0 ? (double)r->bytes / r->bw_Bps : 0);
+  return p2p_rounds(r) * r->alpha_s + (r->bw_Bps > 0 ? p2p_total_bytes(r) / r->bw_Bps : 0);
 }
 
 static double p2p_estimate(const dt_explain_p2p *r)
 {
-  return r->alpha_s + (r->bw_Bps > 0 ? (double)r->bytes / r->eff / r->bw_Bps : 0) + r->cost_s;
+  return p2p_rounds(r) * r->alpha_s + (r->bw_Bps > 0 ? p2p_total_bytes(r) / r->eff / r->bw_Bps : 0) + r->cost_s;
 }
 
 static double p2p_mean(const dt_explain_p2p *r)
@@ -321,36 +334,56 @@ void dt_explain_p2p_text(FILE *f, const dt_report_input *in, const dt_explain_p2
 {
   const dt_stats *s = in->stats;
   char a[64], b[64], c[64], d[64], e[64], w[64];
-  double S = (double)r->bytes, mean = p2p_mean(r), ab = p2p_alphabeta(r);
-  fprintf(f, "send/recv of %s (%llu bytes) %s, %d hop%s, %llu pair%s (first: rank %d on node %d -> rank %d on node "
-             "%d), %s in all\n",
-          dt_format_bytes(S, a, sizeof a), (unsigned long long)r->bytes,
-          r->src_node == r->dst_node ? "inside a node" : "between nodes", r->nhops, r->nhops == 1 ? "" : "s",
-          (unsigned long long)r->count, r->count == 1 ? "" : "s", (int)r->src, (int)r->src_node, (int)r->dst,
-          (int)r->dst_node, t_str(r->time_s, b, sizeof b));
-  fprintf(f, "  alpha-beta     a + S/B, a = %s (the route's latencies summed), B = %.4g GB/s (its slowest link, %s): "
-             "%s + %s / %.4g GB/s = %s + %s = %s\n",
-          t_str(r->alpha_s, a, sizeof a), r->bw_Bps / 1e9, r->slowest_name, t_str(r->alpha_s, b, sizeof b),
-          dt_format_bytes(S, c, sizeof c), r->bw_Bps / 1e9, t_str(r->alpha_s, d, sizeof d),
-          t_str(r->bw_Bps > 0 ? S / r->bw_Bps : 0, e, sizeof e), t_str(ab, w, sizeof w));
+  double S = p2p_total_bytes(r), mean = p2p_mean(r), ab = p2p_alphabeta(r), k = p2p_rounds(r);
+  if (r->batch_pairs)
+    fprintf(f, "send/recv batches: queues of %llu pairs of %s (%llu bytes in all) %s, %d hop%s, %llu queue%s "
+               "(first: rank %d on node %d -> rank %d on node %d), %s in all, each timed as a batch is on the send "
+               "row (its pairs' last arrival to its last send's completion)\n",
+            (unsigned long long)r->batch_pairs, dt_format_bytes((double)r->bytes, a, sizeof a),
+            (unsigned long long)r->batch_bytes, r->src_node == r->dst_node ? "inside a node" : "between nodes",
+            r->nhops, r->nhops == 1 ? "" : "s", (unsigned long long)r->count, r->count == 1 ? "" : "s", (int)r->src,
+            (int)r->src_node, (int)r->dst, (int)r->dst_node, t_str(r->time_s, b, sizeof b));
+  else
+    fprintf(f, "send/recv of %s (%llu bytes) %s, %d hop%s, %llu pair%s (first: rank %d on node %d -> rank %d on "
+               "node %d), %s in all\n",
+            dt_format_bytes(S, a, sizeof a), (unsigned long long)r->bytes,
+            r->src_node == r->dst_node ? "inside a node" : "between nodes", r->nhops, r->nhops == 1 ? "" : "s",
+            (unsigned long long)r->count, r->count == 1 ? "" : "s", (int)r->src, (int)r->src_node, (int)r->dst,
+            (int)r->dst_node, t_str(r->time_s, b, sizeof b));
+  if (r->batch_pairs)
+    fprintf(f, "  alpha-beta     ceil(N/8) a + N S/B (a queue moves 8 pairs at a time, NCCL_STEPS), N = %llu, a = %s "
+               "(the route's latencies summed), B = %.4g GB/s (its slowest link, %s): %.0f x %s + %s / %.4g GB/s = "
+               "%s + %s = %s\n",
+            (unsigned long long)r->batch_pairs, t_str(r->alpha_s, a, sizeof a), r->bw_Bps / 1e9, r->slowest_name, k,
+            t_str(r->alpha_s, b, sizeof b), dt_format_bytes(S, c, sizeof c), r->bw_Bps / 1e9,
+            t_str(k * r->alpha_s, d, sizeof d), t_str(r->bw_Bps > 0 ? S / r->bw_Bps : 0, e, sizeof e),
+            t_str(ab, w, sizeof w));
+  else
+    fprintf(f, "  alpha-beta     a + S/B, a = %s (the route's latencies summed), B = %.4g GB/s (its slowest link, "
+               "%s): %s + %s / %.4g GB/s = %s + %s = %s\n",
+            t_str(r->alpha_s, a, sizeof a), r->bw_Bps / 1e9, r->slowest_name, t_str(r->alpha_s, b, sizeof b),
+            dt_format_bytes(S, c, sizeof c), r->bw_Bps / 1e9, t_str(r->alpha_s, d, sizeof d),
+            t_str(r->bw_Bps > 0 ? S / r->bw_Bps : 0, e, sizeof e), t_str(ab, w, sizeof w));
   if (in->platform->nccl)
-    fprintf(f, "  NCCL model     %s protocol: a + (S / efficiency %.3g) / B + its fixed cost %s = %s + %s + %s = %s\n",
-            r->proto ? r->proto : "?", r->eff, t_str(r->cost_s, a, sizeof a), t_str(r->alpha_s, b, sizeof b),
-            t_str(r->bw_Bps > 0 ? S / r->eff / r->bw_Bps : 0, c, sizeof c), t_str(r->cost_s, d, sizeof d),
-            t_str(p2p_estimate(r), e, sizeof e));
-  fprintf(f, "  simulated      mean %s (least %s, most %s); S / time = %.4g GB/s, %.0f %% of B\n",
+    fprintf(f, "  NCCL model     %s protocol: %s + (%s / efficiency %.3g) / B + %s fixed cost %s = %s + %s + %s = %s\n",
+            r->proto ? r->proto : "?", r->batch_pairs ? "ceil(N/8) a" : "a", r->batch_pairs ? "N S" : "S", r->eff,
+            r->batch_pairs ? "the last pair's" : "its", t_str(r->cost_s, a, sizeof a),
+            t_str(k * r->alpha_s, b, sizeof b), t_str(r->bw_Bps > 0 ? S / r->eff / r->bw_Bps : 0, c, sizeof c),
+            t_str(r->cost_s, d, sizeof d), t_str(p2p_estimate(r), e, sizeof e));
+  fprintf(f, "  simulated      mean %s (least %s, most %s); %s / time = %.4g GB/s, %.0f %% of B\n",
           t_str(mean, a, sizeof a), t_str(r->min_s, b, sizeof b), t_str(r->max_s, c, sizeof c),
-          mean > 0 ? S / mean / 1e9 : 0, mean > 0 && r->bw_Bps > 0 ? 100 * S / mean / r->bw_Bps : 0);
+          r->batch_pairs ? "N S" : "S", mean > 0 ? S / mean / 1e9 : 0,
+          mean > 0 && r->bw_Bps > 0 ? 100 * S / mean / r->bw_Bps : 0);
   double est = p2p_estimate(r), dev = est > 0 ? mean / est - 1 : 0;
   if (fabs(dev) < 5e-4)
     dev = 0;
   fprintf(f, "  difference     ");
   if (fabs(dev) <= 0.01)
-    fprintf(f, "%+.1f %% from the %s: contention-free, the pair had its route to itself", 100 * dev,
-            in->platform->nccl ? "NCCL model's estimate" : "alpha-beta prediction");
+    fprintf(f, "%+.1f %% from the %s: contention-free, the %s had its route to itself", 100 * dev,
+            in->platform->nccl ? "NCCL model's estimate" : "alpha-beta prediction", r->batch_pairs ? "queue" : "pair");
   else if (dev > 0) {
-    fprintf(f, "%+.1f %% over the contention-free %s: its flow shared links with concurrent traffic", 100 * dev,
-            in->platform->nccl ? "estimate" : "prediction");
+    fprintf(f, "%+.1f %% over the contention-free %s: its %s shared links with concurrent traffic", 100 * dev,
+            in->platform->nccl ? "estimate" : "prediction", r->batch_pairs ? "flows" : "flow");
     const dt_link_load *l = p2p_busiest(s, r);
     if (l && l->peak_flows > 1)
       fprintf(f, " (contention on %s, %s: busy %.0f %% of the run, up to %u flows at once)", l->name,
@@ -360,7 +393,8 @@ void dt_explain_p2p_text(FILE *f, const dt_report_input *in, const dt_explain_p2
   } else
     fprintf(f, "%+.1f %% under the estimate", 100 * dev);
   if (r->max_s > r->min_s * 1.05) {
-    fprintf(f, "; pairs range from %s to %s", t_str(r->min_s, a, sizeof a), t_str(r->max_s, b, sizeof b));
+    fprintf(f, "; %s range from %s to %s", r->batch_pairs ? "queues" : "pairs", t_str(r->min_s, a, sizeof a),
+            t_str(r->max_s, b, sizeof b));
     const dt_link_load *l = p2p_busiest(s, r);
     if (l && dev <= 0.01 && r->max_s > est * 1.01) {
       if (l->peak_flows > 1)
@@ -372,7 +406,7 @@ void dt_explain_p2p_text(FILE *f, const dt_report_input *in, const dt_explain_p2
                    "never carried two flows at once)");
     }
   }
-  double lat = r->alpha_s + r->cost_s;
+  double lat = k * r->alpha_s + r->cost_s;
   if (est > 0 && lat / est > 0.5)
     fprintf(f, "; latency-bound at this size: latency is %.0f %% of the estimate\n", 100 * lat / est);
   else
@@ -580,7 +614,11 @@ static void json_p2p(yajl_gen g, const dt_report_input *in)
     jint(g, "src_node", r->src_node);
     jint(g, "dst_node", r->dst_node);
     jint(g, "hops", r->nhops);
-    jstr(g, "formula", "a + S/B");
+    if (r->batch_pairs) {
+      jint(g, "batch_pairs", (long long)r->batch_pairs);
+      jint(g, "batch_bytes", (long long)r->batch_bytes);
+    }
+    jstr(g, "formula", r->batch_pairs ? "ceil(N/8) a + N S/B" : "a + S/B");
     jnum(g, "alpha_s", r->alpha_s);
     jnum(g, "bandwidth_Bps", r->bw_Bps);
     jstr(g, "slowest_link", r->slowest_name);
@@ -594,7 +632,7 @@ static void json_p2p(yajl_gen g, const dt_report_input *in)
     jnum(g, "mean_s", mean);
     jnum(g, "min_s", r->min_s);
     jnum(g, "max_s", r->max_s);
-    jnum(g, "GBps", mean > 0 ? (double)r->bytes / mean / 1e9 : 0);
+    jnum(g, "GBps", mean > 0 ? p2p_total_bytes(r) / mean / 1e9 : 0);
     const dt_link_load *l = p2p_busiest(s, r);
     if (l) {
       jstr(g, "busiest_link", l->name);
@@ -644,20 +682,20 @@ void dt_explain_p2p_numbers(const dt_report_input *in, const dt_explain_p2p *r, 
 {
   memset(x, 0, sizeof *x);
   snprintf(x->choice, sizeof x->choice, "p2p%s%s", r->proto ? "/" : "", r->proto ? r->proto : "");
-  snprintf(x->formula, sizeof x->formula, "a + S/B");
+  snprintf(x->formula, sizeof x->formula, "%s", r->batch_pairs ? "ceil(N/8) a + N S/B" : "a + S/B");
   x->nccl = in->platform->nccl ? 1 : 0;
   x->alpha_s = r->alpha_s;
   x->bw_Bps = r->bw_Bps;
-  x->ka = 1;
-  x->kb = 1;
-  x->ab_latency_s = r->alpha_s;
-  x->ab_bandwidth_s = r->bw_Bps > 0 ? (double)r->bytes / r->bw_Bps : 0;
+  x->ka = p2p_rounds(r);
+  x->kb = r->batch_pairs ? (double)r->batch_pairs : 1;
+  x->ab_latency_s = x->ka * r->alpha_s;
+  x->ab_bandwidth_s = r->bw_Bps > 0 ? p2p_total_bytes(r) / r->bw_Bps : 0;
   x->estimate_s = p2p_estimate(r);
-  x->estimate_latency_s = r->alpha_s + r->cost_s;
+  x->estimate_latency_s = x->ab_latency_s + r->cost_s;
   x->fixed_s = r->cost_s;
   x->efficiency = r->eff;
   x->mean_s = p2p_mean(r);
-  x->algbw_GBps = x->mean_s > 0 ? (double)r->bytes / x->mean_s / 1e9 : 0;
+  x->algbw_GBps = x->mean_s > 0 ? p2p_total_bytes(r) / x->mean_s / 1e9 : 0;
   x->busbw_GBps = x->algbw_GBps;
   x->deviation = x->estimate_s > 0 ? x->mean_s / x->estimate_s - 1 : 0;
 }
