@@ -124,6 +124,7 @@ typedef struct batch_scratch {
     double share;        /* the sum over them of the instance's multiplicity over its members that ran */
     size_t n;            /* how many */
   } coll[DT_OP_COUNT];   /* per collective kind: the batch's time on its row (coll_batch_done) */
+  int ncoll;             /* collectives in coll: 0 for most batches (a pipeline's pairs), nothing to add */
   uint8_t *done;      /* per op of the batch: 1 once its pair completed (op_done), for the ops listed as running
                          when a failure or a deadlock stopped the run */
   size_t first;       /* the batch's first op, while `open` */
@@ -924,6 +925,9 @@ static void run_batch(replay_run *R, int32_t rank, size_t fs, const dt_stream *s
  * thus adds the span of the batch once (the mean of its members' spans), not K instance times. */
 static void coll_batch_done(replay_run *R, batch_scratch *b)
 {
+  if (b->ncoll == 0)
+    return;
+  b->ncoll = 0;
   for (int k = 0; k < DT_OP_COUNT; k++) {
     struct batch_coll *bc = &b->coll[k];
     if (bc->n == 0)
@@ -1256,6 +1260,7 @@ static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const 
       bc->end = end;
     bc->share += (double)m / l->n;
     bc->n++;
+    R->args[fs].b.ncoll++;
     l->nbatched++;
   }
   if (!l->op || (pair ? op->kind == DT_OP_SEND : rank < l->op_rank)) {
