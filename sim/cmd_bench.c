@@ -267,7 +267,7 @@ int dt_cmd_bench(int argc, char **argv)
     case ':':
       return usage("option '%s' requires an argument", argv[optind - 1]);
     default:
-      return usage("unknown option '%s'", argv[optind - 1]);
+      return dt_cli_bad_option("bench", opt, argv, longopts); /* the nearest option, an ambiguous abbreviation */
     }
   }
   if (argc - optind < 1)

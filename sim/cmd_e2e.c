@@ -961,7 +961,7 @@ int dt_cmd_validate_e2e(int argc, char **argv)
     case ':':
       return usage("option '%s' requires an argument", argv[optind - 1]);
     default:
-      return usage("unknown option '%s'", argv[optind - 1]);
+      return dt_cli_bad_option("validate", opt, argv, longopts); /* the nearest option, an ambiguous abbreviation */
     }
   }
   if (optind < argc)

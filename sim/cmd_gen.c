@@ -147,6 +147,8 @@ int dt_gen_flags_take(dt_gen_flags *f, int opt, const char *arg, const char *cmd
   f->keys = dt_grow(f->keys, &f->cap, f->n, sizeof *f->keys);
   size_t cap = f->cap;
   f->values = dt_xrealloc(f->values, cap * sizeof *f->values);
+  f->flags = dt_xrealloc(f->flags, cap * sizeof *f->flags);
+  f->flags[f->n] = row->flag;
   f->keys[f->n] = k ? k : dt_xstrdup(key);
   f->values[f->n] = dt_xstrdup(value);
   f->n++;
@@ -193,8 +195,14 @@ int dt_gen_flags_config(const dt_gen_flags *f, dt_gen_config *c, dt_error *err)
     return DT_ERR;
   }
   for (size_t i = 0; i < f->n; i++)
-    if (dt_gen_set(c, f->keys[i], f->values[i], err) != DT_OK)
+    if (dt_gen_set(c, f->keys[i], f->values[i], err) != DT_OK) {
+      /* the flag as given (was: "'tp' expects a whole number ..." without the option) */
+      if (f->flags && strcmp(f->flags[i], "set") == 0)
+        dt_error_prefix(err, "--set %s=%s: ", f->keys[i], f->values[i]);
+      else if (f->flags)
+        dt_error_prefix(err, "--%s: ", f->flags[i]);
       return DT_ERR;
+    }
   char note[1024];
   if (dt_gen_resolve(c, note, sizeof note))
     for (char *line = note, *nl; line; line = nl ? nl + 1 : NULL) {
@@ -212,6 +220,7 @@ void dt_gen_flags_free(dt_gen_flags *f)
   }
   free(f->keys);
   free(f->values);
+  free(f->flags);
   memset(f, 0, sizeof *f);
 }
 
@@ -378,8 +387,7 @@ int dt_cmd_gen(int argc, char **argv)
       rc = EXIT_OK;
       goto cleanup;
     default:
-      fprintf(stderr, "dtsim gen: %s '%s'\nrun 'dtsim help gen' for usage\n",
-              opt == ':' ? "option requires an argument:" : "unknown option", optind > 0 ? argv[optind - 1] : "");
+      dt_cli_bad_option("gen", opt, argv, longopts);
       goto cleanup;
     }
   }
@@ -399,6 +407,11 @@ int dt_cmd_gen(int argc, char **argv)
   dt_gen_config c;
   if (gf.source && dt_gen_flags_config(&gf, &c, &err) != DT_OK)
     goto fail;
+  if (!gf.source) { /* was "expected -o OUT or --summary" before the model itself */
+    fprintf(stderr, "dtsim gen: expected a PRESET (neox-19m, gpt3-175b, llama3-8b, ...: 'dtsim help gen' lists "
+            "them) or --workload FILE\nrun 'dtsim help gen' for usage\n");
+    goto cleanup;
+  }
   if (!out && !summary) {
     fprintf(stderr, "dtsim gen: expected -o OUT or --summary\nrun 'dtsim help gen' for usage\n");
     goto cleanup;
@@ -416,7 +429,7 @@ int dt_cmd_gen(int argc, char **argv)
   if (out && ((olen > 0 && out[olen - 1] != '/' && dt_cli_output_check("-o", out, "the trace", &err) != DT_OK) ||
               dt_cli_out_dir("gen", out, force, 0, &err) != DT_OK))
     goto fail;
-  if ((!gf.source && dt_gen_flags_config(&gf, &c, &err) != DT_OK) || dt_gen_build(&c, 0, &t, &err) != DT_OK)
+  if (dt_gen_build(&c, 0, &t, &err) != DT_OK)
     goto fail;
   if (out) {
     if (dt_check_output_size(t, out, max_output, "gen", &err) != DT_OK ||

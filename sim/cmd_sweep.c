@@ -293,12 +293,12 @@ static int parse_opts(int argc, char **argv, opts *o)
     case 'h':
       fputs(dt_cmd_sweep_usage, stdout);
       return -1;
-    case ':':
-      return usage("option '%s' requires an argument", argv[optind - 1]);
     default:
-      return usage("unknown option '%s'", argv[optind - 1]);
+      return dt_cli_bad_option("sweep", opt, argv, longopts);
     }
   }
+  if (argc - optind > 1 && first == 1 && access(argv[optind], F_OK) != 0)
+    return usage("unknown verb '%s': expected run, collect or plan, then a spec file", argv[optind]);
   if (argc - optind > 1)
     return usage("expected one spec file, found another argument '%s'", argv[optind + 1]);
   if (argc - optind == 1) {

@@ -480,14 +480,43 @@ static int count_option(const char *cmdname, const char *flag, const char *what,
   return -1;
 }
 
-/* Reports what getopt_long rejected (opterr is 0 and optstrings start with ':' so that getopt prints nothing):
- * ':' a missing argument, '?' an unknown option; argv[optind - 1] is the word at fault. Returns EXIT_USAGE. */
-static int bad_option(const char *cmdname, int opt, char **argv)
+int dt_cli_bad_option(const char *cmdname, int opt, char **argv, const struct option *longopts)
 {
   const char *word = optind > 0 ? argv[optind - 1] : "";
+  char msg[1024];
   if (opt == ':')
-    return usage_error(cmdname, "option '%s' requires an argument", word);
-  return usage_error(cmdname, "unknown option '%s'", word);
+    snprintf(msg, sizeof msg, "option '%s' requires an argument", word);
+  else
+    snprintf(msg, sizeof msg, "unknown option '%s'", word);
+  if (opt != ':' && longopts && strncmp(word, "--", 2) == 0 && word[2]) {
+    size_t len = strcspn(word + 2, "=");
+    const char *names[256];
+    size_t n = 0, nprefix = 0, noarg = SIZE_MAX;
+    char prefixed[512] = "";
+    for (const struct option *o = longopts; o->name && n < 256; o++) {
+      names[n++] = o->name;
+      if (strncmp(o->name, word + 2, len) == 0) {
+        if (strlen(o->name) == len && o->has_arg == no_argument)
+          noarg = n - 1;
+        size_t used = strlen(prefixed);
+        snprintf(prefixed + used, sizeof prefixed - used, "%s--%s", nprefix++ ? ", " : "", o->name);
+      }
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(len < 255 ? len : 255), word + 2);
+    if (noarg != SIZE_MAX && word[2 + len] == '=') /* --json=1 */
+      snprintf(msg, sizeof msg, "option '--%s' takes no value, found '%s'", names[noarg], word);
+    else if (nprefix > 1) /* getopt_long's abbreviation matched several */
+      snprintf(msg, sizeof msg, "option '%s' is ambiguous: it could be %s", word, prefixed);
+    else {
+      const char *near = dt_nearest_word(name, names, n);
+      if (near)
+        snprintf(msg, sizeof msg, "unknown option '%s' (did you mean '--%s'?)", word, near);
+    }
+  }
+  fprintf(stderr, "dtsim %s: %s\nrun 'dtsim help %s' for usage\n", cmdname, msg,
+          strchr(cmdname, ' ') ? "run" : cmdname);
+  return EXIT_USAGE;
 }
 
 int dt_cli_import_option(int opt, const char *cmdname, dt_import_opts *io)
@@ -845,7 +874,7 @@ static int cmd_run(int argc, char **argv)
       rc = EXIT_OK;
       goto done_usage;
     default:
-      bad_option("run", opt, argv);
+      dt_cli_bad_option("run", opt, argv, longopts);
       goto done_usage;
     }
   }
@@ -1229,7 +1258,7 @@ static int cmd_import(int argc, char **argv)
       fputs(import_usage, stdout);
       return EXIT_OK;
     default:
-      return bad_option("import", opt, argv);
+      return dt_cli_bad_option("import", opt, argv, longopts);
     }
   }
   if (do_explain && argc - optind < 1) {
@@ -1345,7 +1374,7 @@ static int cmd_scale(int argc, char **argv)
       fputs(scale_usage, stdout);
       return EXIT_OK;
     default:
-      return bad_option("scale", opt, argv);
+      return dt_cli_bad_option("scale", opt, argv, longopts);
     }
   }
   if (!out)

@@ -90,6 +90,13 @@ int dt_cli_check_cfg(const char *kv, char *why, size_t why_size);
 int dt_cli_check_repeats(const char *cmdname, int argc, char **argv, const char *optstring,
                          const struct option *longopts, const char *repeatable);
 
+/* Reports what getopt_long rejected (opterr is 0 and optstrings start with ':' so that getopt prints nothing):
+ * opt ':' a missing value, '?' an unknown option, with argv[optind - 1] the word at fault. With the option table,
+ * a long option says more: a value given to a flag that takes none (`--json=1`), an abbreviation that matches
+ * several (`--time`: --timeline, --timeline-ranks), the nearest name of a misspelt one (`--timline`: did you mean
+ * '--timeline'?). Prints "dtsim CMDNAME: ..." and the help hint; returns 2. */
+int dt_cli_bad_option(const char *cmdname, int opt, char **argv, const struct option *longopts);
+
 /* Names the output option of a failed write: when err is about path (or, for a directory output, a file in it)
  * and says no line, its message becomes "FLAG PATH: what went wrong" (the file's own name kept after PATH when
  * it is one inside a directory), so that a write error at the end of a run says which option wrote where

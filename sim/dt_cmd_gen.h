@@ -22,6 +22,7 @@ typedef struct dt_gen_flags {
   const char *source_flag; /* how it was given: "--workload", "--gen" or "PRESET" (the positional argument) */
   size_t n, cap;
   char **keys, **values; /* owned */
+  const char **flags;    /* the flag that set each key ("--tp", "--set"), for messages; static strings */
 } dt_gen_flags;
 
 /* Takes generator option opt (a dt_gen_long_options value) with its argument. Returns 1 when opt is a generator

@@ -253,4 +253,18 @@ check "validate outside the root: exit 2 naming the folder, the current folder, 
 "$DTSIM" validate --references "$tmp/nope" >/dev/null 2>"$tmp/va.err"; rc=$?
 check "validate --references MISSING: exit 2 naming the option" '[ $rc -eq 2 ] && grep -q "validate: --references .*nope: cannot read it as the folder of the reference measurements: No such file" "$tmp/va.err"'
 
+# --- a mistyped option says what is wrong with it (was: "unknown option" alone)
+"$DTSIM" run --json=1 tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/bo.err"; rc=$?
+check "--json=1: exit 2, the flag takes no value" '[ $rc -eq 2 ] && grep -q "option .--json. takes no value, found .--json=1." "$tmp/bo.err"'
+"$DTSIM" run --time t.json tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/bo.err"; rc=$?
+check "--time: exit 2, ambiguous, naming both options it could be" '[ $rc -eq 2 ] && grep -q "option .--time. is ambiguous: it could be --timeline, --timeline-ranks" "$tmp/bo.err"'
+"$DTSIM" run --timline t.json tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/bo.err"; rc=$?
+check "--timline: exit 2, did you mean --timeline" '[ $rc -eq 2 ] && grep -q "unknown option .--timline. (did you mean .--timeline.?)" "$tmp/bo.err"'
+"$DTSIM" sweep frob tests/data/sweep/grid.yaml >/dev/null 2>"$tmp/bo.err"; rc=$?
+check "sweep frob SPEC: exit 2, an unknown verb (was: 'another argument SPEC')" '[ $rc -eq 2 ] && grep -q "unknown verb .frob.: expected run, collect or plan" "$tmp/bo.err"'
+"$DTSIM" gen --tp 2 -o "$tmp/np.dtt" >/dev/null 2>"$tmp/bo.err"; rc=$?
+check "gen without a preset: exit 2 asking for the preset (was: 'expected -o OUT or --summary')" '[ $rc -eq 2 ] && grep -q "gen: expected a PRESET .* or --workload FILE" "$tmp/bo.err"'
+"$DTSIM" gen neox-19m --tp x --summary >/dev/null 2>"$tmp/bo.err"; rc=$?
+check "gen --tp x: the error names the flag" '[ $rc -eq 2 ] && grep -q "error: --tp: .tp. expects a whole number" "$tmp/bo.err"'
+
 finish
