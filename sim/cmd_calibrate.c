@@ -608,6 +608,8 @@ int dt_cmd_calibrate(int argc, char **argv)
   }
   if (argc - optind < 2)
     return usage("%s", "expected a platform file and at least one nccl-tests output file");
+  if (out && strcmp(out, "-") == 0) /* was the table (or --json), then the YAML, on one stdout */
+    return usage("%s", "-o -: the report goes to standard output; give the calibrated platform a file name");
   dt_error err;
   dt_error_clear(&err);
   dt_platform *p = NULL;

@@ -840,6 +840,10 @@ static int cmd_run(int argc, char **argv)
         usage_error("run", "%s", "--timeline expects a file name, found ''");
         goto done_usage;
       }
+      if (strcmp(optarg, "-") == 0) { /* was the timeline, then the report, on one stdout: neither readable */
+        usage_error("run", "%s", "--timeline - : the report goes to standard output; give the timeline a file name");
+        goto done_usage;
+      }
       ro.timeline = optarg;
       break;
     case 'K': { /* the form now, the range once the trace's rank count is known */

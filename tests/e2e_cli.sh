@@ -267,4 +267,12 @@ check "gen without a preset: exit 2 asking for the preset (was: 'expected -o OUT
 "$DTSIM" gen neox-19m --tp x --summary >/dev/null 2>"$tmp/bo.err"; rc=$?
 check "gen --tp x: the error names the flag" '[ $rc -eq 2 ] && grep -q "error: --tp: .tp. expects a whole number" "$tmp/bo.err"'
 
+# --- one standard output for one thing: an output that would share it with the report is refused
+"$DTSIM" run --timeline - tests/data/node8.yaml tests/data/allreduce8.dtt >"$tmp/so.out" 2>"$tmp/so.err"; rc=$?
+check "run --timeline -: exit 2 before the run (was: the timeline, then the report, on stdout)" \
+  '[ $rc -eq 2 ] && [ ! -s "$tmp/so.out" ] && grep -q "timeline - : the report goes to standard output" "$tmp/so.err"'
+"$DTSIM" calibrate platforms/dgx-h100.yaml tests/data/h100_all_reduce_perf.txt -o - >"$tmp/so.out" 2>"$tmp/so.err"; rc=$?
+check "calibrate -o -: exit 2 before the fit (was: the table, then the YAML, on stdout)" \
+  '[ $rc -eq 2 ] && [ ! -s "$tmp/so.out" ] && grep -q "calibrate: -o -: the report goes to standard output" "$tmp/so.err"'
+
 finish
