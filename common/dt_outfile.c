@@ -23,7 +23,9 @@ struct dt_outfile {
   char *tmp;  /* NULL for stdout and for a file written in place */
   int direct; /* written in place (not a regular file: a device or a pipe), closed by commit */
   int slot;   /* index in the registry, -1 for stdout */
-  pid_t pid;  /* the process that created tmp */
+  int werr;   /* errno of the first write into inner that failed (0: none): a later fflush of f sees only the
+               * stream's error flag, and errno 0 would read "Success" */
+  pid_t pid;  /* the process that opened it (and created tmp): dt_outfile_fclose finds only its own */
 };
 
 /* The outputs being written, read by the signal handlers: a slot is filled (with a whole record) and emptied
@@ -61,7 +63,9 @@ static void install_handlers(void)
       continue; /* the caller handles or ignores it */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    /* past a file-size limit (ulimit -f) the write fails with EFBIG instead, which the writer reports as exit 2
+     * naming the output and removes the temporary: the documented end, never a signal */
+    sa.sa_handler = handled[i] == SIGXFSZ ? SIG_IGN : on_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESETHAND;
     sigaction(handled[i], &sa, NULL);
@@ -117,6 +121,8 @@ static ssize_t count_write(void *cookie, const char *buf, size_t size)
   dt_outfile *o = cookie;
   size_t n = fwrite(buf, 1, size, o->inner);
   o->count += n;
+  if (n != size && !o->werr)
+    o->werr = errno ? errno : EIO;
   return n == size ? (ssize_t)n : -1; /* the stream's error flag: commit reports it */
 }
 
@@ -158,6 +164,8 @@ static int close_stream(dt_outfile *o)
   } else if (fclose(o->f) != 0)
     bad = 1, e = errno;
   o->f = NULL;
+  if (bad && !e)
+    e = o->werr;
   errno = e ? e : (bad ? EIO : 0);
   return bad ? -1 : 0;
 }
@@ -170,6 +178,8 @@ dt_outfile *dt_outfile_open(const char *path, dt_error *err)
   dt_outfile *o = dt_xcalloc(1, sizeof *o);
   o->path = dt_xstrdup(path);
   o->slot = -1;
+  o->pid = getpid(); /* also for a device written in place: find() matches on it (was set for tmp files only, so
+                      * dt_outfile_fclose of '-o /dev/full' took its internal-error path and lost errno) */
   if (strcmp(path, "-") == 0) {
     o->inner = stdout;
     if (counted(o) != 0) {
@@ -224,7 +234,6 @@ dt_outfile *dt_outfile_open(const char *path, dt_error *err)
   }
   size_t n = strlen(path) + 48;
   o->tmp = dt_xmalloc(n);
-  o->pid = getpid();
   int fd = -1, e = 0;
   for (unsigned k = 0; k < 1000; k++) {
     snprintf(o->tmp, n, "%s.tmp.%ld.%u", path, (long)o->pid, k);
@@ -286,7 +295,7 @@ int dt_outfile_commit(dt_outfile *o, dt_error *err)
     return DT_ERR;
   errno = 0;
   int bad = fflush(o->f) != 0 || ferror(o->f);
-  int e = errno;
+  int e = errno ? errno : o->werr;
   if (o->inner) { /* stdout (flushed, not closed) or a device or pipe written in place (closed) */
     if (close_stream(o) != 0 && !bad) {
       bad = 1;

@@ -85,4 +85,12 @@ printf '{"config": {}, "results": [}\n' >"$tmp/badj.json"
 check "a syntax error in JSON is exit 2 at its byte" '[ $rc -eq 2 ] && grep -q "badj.json: not valid JSON at byte 2[0-9]:" "$tmp/err"'
 "$DTSIM" calibrate --op allreduce platforms/dgx-h100.yaml tests/data/h100_all_reduce_perf.txt >/dev/null 2>"$tmp/err"; rc=$?
 check "--op allreduce is exit 2 listing the ops" '[ $rc -eq 2 ] && grep -q "op expects an nccl-tests op (all_reduce, all_gather, .*sendrecv), found .allreduce." "$tmp/err"'
+# --- -o to a device: written in place; a write error names the output and errno's text (was: /dev/null exit 2
+# "cannot write the calibrated platform: Success", since the stream was not found again to be closed)
+awk '/^#/ { print; next } n++ % 4 == 0' "$TXT" >"$tmp/dev.txt"
+"$DTSIM" calibrate --no-loo platforms/dgx-h100.yaml "$tmp/dev.txt" -o /dev/null >/dev/null 2>"$tmp/err"; rc=$?
+check "-o /dev/null: exit 0" '[ $rc -eq 0 ]'
+"$DTSIM" calibrate --no-loo platforms/dgx-h100.yaml "$tmp/dev.txt" -o /dev/full >/dev/null 2>"$tmp/err"; rc=$?
+check "-o /dev/full: exit 2, 'No space left on device'" \
+  '[ $rc -eq 2 ] && grep -q -- "-o /dev/full: cannot write the calibrated platform: No space left on device" "$tmp/err"'
 finish

@@ -395,9 +395,11 @@ awk 'BEGIN { print "dtsim_trace 1"; print "ranks 2"; print "group world 0-1";
 (ulimit -f 1000; trap '' XFSZ; exec "$DTSIM" import "$tmp/long.dtt" -o "$tmp/wr/a.dtt") >/dev/null 2>"$tmp/wr.err"; rc=$?
 check "a failing write (ulimit -f): exit 2 'File too large', no file and no temporary" \
   '[ $rc -eq 2 ] && grep -q "a.dtt: cannot write: File too large" "$tmp/wr.err" && [ -z "$(ls -A "$tmp/wr")" ]'
-# the same limit killing the process (SIGXFSZ, default action): the signal handler removes the temporary
-(ulimit -f 1000; exec "$DTSIM" import "$tmp/long.dtt" -o "$tmp/wr/b.dtt") >/dev/null 2>&1; rc=$?
-check "a write killed by SIGXFSZ (exit $rc): no file and no temporary" '[ $rc -eq 153 ] && [ -z "$(ls -A "$tmp/wr")" ]'
+# the same limit with SIGXFSZ at its default action (which ends the process, exit 153): dtsim ignores it, so the
+# write fails with EFBIG and ends the same way, exit 2 (was: killed by the signal, the temporary removed)
+(ulimit -f 1000; exec "$DTSIM" import "$tmp/long.dtt" -o "$tmp/wr/b.dtt") >/dev/null 2>"$tmp/wr.err"; rc=$?
+check "a failing write, SIGXFSZ not ignored by the shell (exit $rc): exit 2 'File too large', no file, no temporary" \
+  '[ $rc -eq 2 ] && grep -q "b.dtt: cannot write: File too large" "$tmp/wr.err" && [ -z "$(ls -A "$tmp/wr")" ]'
 # SIGTERM while the output is being written: wait for its temporary to appear, then kill
 seen=0
 for attempt in 1 2 3 4 5; do
@@ -701,5 +703,10 @@ check "gen nosuchmodel names the unknown preset first (not -o)" '[ $rc -eq 2 ] &
 # --- a single-valued flag given twice: exit 2 naming it and both values (docs/cli.md, "Options given twice")
 "$DTSIM" run --json --top 1 --top 2 tests/data/node8.yaml "$tmp/two.dtt" >"$tmp/top2.json" 2>"$tmp/top2.err"; rc=$?
 check "--top 1 --top 2: exit 2 naming --top and both values, nothing run" '[ $rc -eq 2 ] && [ ! -s "$tmp/top2.json" ] && grep -q "run: --top given twice (.1. and .2.)" "$tmp/top2.err"'
+
+# --- a device that is full: the system's reason, not a generic one
+"$DTSIM" gen neox-125m --tp 2 --pp 2 --dp 2 -o /dev/full >/dev/null 2>"$tmp/full.err"; rc=$?
+check "gen -o /dev/full: exit 2 'No space left on device' (was 'Input/output error')" \
+  '[ $rc -eq 2 ] && grep -q "/dev/full: cannot write: No space left on device" "$tmp/full.err"'
 
 finish
