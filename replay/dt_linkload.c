@@ -79,6 +79,8 @@ typedef struct ll_cold {
 typedef struct ll_set {
   uint64_t key;     /* the caller's */
   uint32_t gen;     /* the route generation it was resolved in (dt_linkload_forget_routes starts a new one) */
+  int32_t twin;     /* the twin standing for its directions (ll_twin), -1 none */
+  int claimed;      /* its directions are marked OWN_MANY (its records may be logged as directions) */
   uint32_t nflows;  /* flows with a route */
   uint32_t ndirs;   /* their directions: first[nflows] */
   uint32_t *first;  /* [nflows + 1] offset of each flow's first direction in dirs */
@@ -86,6 +88,25 @@ typedef struct ll_set {
   int32_t *src;     /* [nflows] each flow's source GPU (jobs, the observer) */
   int32_t *dst;     /* [nflows] each flow's destination GPU (the observer) */
 } ll_set;
+
+/* Twins: the directions of a flow set that nothing but the sets of the same directions crossed (a tensor-parallel
+ * group's NVLink ports, crossed by its rings' closed forms thousands of times) see the same records in the same
+ * order, so their every figure is the same: one stand-in direction (vdir, past the real ones in every
+ * per-direction array) takes the records' work, and its figures are copied to each of them when anything else is
+ * about to cross one (twin_dissolve) or at the end. A set has a twin when its directions are distinct and none of
+ * them was crossed before (a new twin), or when they are all of one twin's (shared); a direction crossed by any
+ * other record is OWN_MANY from then on. Each figure is then computed by the same operations as for each of the
+ * directions, once instead of once per direction: identical to the bit. */
+typedef struct ll_twin {
+  uint32_t vdir;    /* its stand-in direction: ndirs + its index */
+  uint32_t n;       /* its directions */
+  uint32_t *dirs;   /* [n] ascending, owned */
+  int alive;        /* it stands for them (else they are on their own, for good) */
+  uint32_t ngroups; /* the groups of the stand-in's entries in the group table (run_close) */
+  int32_t *groups;  /* [ngroups], owned */
+} ll_twin;
+
+#define OWN_MANY UINT32_MAX /* owner[]: crossed by a record that is not a twin's */
 
 /* (direction, group) -> bytes, open addressing; key = (direction index + 1) * 2^32 + (group + 1), 0 = empty. */
 typedef struct ll_gslot {
@@ -146,6 +167,11 @@ struct dt_linkload {
   uint32_t *keep;       /* fold_log: the records it keeps, before they go back to the log's start */
   size_t keep_cap;
   ll_set *sets;         /* [nsets] flow sets, every one ever resolved (the log's records may name old ones) */
+  uint32_t *owner;      /* [ndirs] 0: no record crossed it yet, OWN_MANY, else twin index + 1 (only its sets') */
+  ll_twin *twins;       /* [ntwins], every one ever made */
+  size_t ntwins, twins_cap;
+  size_t dirs_cap;      /* real and stand-in directions the per-direction arrays (dirs, cold, touched, offset) hold */
+  uint64_t shared;      /* records logged on a twin (dt_linkload_shared) */
   size_t nsets, sets_cap;
   struct ll_setslot {
     uint64_t key;
@@ -169,9 +195,11 @@ dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t)
   ll->topo = topo;
   ll->t = t;
   ll->ndirs = 2 * dt_topology_link_count(topo);
-  ll->dirs_mem = dt_xcalloc(1, sizeof *ll->dirs * (ll->ndirs + 1) + 64); /* records on cache lines */
+  ll->dirs_cap = ll->ndirs + 1;
+  ll->dirs_mem = dt_xcalloc(1, sizeof *ll->dirs * ll->dirs_cap + 64); /* records on cache lines */
   ll->dirs = (ll_dir *)(((uintptr_t)ll->dirs_mem + 63) & ~(uintptr_t)63);
-  ll->cold = dt_xcalloc(ll->ndirs + 1, sizeof *ll->cold);
+  ll->cold = dt_xcalloc(ll->dirs_cap, sizeof *ll->cold);
+  ll->owner = dt_xcalloc(ll->ndirs + 1, sizeof *ll->owner);
   ll->p2p_dim = dt_trace_p2p_dim(t);
   ll->gcap = 1024;
   ll->gslots = dt_xcalloc(ll->gcap, sizeof *ll->gslots);
@@ -179,8 +207,8 @@ dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t)
   ll->lazy = 1;
   ll->folded = -INFINITY;
   ll->last_rec = SIZE_MAX;
-  ll->touched = dt_xmalloc(sizeof *ll->touched * (ll->ndirs + 1));
-  ll->offset = dt_xmalloc(sizeof *ll->offset * (ll->ndirs + 1));
+  ll->touched = dt_xmalloc(sizeof *ll->touched * ll->dirs_cap);
+  ll->offset = dt_xmalloc(sizeof *ll->offset * ll->dirs_cap);
   /* on cache lines; pages of sets no GPU uses are never touched */
   ll->routes_mem = dt_xcalloc(1, sizeof *ll->rsets * RSETS + sizeof *ll->routes * ROUTE_CACHE + 64);
   ll->rsets = (ll_rshort(*)[RWAYS])(((uintptr_t)ll->routes_mem + 63) & ~(uintptr_t)63);
@@ -203,8 +231,13 @@ void dt_linkload_set_observer(dt_linkload *ll,
   ll->obs_data = data;
 }
 
+static void twin_dissolve(dt_linkload *ll, uint32_t t);
+
 void dt_linkload_set_jobs(dt_linkload *ll, const int32_t *job_of_gpu, int32_t njobs)
 {
+  for (size_t t = 0; t < ll->ntwins; t++) /* a twin's bytes per job would be its directions' own: none with jobs */
+    if (ll->twins[t].alive)
+      twin_dissolve(ll, (uint32_t)t);
   if (njobs > DT_LINK_MAX_JOBS)
     njobs = DT_LINK_MAX_JOBS;
   free(ll->jbytes);
@@ -266,6 +299,16 @@ static void run_close(dt_linkload *ll, size_t di)
   int32_t group = (int32_t)(uint32_t)(d->tag >> 32) - 1;
   dt_dim dim = dim_of(ll, group);
   unsigned kind = (d->tag >> 8) & 0xffu;
+  if (di >= ll->ndirs) { /* a twin's stand-in: the groups it has entries of, for twin_dissolve */
+    ll_twin *T = &ll->twins[di - ll->ndirs];
+    uint32_t k = 0;
+    while (k < T->ngroups && T->groups[k] != group)
+      k++;
+    if (k == T->ngroups) {
+      T->groups = dt_xrealloc(T->groups, sizeof *T->groups * (T->ngroups + 1));
+      T->groups[T->ngroups++] = group;
+    }
+  }
   if (ll->lazy) {
     double took = d->bytes - d->run_group;
     size_t h = gfind(ll, gkey(di, group));
@@ -296,6 +339,102 @@ static void run_open(dt_linkload *ll, size_t di, int32_t group, dt_op_kind kind)
   d->tag = run_tag(group, kind);
 }
 
+/* Hands twin t's directions their figures, which are its stand-in's (the same records crossed each of them in the
+ * same order), and leaves them on their own from now on: the log's records of its sets name their directions
+ * again. Between folds only (no direction is in a fold's state). */
+static void twin_dissolve(dt_linkload *ll, uint32_t t)
+{
+  ll_twin *T = &ll->twins[t];
+  size_t v = T->vdir;
+  double *gb = dt_xmalloc(sizeof *gb * (T->ngroups + 1));
+  for (uint32_t k = 0; k < T->ngroups; k++) {
+    size_t h = gfind(ll, gkey(v, T->groups[k]));
+    gb[k] = ll->gslots[h].key ? ll->gslots[h].bytes : 0;
+  }
+  for (uint32_t i = 0; i < T->n; i++) {
+    uint32_t d = T->dirs[i];
+    ll->dirs[d] = ll->dirs[v];
+    ll->cold[d] = ll->cold[v];
+    ll->owner[d] = OWN_MANY;
+    for (uint32_t k = 0; k < T->ngroups; k++)
+      gput(ll, gkey(d, T->groups[k]), gb[k]);
+  }
+  free(gb);
+  ll->dirs[v].tag = 0; /* it stands for nothing now: no run to close */
+  T->alive = 0;
+}
+
+/* Direction d is about to be crossed by a record that is not a twin's. */
+static inline void own_many(dt_linkload *ll, uint32_t d)
+{
+  uint32_t o = ll->owner[d];
+  if (o == OWN_MANY)
+    return;
+  if (o)
+    twin_dissolve(ll, o - 1);
+  ll->owner[d] = OWN_MANY;
+}
+
+/* Set S's records are about to be logged as its directions (it has no live twin): marks them, once. */
+static void set_claim(dt_linkload *ll, ll_set *S)
+{
+  for (uint32_t k = 0; k < S->ndirs; k++)
+    own_many(ll, S->dirs[k]);
+  S->claimed = 1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The twin for a new set of nd directions dirs (-1 none): a new one when they are distinct and no record crossed
+ * any, a live one when they are all its directions. */
+static int32_t twin_for(dt_linkload *ll, const uint32_t *dirs, uint32_t nd)
+{
+  if (ll->jbytes || nd < 2 || ll->nsets >= REC_MAX_SETS || ll->ntwins >= INT32_MAX - 1)
+    return -1;
+  uint32_t *u = dt_xmalloc(sizeof *u * nd);
+  memcpy(u, dirs, sizeof *u * nd);
+  qsort(u, nd, sizeof *u, cmp_u32);
+  uint32_t o = ll->owner[u[0]];
+  int ok = o != OWN_MANY && (!o || ll->twins[o - 1].n == nd);
+  for (uint32_t k = 1; k < nd && ok; k++)
+    ok = u[k] != u[k - 1] && ll->owner[u[k]] == o;
+  if (!ok) {
+    free(u);
+    return -1;
+  }
+  if (o) { /* distinct, all of twin o - 1's, as many: the same directions */
+    free(u);
+    return (int32_t)(o - 1);
+  }
+  if (ll->ndirs + ll->ntwins + 1 >= ll->dirs_cap) { /* room for one more stand-in */
+    size_t cap = 2 * ll->dirs_cap;
+    void *mem = dt_xcalloc(1, sizeof *ll->dirs * cap + 64);
+    ll_dir *nd_ = (ll_dir *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+    memcpy(nd_, ll->dirs, sizeof *ll->dirs * ll->dirs_cap);
+    free(ll->dirs_mem);
+    ll->dirs_mem = mem;
+    ll->dirs = nd_;
+    ll->cold = dt_xrealloc(ll->cold, sizeof *ll->cold * cap);
+    memset(ll->cold + ll->dirs_cap, 0, sizeof *ll->cold * (cap - ll->dirs_cap));
+    ll->touched = dt_xrealloc(ll->touched, sizeof *ll->touched * cap);
+    ll->offset = dt_xrealloc(ll->offset, sizeof *ll->offset * cap);
+    ll->dirs_cap = cap;
+  }
+  if (ll->ntwins == ll->twins_cap) {
+    ll->twins_cap = ll->twins_cap ? 2 * ll->twins_cap : 64;
+    ll->twins = dt_xrealloc(ll->twins, sizeof *ll->twins * ll->twins_cap);
+  }
+  uint32_t t = (uint32_t)ll->ntwins++;
+  ll->twins[t] = (ll_twin){(uint32_t)(ll->ndirs + t), nd, u, 1, 0, NULL};
+  for (uint32_t k = 0; k < nd; k++)
+    ll->owner[u[k]] = t + 1;
+  return (int32_t)t;
+}
+
 /* Lazy sums hold while each addend is a whole number and every sum stays at most 2^53; the sum of all bytes
  * applied times their crossings bounds each direction's sums (LAZY_MAX = 2^52 leaves room for its own
  * rounding). */
@@ -308,7 +447,7 @@ static void lazy_check(dt_linkload *ll, double bytes, uint32_t nh)
   ll->lazy_sum += bytes * nh;
   if (bytes <= LAZY_MAX && (double)(int64_t)bytes == bytes && ll->lazy_sum <= LAZY_MAX)
     return;
-  for (size_t k = 0; k < ll->ndirs; k++)
+  for (size_t k = 0; k < ll->ndirs + ll->ntwins; k++)
     run_close(ll, k);
   ll->lazy = 0;
 }
@@ -411,17 +550,23 @@ static void rec_get(const uint32_t *r, double *s, double *e)
   memcpy(e, r + 2, sizeof *e);
 }
 
-/* The directions a record's transfers crossed, *nh of them. */
-static const uint32_t *rec_dirs(const dt_linkload *ll, const uint32_t *r, uint32_t *nh)
+/* The directions a fold applies a record to, *nh of them: those its transfers crossed, *real of them, or a twin's
+ * stand-in for all of them. */
+static const uint32_t *rec_dirs(const dt_linkload *ll, const uint32_t *r, uint32_t *nh, uint32_t *real)
 {
   if (!(r[7] & REC_SET)) {
-    *nh = r[8];
+    *nh = *real = r[8];
     return r + REC_HEAD;
   }
   const ll_set *S = &ll->sets[r[7] >> REC_SET_SHIFT];
-  if (r[7] & REC_PART) {
-    *nh = r[8];
+  if (r[7] & REC_PART) { /* never a live twin's (twin_split) */
+    *nh = *real = r[8];
     return S->dirs + r[9];
+  }
+  *real = S->ndirs;
+  if (S->twin >= 0 && ll->twins[S->twin].alive) {
+    *nh = 1;
+    return &ll->twins[S->twin].vdir;
   }
   *nh = S->ndirs;
   return S->dirs;
@@ -494,9 +639,9 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
   size_t ntouched = 0, q = 0, kept = 0, kn = 0;
   for (size_t p = 0; p < ll->log_n;) {
     uint32_t *r = &ll->log[p];
-    uint32_t nh, flags = r[7];
+    uint32_t nh, real, flags = r[7];
     size_t words = REC_WORDS(r);
-    const uint32_t *dirs = rec_dirs(ll, r, &nh);
+    const uint32_t *dirs = rec_dirs(ll, r, &nh, &real);
     double s, e;
     rec_get(r, &s, &e);
     int timed = intervals && (flags & REC_TIMED);
@@ -507,7 +652,7 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
       int32_t group = (int32_t)r[6];
       dt_op_kind kind = (dt_op_kind)(flags & 0xffu);
       if (ll->lazy)
-        lazy_check(ll, bytes, nh);
+        lazy_check(ll, bytes, real);
       if (ll->lazy)
         fold_take(ll, dirs, nh, 2, timed, bytes, group, kind, s, e, w, add, &ntouched);
       else
@@ -535,7 +680,7 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
       if (intervals && s < w)
         memcpy(to, &w, sizeof w);
       to[7] |= REC_APPLIED;
-      kept += nh;
+      kept += real;
     }
     p += words;
   }
@@ -566,8 +711,8 @@ static void fold_log(dt_linkload *ll, double w, int intervals)
       if (r[7] & REC_TIMED) {
         double s, e;
         rec_get(r, &s, &e);
-        uint32_t nh;
-        const uint32_t *dirs = rec_dirs(ll, r, &nh);
+        uint32_t nh, real;
+        const uint32_t *dirs = rec_dirs(ll, r, &nh, &real);
         for (uint32_t h = 0; h < nh; h++)
           if (ll->dirs[dirs[h]].n) {
             size_t o = ll->offset[dirs[h]]++;
@@ -702,6 +847,9 @@ void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double b
   if ((unsigned)kind >= DT_OP_COUNT)
     kind = DT_OP_OTHER;
   ll->transfers++;
+  for (int h = 0; h < nh; h++)
+    if (ll->owner[route[h]] != OWN_MANY)
+      own_many(ll, route[h]);
   uint32_t flags = (uint32_t)kind | (end_s > start_s ? REC_TIMED : 0);
   log_reserve(ll, REC_HEAD + (size_t)nh);
   uint32_t *r = ll->last_rec != SIZE_MAX ? &ll->log[ll->last_rec] : NULL;
@@ -802,8 +950,74 @@ int32_t dt_linkload_set_new(dt_linkload *ll, uint64_t key, size_t nflows, const 
   }
   S->first[S->nflows] = (uint32_t)nd;
   S->ndirs = (uint32_t)nd;
+  S->claimed = 0;
+  S->twin = twin_for(ll, S->dirs, S->ndirs);
   ll->set_tab[set_slot(ll, key)] = (struct ll_setslot){key, (uint32_t)(ll->nsets + 1)}; /* the newest of the key */
   return (int32_t)ll->nsets++;
+}
+
+/* A record of set S (its twin alive) that the flows added one by one would fold inside of: logged whole, with the
+ * folds (their watermark, the counts and the limit) those flows would make, one after the flow that passes the
+ * limit, as the loop of dt_linkload_add_set makes them. The same figures, as long as no fold moves its start
+ * (the flows after a fold would start at its watermark): then 0, nothing done. Its directions get the record's
+ * bytes at the first fold instead of some at the next, in the same order among their records (nothing is logged in
+ * between), and its interval, starting at or after that fold's watermark, counts in the later folds only, where
+ * the flows' would. */
+static int twin_split(dt_linkload *ll, const ll_set *S, int32_t set, double bytes, double start_s, double end_s,
+                      dt_op_kind kind, int32_t group)
+{
+  double w = ll->watermark ? ll->watermark(ll->wm_data) : -INFINITY;
+  if (w > ll->folded && start_s < w)
+    return 0;
+  double s = start_s < ll->folded ? ll->folded : start_s, e = end_s < s ? s : end_s;
+  int timed = e > s;
+  uint32_t flags = (uint32_t)kind | (timed ? REC_TIMED : 0);
+  log_reserve(ll, 8);
+  uint32_t *r = &ll->log[ll->log_n];
+  memcpy(r, &s, sizeof s);
+  memcpy(r + 2, &e, sizeof e);
+  memcpy(r + 4, &bytes, sizeof bytes);
+  r[6] = (uint32_t)group;
+  r[7] = flags | REC_SET | (uint32_t)set << REC_SET_SHIFT;
+  ll->log_n += 8;
+  ll->last_rec = SIZE_MAX;
+  ll->transfers += S->nflows;
+  ll->shared++;
+  size_t *count = timed ? &ll->pending : &ll->zhops;
+  uint32_t rest = S->ndirs; /* crossings of the flows after the current one: in the log, not counted yet */
+  for (uint32_t f0 = 0; f0 < S->nflows;) {
+    uint32_t f1 = S->nflows;
+    if (*count + (S->ndirs - S->first[f0]) > ll->limit) {
+      f1 = f0 + 1;
+      while (*count + (S->first[f1] - S->first[f0]) <= ll->limit)
+        f1++;
+    }
+    uint32_t nh = S->first[f1] - S->first[f0];
+    *count += nh;
+    rest -= nh;
+    /* fold_if_full: a fold keeps the record (timed, it ends after the watermark), counting all of its crossings */
+    if (ll->zhops > ll->limit) {
+      fold_log(ll, -INFINITY, 0);
+      if (timed)
+        ll->pending -= rest;
+    }
+    if (ll->pending > ll->limit) {
+      if (ll->watermark && w > ll->folded) {
+        fold_log(ll, w, 1);
+        if (timed)
+          ll->pending -= rest;
+      }
+      if (ll->pending > ll->limit / 2)
+        ll->limit *= 2;
+    }
+    f0 = f1;
+  }
+  return 1;
+}
+
+uint64_t dt_linkload_shared(const dt_linkload *ll)
+{
+  return ll ? ll->shared : 0;
 }
 
 void dt_linkload_add_set(dt_linkload *ll, int32_t set, double bytes, double start_s, double end_s,
@@ -811,15 +1025,24 @@ void dt_linkload_add_set(dt_linkload *ll, int32_t set, double bytes, double star
 {
   if (!ll || !(bytes > 0) || set < 0 || (size_t)set >= ll->nsets)
     return;
-  const ll_set *S = &ll->sets[set];
+  ll_set *S = &ll->sets[set];
   if (ll->observer)
     for (uint32_t f = 0; f < S->nflows; f++)
       ll->observer(ll->obs_data, S->src[f], S->dst[f], bytes, start_s, end_s);
   if ((unsigned)kind >= DT_OP_COUNT)
     kind = DT_OP_OTHER;
+  int twin = S->twin >= 0 && ll->twins[S->twin].alive;
+  if (!twin && !S->claimed)
+    set_claim(ll, S);
   double s = start_s < ll->folded ? ll->folded : start_s, e = end_s < s ? s : end_s;
   uint32_t flags = (uint32_t)kind | (e > s ? REC_TIMED : 0);
   size_t *count = flags & REC_TIMED ? &ll->pending : &ll->zhops;
+  if (twin && *count + S->ndirs > ll->limit) {
+    if (twin_split(ll, S, set, bytes, start_s, end_s, kind, group))
+      return;
+    twin_dissolve(ll, (uint32_t)S->twin); /* its start would move: as the flows would go, on their own */
+    twin = 0;
+  }
   if (S->nflows > 0 && (uint32_t)set < REC_MAX_SETS && !ll->jbytes && *count + S->ndirs <= ll->limit) {
     /* the usual case, as the loop below would do it: the whole set in one record, no fold */
     log_reserve(ll, 8);
@@ -832,6 +1055,7 @@ void dt_linkload_add_set(dt_linkload *ll, int32_t set, double bytes, double star
     ll->log_n += 8;
     ll->last_rec = SIZE_MAX;
     ll->transfers += S->nflows;
+    ll->shared += (uint64_t)twin;
     *count += S->ndirs;
     return;
   }
@@ -908,6 +1132,9 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
 {
   dt_linkstats *s = dt_xcalloc(1, sizeof *s);
   fold_log(ll, INFINITY, 1);
+  for (size_t t = 0; t < ll->ntwins; t++) /* the twins' figures to their directions */
+    if (ll->twins[t].alive)
+      twin_dissolve(ll, (uint32_t)t);
   for (size_t k = 0; k < ll->ndirs; k++) /* the open runs */
     run_close(ll, k);
   s->transfers = ll->transfers;
@@ -972,14 +1199,14 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
   }
   s->njobs = ll->njobs;
   /* groups: count per direction, then fill */
-  for (size_t h = 0; h < ll->gcap; h++)
-    if (ll->gslots[h].key)
+  for (size_t h = 0; h < ll->gcap; h++) /* (the stand-ins' entries were copied to their directions) */
+    if (ll->gslots[h].key && (ll->gslots[h].key >> 32) <= ll->ndirs)
       s->links[index[(ll->gslots[h].key >> 32) - 1]].ngroups++;
   for (size_t k = 0; k < used; k++)
     s->links[k].groups = dt_xmalloc(sizeof *s->links[k].groups * (s->links[k].ngroups + 1));
   size_t *fill = dt_xcalloc(used + 1, sizeof *fill);
   for (size_t h = 0; h < ll->gcap; h++)
-    if (ll->gslots[h].key) {
+    if (ll->gslots[h].key && (ll->gslots[h].key >> 32) <= ll->ndirs) {
       size_t li = index[(ll->gslots[h].key >> 32) - 1];
       s->links[li].groups[fill[li]++] =
           (dt_group_bytes){(int32_t)(uint32_t)(ll->gslots[h].key & 0xffffffffu) - 1, ll->gslots[h].bytes};
@@ -1007,6 +1234,12 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
   }
   free(ll->sets);
   free(ll->set_tab);
+  for (size_t t = 0; t < ll->ntwins; t++) {
+    free(ll->twins[t].dirs);
+    free(ll->twins[t].groups);
+  }
+  free(ll->twins);
+  free(ll->owner);
   free(ll);
   return s;
 }

@@ -123,6 +123,11 @@ int32_t dt_linkload_set_new(dt_linkload *ll, uint64_t key, size_t nflows, const 
 void dt_linkload_add_set(dt_linkload *ll, int32_t set, double bytes, double start_s, double end_s,
                          dt_op_kind kind, int32_t group);
 
+/* How many dt_linkload_add_set records so far were applied once for all of their flows' directions instead of once
+ * per direction: those of sets whose directions nothing else crossed (a tensor-parallel group's NVLink ports),
+ * which therefore all have the same figures. For tests and benchmarks; NULL: 0. */
+uint64_t dt_linkload_shared(const dt_linkload *ll);
+
 /* Ends the accounting: folds what is left, frees ll, returns the results (free with dt_linkstats_free). */
 dt_linkstats *dt_linkload_finish(dt_linkload *ll);
 

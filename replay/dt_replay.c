@@ -325,6 +325,21 @@ static int32_t fold_image(const replay_run *R, int32_t rank, int32_t f)
 static void link_send(replay_run *R, int32_t rank, const dt_op *op, double t0, double t1)
 {
   int32_t peer = dt_trace_op_peer(R->c.t, rank, op);
+  if (R->c.fold > 1) { /* the send and the folded ranks' same sends: one flow set per pair (the same figures) */
+    uint64_t key = UINT64_C(1) << 63 | (uint64_t)(uint32_t)rank << 32 | (uint32_t)peer; /* the plans' keys < 2^48 */
+    int32_t set = dt_linkload_set_find(R->c.linkload, key);
+    if (set < 0) {
+      int32_t *gpu = dt_xmalloc(sizeof *gpu * 2 * (size_t)R->c.fold);
+      for (int32_t f = 0; f < R->c.fold; f++) {
+        gpu[f] = R->c.gpu_of_rank[f ? fold_image(R, rank, f) : rank];
+        gpu[R->c.fold + f] = R->c.gpu_of_rank[f ? fold_image(R, peer, f) : peer];
+      }
+      set = dt_linkload_set_new(R->c.linkload, key, (size_t)R->c.fold, gpu, gpu + R->c.fold);
+      free(gpu);
+    }
+    dt_linkload_add_set(R->c.linkload, set, (double)op->bytes, t0, t1, DT_OP_SEND, -1);
+    return;
+  }
   dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[rank], R->c.gpu_of_rank[peer], (double)op->bytes, t0, t1,
                   DT_OP_SEND, -1);
   for (int32_t f = 1; f < R->c.fold; f++) /* the folded ranks' same send, on their own links */

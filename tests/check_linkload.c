@@ -382,7 +382,8 @@ END_TEST
 /* Flow sets (dt_linkload_add_set) against the same flows added one by one (dt_linkload_add), on the fat-tree of
  * test_many_directions: sets of 1 to 12 flows over fixed GPUs (rings, pairs), of two groups and pairs, some
  * instances without a duration, under a watermark that folds the log many times (so inside sets too), jobs told
- * apart and the routes dropped halfway (the sets are resolved again). Every figure equal to the bit. */
+ * apart (_i 0) or not (_i 1: the sets that overlap no other have twins for a while) and the routes dropped halfway
+ * (the sets are resolved again). Every figure equal to the bit. */
 /* What an observer saw: how many transfers and a hash of their every field, in order. */
 typedef struct obs_sum {
   size_t n;
@@ -438,8 +439,10 @@ START_TEST(test_flow_sets)
   dt_linkload *one = dt_linkload_new(topo, t), *set = dt_linkload_new(topo, t);
   dt_linkload_set_watermark(one, wm, NULL);
   dt_linkload_set_watermark(set, wm, NULL);
-  dt_linkload_set_jobs(one, job_of_gpu, 3);
-  dt_linkload_set_jobs(set, job_of_gpu, 3);
+  if (_i == 0) { /* jobs told apart (_i 1: not, so that sets have twins while nothing else crosses them) */
+    dt_linkload_set_jobs(one, job_of_gpu, 3);
+    dt_linkload_set_jobs(set, job_of_gpu, 3);
+  }
   obs_sum seen_one = {0}, seen_set = {0}, added = {0};
   dt_linkload_set_observer(one, observe, &seen_one);
   dt_linkload_set_observer(set, observe, &seen_set);
@@ -476,6 +479,10 @@ START_TEST(test_flow_sets)
     dt_linkload_add_set(set, id, bytes, start, end, kind, group);
   }
   ck_assert_uint_ge(resolved, NSETS + 1); /* again after the routes were dropped */
+  if (_i == 0) /* a twin would stand for directions whose bytes per job differ */
+    ck_assert_uint_eq(dt_linkload_shared(set), 0);
+  else
+    ck_assert_uint_gt(dt_linkload_shared(set), 0);
   /* the observer saw every flow as given, in order, from the sets as from the flows added one by one */
   ck_assert_uint_eq(seen_one.n, added.n);
   ck_assert_uint_eq(seen_set.n, added.n);
@@ -506,6 +513,117 @@ START_TEST(test_flow_sets)
 }
 END_TEST
 
+/* Every figure of two results equal to the bit. */
+static void same_stats(const dt_linkstats *a, const dt_linkstats *b)
+{
+  ck_assert_uint_eq(a->transfers, b->transfers);
+  ck_assert_uint_eq(a->nlinks, b->nlinks);
+  for (size_t k = 0; k < a->nlinks; k++) {
+    const dt_link_load *A = &a->links[k], *B = &b->links[k];
+    ck_assert_str_eq(A->name, B->name);
+    ck_assert(A->bytes == B->bytes && A->busy_s == B->busy_s);
+    ck_assert_uint_eq(A->peak_flows, B->peak_flows);
+    ck_assert_uint_eq(A->transfers, B->transfers);
+    ck_assert(memcmp(A->by_dim, B->by_dim, sizeof A->by_dim) == 0);
+    ck_assert(memcmp(A->by_kind, B->by_kind, sizeof A->by_kind) == 0);
+    ck_assert_uint_eq(A->ngroups, B->ngroups);
+    for (size_t i = 0; i < A->ngroups; i++)
+      ck_assert(A->groups[i].group == B->groups[i].group && A->groups[i].bytes == B->groups[i].bytes);
+  }
+  for (int c = 0; c < DT_LC_COUNT; c++) {
+    const dt_class_load *A = &a->classes[c], *B = &b->classes[c];
+    ck_assert(A->links == B->links && A->used == B->used && A->bytes == B->bytes && A->busy_sum_s == B->busy_sum_s &&
+              A->busy_max_s == B->busy_max_s && A->peak_flows == B->peak_flows && A->transfers == B->transfers);
+  }
+}
+
+/* Twins: flow sets whose directions nothing else crosses (rings over disjoint GPUs, one ring listed twice in two
+ * orders, a loopback) share one stand-in direction; against the same flows added one by one, every figure equal
+ * to the bit, while the stand-ins took the records: under a lagging watermark that folds inside sets many times
+ * (the folds a set's record is logged whole across), with transfers without a duration and some starting before
+ * the watermark, byte counts whole (_i 0, the lazy sums) or not (_i 1); (_i 2) a transfer and a new set crossing
+ * two twins' directions halfway (those twins are left); (_i 3) every transfer starting before the watermark (a
+ * fold inside a set's record would move its start: each such record leaves its twin). */
+START_TEST(test_twins)
+{
+  dt_platform p = dt_test_platform(8, 2);
+  p.nics_per_node = 2;
+  p.nic_bandwidth = 50e9;
+  p.nic_latency = 1e-6;
+  p.link_bandwidth = 100e9;
+  p.link_latency = 1e-7;
+  p.topology = DT_NET_FAT_TREE;
+  p.levels = 3;
+  p.radix = 4;
+  dt_topology *topo = NULL;
+  dt_error err;
+  ck_assert_int_eq(dt_topology_build(&p, &topo, &err), DT_OK);
+  dt_trace *t = dt_trace_new(16);
+  int32_t all[16];
+  for (int i = 0; i < 16; i++)
+    all[i] = i;
+  int g[2] = {dt_trace_add_group(t, "tp.0", all, 4, 0, 0, &err), dt_trace_add_group(t, "dp.0", all, 16, 0, 0, &err)};
+  enum { NSETS = 6 };
+  static const int32_t src[NSETS][8] = {{0, 1, 2, 3}, {2, 3, 0, 1}, {4, 5, 6}, {7}, {8, 9, 10, 11, 12, 13, 14, 15},
+                                        {9}};
+  static const int32_t dst[NSETS][8] = {{1, 2, 3, 0}, {3, 0, 1, 2}, {5, 6, 4}, {7}, {9, 10, 11, 12, 13, 14, 15, 8},
+                                        {10}};
+  static const size_t nf[NSETS] = {4, 4, 3, 1, 8, 1};
+  dt_linkload *one = dt_linkload_new(topo, t), *set = dt_linkload_new(topo, t);
+  dt_linkload_set_watermark(one, wm, NULL);
+  dt_linkload_set_watermark(set, wm, NULL);
+  int32_t id[NSETS];
+  for (int k = 0; k < NSETS - 1; k++)
+    id[k] = dt_linkload_set_new(set, (uint64_t)k, nf[k], src[k], dst[k]);
+  unsigned x = 99;
+  double base = 0;
+  size_t n = 80000, late = 0;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 1103515245u + 12345u;
+    int k = (int)((x >> 16) % (NSETS - 1));
+    if (_i == 2 && i >= n / 2 && (x >> 28 & 3) == 0)
+      k = NSETS - 1; /* crosses two of set 4's directions */
+    int32_t group = k < 3 ? g[0] : k == 4 ? g[1] : -1;
+    dt_op_kind kind = k == 3 || k == 5 ? DT_OP_SEND : (x >> 27 & 1) ? DT_OP_ALLREDUCE : DT_OP_ALLGATHER;
+    x = x * 1103515245u + 12345u;
+    double bytes = (double)(1 + (x >> 16 & 0xfff)) / (_i == 1 && (x >> 28 & 1) ? 3.0 : 1.0);
+    base += _i == 3 ? 5e-6 : (double)(x >> 20 & 3) * 1e-6 / 3; /* _i 3: apart, so that a start moved shows */
+    next_start = base - 2e-3; /* lagging: folds keep much */
+    x = x * 1103515245u + 12345u;
+    double start = base + (double)(x >> 16 & 7) * 1e-6, end = start + (double)(x >> 20 & 15) * 1e-6 / 7;
+    if (i % 997 == 0 || _i == 3) { /* before the watermark */
+      start = next_start - 1e-6;
+      end = start + 3e-6;
+      late++;
+    }
+    if (_i == 2 && i == n / 2) { /* a transfer over set 2's ring */
+      dt_linkload_add(one, 5, 6, 100, start, end, DT_OP_SEND, -1);
+      dt_linkload_add(set, 5, 6, 100, start, end, DT_OP_SEND, -1);
+    }
+    for (size_t f = 0; f < nf[k]; f++)
+      dt_linkload_add(one, src[k][f], dst[k][f], bytes, start, end, kind, group);
+    if (k == NSETS - 1 && dt_linkload_set_find(set, (uint64_t)k) < 0)
+      id[k] = dt_linkload_set_new(set, (uint64_t)k, nf[k], src[k], dst[k]);
+    dt_linkload_add_set(set, id[k], bytes, start, end, kind, group);
+  }
+  uint64_t shared = dt_linkload_shared(set);
+  ck_assert_uint_gt(late, 10);
+  if (_i < 2) /* the records went to a stand-in */
+    ck_assert_uint_gt(shared, n - n / 100);
+  else if (_i == 2) /* two of four twins left halfway */
+    ck_assert(shared > n / 2 && shared < n - n / 10);
+  else /* left at the first fold inside one of their records (the loopback's may be spared: 1 in 5 records) */
+    ck_assert_uint_lt(shared, n / 3);
+  dt_linkstats *a = dt_linkload_finish(one), *b = dt_linkload_finish(set);
+  ck_assert_uint_gt(a->nlinks, 20);
+  same_stats(a, b);
+  dt_linkstats_free(a);
+  dt_linkstats_free(b);
+  dt_trace_free(t);
+  dt_topology_free(topo);
+}
+END_TEST
+
 START_TEST(test_dim_names)
 {
   ck_assert_int_eq(dt_dim_from_group_name("tp.pp0.dp1"), DT_DIM_TP);
@@ -526,7 +644,8 @@ int main(void)
 {
   const dt_test_case cases[] = {
       {"hand", test_hand, 0}, {"fold", test_fold, 0}, {"fold_orders", test_fold_orders, 3},
-      {"many_directions", test_many_directions, 3}, {"flow_sets", test_flow_sets, 0},
+      {"many_directions", test_many_directions, 3}, {"flow_sets", test_flow_sets, 2},
+      {"twins", test_twins, 4},
       {"dim_names", test_dim_names, 0}};
   return dt_test_run(dt_test_suite("linkload", cases, sizeof cases / sizeof cases[0], 60));
 }
