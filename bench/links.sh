@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What the per-link accounting costs (bench/README.md, docs/report.md "Per-link accounting"). Not a test: CPU and
 # memory depend on the machine. Runs each row REPEAT times (default 3) with the accounting and with --no-links,
-# alternating, and prints the median CPU seconds (user + sys) and the median peak RSS (GNU time) of each, and
-# their ratios (with / without).
+# alternating, and prints the median CPU seconds (user + sys) and the median peak RSS (GNU time) of each, their
+# ratios (with / without), and the median of the per-pair CPU ratios (each run with the accounting over the run
+# without it just after it: robust to a load that drifts during the loop).
 #   bench/links.sh [path/to/dtsim] [REPEAT]     (from the repo root)
 # Environment: ROWS="1024 128" picks rows: 1024, GPT-3 175B TP 8, PP 16, DP 8 on bench/h100-128node.yaml (1,024
 # GPUs, bench/scaling.sh's 'target' row); 128, GPT-3 175B TP 4, PP 8, VP 12, DP 4 on bench/h100-16node.yaml (128
@@ -69,9 +70,12 @@ for r in $ROWS; do
     w=$tmp/$name.with o=$tmp/$name.without
     cw=$(bench_col 1 "$w") co=$(bench_col 1 "$o")
     mw=$(bench_col 2 "$w") mo=$(bench_col 2 "$o")
+    # per pair: run i with over run i without (the two runs next to each other)
+    pairs=$(paste -d' ' "$w" "$o" | awk '{ print ($3 > 0 ? $1 / $3 : 0) }' | bench_median)
     printf "%-38s %s: with: CPU %6.2f s RSS %5.0f MiB  without: CPU %6.2f s RSS %5.0f MiB  ratio CPU %.3f RSS %.3f  " \
       "$label" "$name" "$cw" "$(ratio "$mw" 1024)" "$co" "$(ratio "$mo" 1024)" "$(ratio "$cw" "$co")" \
       "$(ratio "$mw" "$mo")"
+    printf "median of pair ratios CPU %.3f  " "$pairs"
     echo "(CPU s of each run: with $(cut -d' ' -f1 "$w" | tr '\n' ' ')/ without $(cut -d' ' -f1 "$o" | tr '\n' ' '))"
     # the accounting must not change the simulation: the reports agree but for the links key
     if [ "$(jq -S -c 'del(.links)' "$tmp/out.$name.with")" != "$(jq -S -c . "$tmp/out.$name.without")" ]; then
