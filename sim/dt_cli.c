@@ -1010,7 +1010,9 @@ static int cmd_run(int argc, char **argv)
     int rendered;
     if (dt_plot_write(plot_dir, &in, &rendered, &err) != DT_OK)
       goto fail;
-    if (rendered)
+    if (rendered < 0)
+      fprintf(stderr, "dtsim: note: --plot %s: no chart had anything to draw\n", plot_dir);
+    else if (rendered)
       fprintf(stderr, "dtsim: wrote %d pictures (.png) with their data (.dat) and gnuplot scripts (.gp) in %s\n",
               rendered, plot_dir);
     else

@@ -450,22 +450,56 @@ int dt_plot_write(const char *dir, const dt_report_input *in, int *rendered, dt_
   dt_link_class cls = DT_LC_LEAF_SPINE;
   const char *why = NULL;
   int heat = heatmap_tier(in, &sh, &cls, &why);
-  const dt_linkstats *L = in->stats->links;
-  if (plot_critical(dir, in, err) != DT_OK || plot_per_rank(dir, in, err) != DT_OK ||
-      (L && (plot_links(dir, in, err) != DT_OK || plot_tiers(dir, in, err) != DT_OK)) ||
-      (heat && plot_heatmap(dir, in, &sh, cls, err) != DT_OK) || plot_histogram(dir, in, err) != DT_OK)
+  const dt_stats *s = in->stats;
+  const dt_linkstats *L = s->links;
+  /* A chart with nothing to draw is skipped with a note, not handed to gnuplot, which refuses an empty plot (a
+   * compute-only trace has no message sizes and no link bytes; a deadlocked or aborted run may have no critical
+   * path or a zero makespan): the run's own outcome (exit 0 or 1) stands. */
+  int timed = s->makespan_s > 0;
+  const char *untimed = s->aborted || s->ndeadlock ? "the run did not complete (no makespan)" : "the run took no time";
+  int path = timed && s->critical;
+  double carried = 0;
+  for (int c = 0; L && c < DT_LC_COUNT; c++)
+    carried += L->classes[c].bytes;
+  int links = L && timed && carried > 0;
+  int sizes = 0;
+  for (int k = 0; k < DT_OP_COUNT && !sizes; k++)
+    for (int b = 0; b < DT_HIST_BUCKETS && !sizes; b++)
+      sizes = s->hist_kind[k].count[b] != 0;
+  if (heat && !links) {
+    heat = 0;
+    why = "no link carried bytes";
+  }
+  if ((path && plot_critical(dir, in, err) != DT_OK) || (timed && plot_per_rank(dir, in, err) != DT_OK) ||
+      (links && (plot_links(dir, in, err) != DT_OK || plot_tiers(dir, in, err) != DT_OK)) ||
+      (heat && plot_heatmap(dir, in, &sh, cls, err) != DT_OK) || (sizes && plot_histogram(dir, in, err) != DT_OK))
     return DT_ERR;
-  names[n++] = "critical_path";
-  names[n++] = "per_rank";
-  if (L) {
+  if (path)
+    names[n++] = "critical_path";
+  else
+    fprintf(stderr, "dtsim: note: --plot: no critical_path chart: %s\n",
+            timed ? "the run has no critical path (it did not complete)" : untimed);
+  if (timed)
+    names[n++] = "per_rank";
+  else
+    fprintf(stderr, "dtsim: note: --plot: no per_rank chart: %s\n", untimed);
+  if (links) {
     names[n++] = "link_classes";
     names[n++] = "tiers";
-  }
+  } else if (L)
+    fprintf(stderr, "dtsim: note: --plot: no link_classes and tiers charts: no link carried bytes\n");
   if (heat)
     names[n++] = "fabric_heatmap";
   else
     fprintf(stderr, "dtsim: note: --plot: no leaf x spine heatmap (fabric_heatmap): %s\n", why);
-  names[n++] = "histogram";
+  if (sizes)
+    names[n++] = "histogram";
+  else
+    fprintf(stderr, "dtsim: note: --plot: no histogram chart: no message completed\n");
+  if (n == 0) {
+    *rendered = -1; /* nothing to draw: the notes above say why */
+    return DT_OK;
+  }
   for (size_t i = 0; i < n; i++) {
     int r = render(dir, names[i], err);
     if (r < 0)

@@ -302,4 +302,19 @@ check "timeline: at most 8 counter tracks" '[ "$(jq "[.traceEvents[] | select(.p
 "$DTSIM" run --no-links --timeline "$tmp/tl2.json" tests/data/shared-nic.yaml tests/data/shared-nic.dtt >/dev/null 2>&1
 check "timeline --no-links: no counters" '[ "$(jq "[.traceEvents[] | select(.ph == \"C\")] | length" "$tmp/tl2.json")" = 0 ]'
 
+# --- --plot on runs with nothing to draw for some charts: skipped with a note, the run's own exit code stands
+# (was: exit 2 'gnuplot failed' on a compute-only trace, and on deadlocked or aborted runs, gnuplot's errors leaking)
+printf 'dtsim_trace 1\nranks 1\nrank 0\ns0 compute dur=1ms\n' >"$tmp/c1.dtt"
+"$DTSIM" run --plot "$tmp/pc" platforms/dgx-h100-4node.yaml "$tmp/c1.dtt" >/dev/null 2>"$tmp/pc.err"; rc=$?
+check "--plot on a compute-only trace: exit 0, notes for the histogram and link charts, no gnuplot error" \
+  '[ $rc -eq 0 ] && grep -q "no histogram chart: no message completed" "$tmp/pc.err" && grep -q "no link_classes and tiers charts" "$tmp/pc.err" && ! grep -q "gnuplot failed\|line [0-9]*:" "$tmp/pc.err"'
+if command -v gnuplot >/dev/null; then
+  check "--plot on a compute-only trace: critical_path.png and per_rank.png, no histogram.png" \
+    '[ -s "$tmp/pc/critical_path.png" ] && [ -s "$tmp/pc/per_rank.png" ] && [ ! -e "$tmp/pc/histogram.png" ]'
+fi
+printf 'dtsim_trace 1\nranks 2\nrank 0\ns0 recv peer=1 bytes=8\ns0 send peer=1 bytes=8\nrank 1\ns0 recv peer=0 bytes=8\ns0 send peer=0 bytes=8\n' >"$tmp/dl.dtt"
+"$DTSIM" run --plot "$tmp/pd" platforms/dgx-h100-4node.yaml "$tmp/dl.dtt" >/dev/null 2>"$tmp/pd.err"; rc=$?
+check "--plot on a deadlocked run: exit 1 (the deadlock's), 'no chart had anything to draw', no gnuplot error" \
+  '[ $rc -eq 1 ] && grep -q "deadlock" "$tmp/pd.err" && grep -q "no chart had anything to draw" "$tmp/pd.err" && ! grep -q "gnuplot" "$tmp/pd.err"'
+
 finish
