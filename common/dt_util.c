@@ -4,6 +4,7 @@
 #include "dt_outfile.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -195,6 +196,38 @@ int dt_parse_rank_list(const char *s, int32_t limit, int32_t **out, size_t *n)
     *n = 0;
   }
   return rc;
+}
+
+int dt_read_file(const char *path, size_t max, char **out, size_t *len)
+{
+  *out = NULL;
+  if (len)
+    *len = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return -1;
+  size_t n = 0, cap = 0;
+  char *buf = NULL;
+  for (;;) {
+    buf = dt_grow(buf, &cap, n + 65536 < max + 2 ? n + 65536 : max + 2, 1);
+    size_t want = cap - 1 - n < max + 1 - n ? cap - 1 - n : max + 1 - n;
+    size_t got = fread(buf + n, 1, want, f);
+    n += got;
+    if (got == 0 || n > max)
+      break;
+  }
+  int bad = ferror(f), e = errno; /* a directory opens, then fails to read: EISDIR */
+  fclose(f);
+  if (bad || n > max) {
+    free(buf);
+    errno = bad ? (e ? e : EIO) : EFBIG;
+    return bad ? -1 : -2;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  if (len)
+    *len = n;
+  return 0;
 }
 
 void *dt_grow(void *array, size_t *cap, size_t need, size_t elem)

@@ -66,6 +66,17 @@ int dt_parse_whole_u64(const char *s, uint64_t hi, uint64_t *out);
  * s is not such a list. */
 int dt_parse_rank_list(const char *s, int32_t limit, int32_t **out, size_t *n);
 
+/* The most bytes a platform, workload or sweep spec file, or an nccl-tests output, may hold: 64 MiB (the shipped
+ * ones are a few KiB). Read through dt_read_file, so that a device such as /dev/zero or a huge file ends in a
+ * clear error, not in memory following the input. */
+#define DT_CONFIG_FILE_MAX ((size_t)64 << 20)
+
+/* Reads the whole file at path into a new buffer (*out, NUL-terminated, the caller frees; *len its bytes without
+ * the NUL), reading no more than max + 1 bytes, so that an endless device or pipe ends too. Returns 0; -1 with errno
+ * when it cannot be opened or read (EISDIR for a directory), *out NULL; -2 when it holds more than max bytes,
+ * *out NULL. */
+int dt_read_file(const char *path, size_t max, char **out, size_t *len);
+
 /* Grows an array so that index `need` fits: *cap doubles (from at least 8). elem is sizeof one element.
  * Returns the (possibly moved) array; new elements are zeroed. */
 void *dt_grow(void *array, size_t *cap, size_t need, size_t elem);

@@ -1133,25 +1133,15 @@ int dt_platform_load(const char *path, dt_platform **out, dt_error *err)
   *out = NULL;
   dt_error_clear(err);
   dt_phase("reading the platform %s", path);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return dt_error_set(err, NULL, 0, 0, "cannot open '%s': %s", path, strerror(errno));
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    buf = dt_grow(buf, &cap, len + 65536, 1);
-    size_t n = fread(buf + len, 1, cap - len, f);
-    len += n;
-    if (n == 0)
-      break;
-  }
-  int read_failed = ferror(f), read_errno = errno; /* a directory opens, then fails to read: EISDIR */
-  fclose(f);
-  if (read_failed) {
-    free(buf);
-    return dt_error_set(err, NULL, 0, 0, "cannot read '%s': %s (expected a platform YAML file)", path,
-                        strerror(read_errno));
-  }
+  char *buf;
+  size_t len;
+  int got = dt_read_file(path, DT_CONFIG_FILE_MAX, &buf, &len);
+  if (got == -2)
+    return dt_error_set(err, path, 0, 0, "holds more than %zu MiB, the most a platform file may (a device such as "
+                        "/dev/zero is read up to that): expected a platform YAML file", DT_CONFIG_FILE_MAX >> 20);
+  if (got != 0)
+    return dt_error_set(err, NULL, 0, 0, errno == EISDIR ? "cannot read '%s': %s (expected a platform YAML file)"
+                                                         : "cannot open '%s': %s", path, strerror(errno));
   int rc = dt_platform_parse(buf, len, path, out, err);
   free(buf);
   return rc;

@@ -234,22 +234,15 @@ static int read_table(const char *path, const char *op_name, int in_place, table
   struct stat st;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     return dt_error_set(err, path, 0, 0, "is a directory, not an nccl-tests output file (give the files in it)");
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return dt_error_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *text = dt_xmalloc(cap);
-  for (size_t r; (r = fread(text + n, 1, cap - n - 1, f)) > 0;) {
-    n += r;
-    if (n + 1 >= cap)
-      text = dt_xrealloc(text, cap *= 2);
-  }
-  int rerr = ferror(f) ? errno : 0;
-  fclose(f);
-  if (rerr) {
-    free(text);
-    return dt_error_set(err, path, 0, 0, "read error: %s", strerror(rerr));
-  }
+  dt_phase("reading the nccl-tests output %s", path);
+  char *text;
+  size_t n;
+  int got = dt_read_file(path, DT_CONFIG_FILE_MAX, &text, &n);
+  if (got == -2)
+    return dt_error_set(err, path, 0, 0, "holds more than %zu MiB, the most an nccl-tests output may (a device such "
+                        "as /dev/zero is read up to that)", DT_CONFIG_FILE_MAX >> 20);
+  if (got != 0)
+    return dt_error_set(err, path, 0, 0, "%s: %s", errno == EISDIR ? "read error" : "cannot open", strerror(errno));
   const char *nul = memchr(text, '\0', n);
   if (nul) {
     size_t at = (size_t)(nul - text);

@@ -766,8 +766,12 @@ static int load_yaml(const char *path, dt_sweep_spec *s, dt_error *err)
     return dt_error_set(err, path, 0, 0, "is a directory: expected a sweep spec file (YAML starting with "
                                          "'dtsim_sweep: 1', docs/sweep.md)");
   size_t len;
-  char *text = dt_sweep_read_file(path, &len);
-  if (!text)
+  char *text;
+  int got = dt_read_file(path, DT_CONFIG_FILE_MAX, &text, &len);
+  if (got == -2)
+    return dt_error_set(err, path, 0, 0, "holds more than %zu MiB, the most a sweep spec may (a device such as "
+                        "/dev/zero is read up to that)", DT_CONFIG_FILE_MAX >> 20);
+  if (got != 0)
     return dt_error_set(err, NULL, 0, 0, "cannot open '%s': %s", path, strerror(errno));
   if (dt_yaml_check(text, len, path, err) != DT_OK) { /* nesting and tags, as for platform and workload files */
     free(text);

@@ -709,4 +709,18 @@ check "--top 1 --top 2: exit 2 naming --top and both values, nothing run" '[ $rc
 check "gen -o /dev/full: exit 2 'No space left on device' (was 'Input/output error')" \
   '[ $rc -eq 2 ] && grep -q "/dev/full: cannot write: No space left on device" "$tmp/full.err"'
 
+# --- configuration inputs read from a device or a pipe are read up to DT_CONFIG_FILE_MAX (64 MiB), then refused
+# naming the file (was: /dev/zero as a platform grew to 2 GiB and more, the out-of-memory message naming the
+# platform even when the workload or the nccl-tests output was being read)
+for c in "run /dev/zero $tmp/two.dtt:platform file" "platform check /dev/zero:platform file" "sweep plan /dev/zero:sweep spec" \
+  "calibrate platforms/dgx-h100.yaml /dev/zero -o $tmp/cal.yaml:nccl-tests output" \
+  "run tests/data/node8.yaml --workload /dev/zero:workload file"; do
+  what=${c##*:}
+  (ulimit -v 1500000; exec "$DTSIM" ${c%:*}) >/dev/null 2>"$tmp/zero.err"; rc=$?
+  check "${c%:*}: exit 2, '/dev/zero: holds more than 64 MiB, the most a $what may'" \
+    '[ $rc -eq 2 ] && grep -q "/dev/zero: holds more than 64 MiB, the most an\? $what may" "$tmp/zero.err"'
+done
+"$DTSIM" platform check /dev/stdin <tests/data/node8.yaml >/dev/null 2>"$tmp/stdin.err"; rc=$?
+check "a platform read from a pipe below the limit still loads" '[ $rc -eq 0 ]'
+
 finish
