@@ -956,6 +956,23 @@ int32_t dt_linkload_set_new(dt_linkload *ll, uint64_t key, size_t nflows, const 
   return (int32_t)ll->nsets++;
 }
 
+/* Appends the 8-word record of one flow set's transfer [s, e) of bytes (a whole set in one record, REC_SET) and
+ * counts its flows as transfers; the caller counts its crossings. */
+static inline void log_set_record(dt_linkload *ll, const ll_set *S, int32_t set, double s, double e, double bytes,
+                                  int32_t group, uint32_t flags)
+{
+  log_reserve(ll, 8);
+  uint32_t *r = &ll->log[ll->log_n];
+  memcpy(r, &s, sizeof s);
+  memcpy(r + 2, &e, sizeof e);
+  memcpy(r + 4, &bytes, sizeof bytes);
+  r[6] = (uint32_t)group;
+  r[7] = flags | REC_SET | (uint32_t)set << REC_SET_SHIFT;
+  ll->log_n += 8;
+  ll->last_rec = SIZE_MAX;
+  ll->transfers += S->nflows;
+}
+
 /* A record of set S (its twin alive) that the flows added one by one would fold inside of: logged whole, with the
  * folds (their watermark, the counts and the limit) those flows would make, one after the flow that passes the
  * limit, as the loop of dt_linkload_add_set makes them. The same figures, as long as no fold moves its start
@@ -972,16 +989,7 @@ static int twin_split(dt_linkload *ll, const ll_set *S, int32_t set, double byte
   double s = start_s < ll->folded ? ll->folded : start_s, e = end_s < s ? s : end_s;
   int timed = e > s;
   uint32_t flags = (uint32_t)kind | (timed ? REC_TIMED : 0);
-  log_reserve(ll, 8);
-  uint32_t *r = &ll->log[ll->log_n];
-  memcpy(r, &s, sizeof s);
-  memcpy(r + 2, &e, sizeof e);
-  memcpy(r + 4, &bytes, sizeof bytes);
-  r[6] = (uint32_t)group;
-  r[7] = flags | REC_SET | (uint32_t)set << REC_SET_SHIFT;
-  ll->log_n += 8;
-  ll->last_rec = SIZE_MAX;
-  ll->transfers += S->nflows;
+  log_set_record(ll, S, set, s, e, bytes, group, flags);
   ll->shared++;
   size_t *count = timed ? &ll->pending : &ll->zhops;
   uint32_t rest = S->ndirs; /* crossings of the flows after the current one: in the log, not counted yet */
@@ -1045,16 +1053,7 @@ void dt_linkload_add_set(dt_linkload *ll, int32_t set, double bytes, double star
   }
   if (S->nflows > 0 && (uint32_t)set < REC_MAX_SETS && !ll->jbytes && *count + S->ndirs <= ll->limit) {
     /* the usual case, as the loop below would do it: the whole set in one record, no fold */
-    log_reserve(ll, 8);
-    uint32_t *r = &ll->log[ll->log_n];
-    memcpy(r, &s, sizeof s);
-    memcpy(r + 2, &e, sizeof e);
-    memcpy(r + 4, &bytes, sizeof bytes);
-    r[6] = (uint32_t)group;
-    r[7] = flags | REC_SET | (uint32_t)set << REC_SET_SHIFT;
-    ll->log_n += 8;
-    ll->last_rec = SIZE_MAX;
-    ll->transfers += S->nflows;
+    log_set_record(ll, S, set, s, e, bytes, group, flags);
     ll->shared += (uint64_t)twin;
     *count += S->ndirs;
     return;
