@@ -716,7 +716,7 @@ for c in "run /dev/zero $tmp/two.dtt:platform file" "platform check /dev/zero:pl
   "calibrate platforms/dgx-h100.yaml /dev/zero -o $tmp/cal.yaml:nccl-tests output" \
   "run tests/data/node8.yaml --workload /dev/zero:workload file"; do
   what=${c##*:}
-  (ulimit -v 1500000; exec "$DTSIM" ${c%:*}) >/dev/null 2>"$tmp/zero.err"; rc=$?
+  "$DTSIM" ${c%:*} >/dev/null 2>"$tmp/zero.err"; rc=$? # no ulimit -v: ASan reserves terabytes of address space
   check "${c%:*}: exit 2, '/dev/zero: holds more than 64 MiB, the most a $what may'" \
     '[ $rc -eq 2 ] && grep -q "/dev/zero: holds more than 64 MiB, the most an\? $what may" "$tmp/zero.err"'
 done
