@@ -25,6 +25,7 @@ extern "C" {
 #include <exception>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 #include <xbt/log.h>
 
@@ -144,34 +145,82 @@ int dt_sg_init(int* argc, char** argv, dt_error* err)
 namespace {
 using simgrid::s4u::CommPtr;
 
-/* The prologue of both waits: takes over the caller's references to comms[0, n) (one each, as sg_mailbox_put_async
- * and sg_mailbox_get_async return them) into RAII pointers, so that an actor killed inside the wait drops them. */
-void adopt(sg_comm_t* comms, size_t n, std::vector<CommPtr>& into)
-{
-  into.reserve(into.size() + n);
-  for (size_t i = 0; i < n; i++)
-    into.emplace_back(comms[i], false);
-}
+/* The references a wait holds: it takes over the caller's (one per comm, as sg_mailbox_put_async and
+ * sg_mailbox_get_async return them) into RAII pointers, so that an actor killed inside the wait drops them. Up to
+ * N live on the stack, more on the heap: the common waits (a collective's few comms, a batch's queues) allocate
+ * nothing, as the stack arrays of 16 and 64 did before the kill handling. */
+template <size_t N> class held_comms {
+public:
+  held_comms(sg_comm_t* comms, size_t n) : n_(n)
+  {
+    if (n > N) {
+      big_.reserve(n);
+      for (size_t i = 0; i < n; i++)
+        big_.emplace_back(comms[i], false);
+      p_ = big_.data();
+    } else {
+      for (size_t i = 0; i < n; i++)
+        small_[i] = CommPtr(comms[i], false);
+      p_ = small_;
+    }
+  }
+  held_comms(const held_comms&)            = delete;
+  held_comms& operator=(const held_comms&) = delete;
+  CommPtr& operator[](size_t i) { return p_[i]; }
+  CommPtr* begin() { return p_; }
+  CommPtr* end() { return p_ + n_; }
+
+private:
+  size_t n_;
+  CommPtr small_[N];
+  std::vector<CommPtr> big_;
+  CommPtr* p_;
+};
 
 /* The actor is being killed (a run that a link failure aborted, or a deadlock's end: ForcefulKillException unwinds
  * its stack). SimGrid's kernel has cancelled the actor's comms already (ActorImpl::exit cancels every activity of
  * the actor); their s4u side still says STARTED, and Comm::~Comm prints a "freed before its completion" backtrace
  * for such a comm. A dying actor can make no simcall, so Comm::cancel (one) is out: only the s4u state is set,
  * then the references go with the unwinding. SimGrid's Exception.hpp allows this: catch, clean up, rethrow. */
-void cancelled_by_kill(std::vector<CommPtr>& comms)
+template <typename Range> void cancelled_by_kill(Range& comms)
 {
   for (auto& c : comms)
     if (c && c->get_state() == simgrid::s4u::Activity::State::STARTED)
       c->set_state(simgrid::s4u::Activity::State::CANCELED);
 }
+
+/* Comm::wait_any takes only a std::vector: spare ones, each given back with its capacity after its wait, so that
+ * the waits allocate nothing of their own once there are as many as actors waiting at once (SimGrid runs one actor
+ * at a time, contexts/nthreads is not accepted by --cfg, and an actor switches only inside the wait; SimGrid's
+ * wait_any itself still copies the list). */
+std::vector<std::vector<CommPtr>> spare_lists;
+
+class borrowed_list {
+public:
+  borrowed_list()
+  {
+    if (not spare_lists.empty()) {
+      list_ = std::move(spare_lists.back());
+      spare_lists.pop_back();
+    }
+  }
+  ~borrowed_list()
+  {
+    list_.clear(); /* drops the references left (a kill's unwinding), keeps the capacity */
+    spare_lists.push_back(std::move(list_));
+  }
+  borrowed_list(const borrowed_list&)            = delete;
+  borrowed_list& operator=(const borrowed_list&) = delete;
+  std::vector<CommPtr> list_;
+};
 } // namespace
 
 void dt_sg_comm_wait_all_times(sg_comm_t* comms, size_t n, double* start, double* finish)
 {
-  std::vector<CommPtr> held;
-  adopt(comms, n, held);
+  held_comms<16> held(comms, n);
   try {
-    simgrid::s4u::Comm::wait_all(held);
+    for (auto& c : held) /* what Comm::wait_all does (SimGrid 3.32), without its std::vector */
+      c->wait();
   } catch (simgrid::ForcefulKillException const&) {
     cancelled_by_kill(held);
     throw;
@@ -185,15 +234,17 @@ void dt_sg_comm_wait_all_times(sg_comm_t* comms, size_t n, double* start, double
 size_t dt_sg_comm_wait_any_times(sg_comm_t* comms, size_t n, sg_comm_t* also, size_t nalso, double* start,
                                  double* finish)
 {
-  std::vector<CommPtr> held;
-  adopt(comms, n, held);
+  borrowed_list b;
+  std::vector<CommPtr>& held = b.list_;
+  held.reserve(n);
+  for (size_t i = 0; i < n; i++)
+    held.emplace_back(comms[i], false);
   ssize_t pos;
   try {
     pos = simgrid::s4u::Comm::wait_any(held);
   } catch (simgrid::ForcefulKillException const&) {
     cancelled_by_kill(held);
-    std::vector<CommPtr> rest;
-    adopt(also, nalso, rest);
+    held_comms<64> rest(also, nalso);
     cancelled_by_kill(rest);
     throw;
   }
