@@ -7,6 +7,7 @@
 #include "../common/dt_util.h"
 #include "dt_linkload.h"
 #include "dt_timeline.h"
+#include "dt_sg_flight.h"
 #include "dt_sg_platform.h"
 
 #include <simgrid/actor.h>
@@ -267,6 +268,81 @@ void rp_closed_wait(const rp_inst *x, const rp_send *sends, size_t nsends, doubl
   rp_sleep((before > 0 ? before : 0) + wait + (after > 0 ? after : 0));
 }
 
+void rp_flight_push(rp_ctx *c, rp_flight *f)
+{
+  if (!c->linkload || c->stopped)
+    return;
+  f->prev = NULL;
+  f->next = c->flights;
+  if (c->flights)
+    c->flights->prev = f;
+  c->flights = f;
+}
+
+void rp_flight_pop(rp_ctx *c, rp_flight *f)
+{
+  if (!c->linkload || c->stopped)
+    return;
+  if (f->prev)
+    f->prev->next = f->next;
+  else
+    c->flights = f->next;
+  if (f->next)
+    f->next->prev = f->prev;
+}
+
+void rp_flights_cut(rp_ctx *c, double now)
+{
+  if (c->stopped)
+    return;
+  c->stopped = 1;
+  for (rp_flight *f = c->flights; f; f = f->next)
+    for (size_t k = 0; k < f->n; k++) {
+      double t0, t1, left;
+      if (!dt_sg_comm_progress(f->comms[k], &t0, &t1, &left) || !(t0 < now))
+        continue;
+      if (t1 >= t0) { /* complete, its waiter blocked on others (a deadlock) or not resumed yet: all of it */
+        f->cut(f->arg, k, 0, t0, t1);
+        if (t1 > c->reached)
+          c->reached = t1;
+      } else if (left > 0) /* moving: what it moved until now */
+        f->cut(f->arg, k, left, t0, now);
+    }
+  c->flights = NULL;
+}
+
+/* rp_xfer's sends sends[0, nsends) of instance x, whose SimGrid flows are comms[0, nsends) (the flight's arg). */
+typedef struct xfer_flight {
+  const rp_inst *x;
+  const rp_send *sends;
+  size_t nsends;
+} xfer_flight;
+
+/* Per-link accounting of send s of x: `bytes` of payload from t0 to t1 (s), and the folded ranks' same transfers
+ * on their own links. */
+static void xfer_count(const rp_inst *x, const rp_send *snd, double bytes, double t0, double t1)
+{
+  rp_ctx *c = x->c;
+  dt_linkload_add(c->linkload, rp_gpu_of_member(c, x->g, x->i), rp_gpu_of_member(c, x->g, snd->to), bytes, t0, t1,
+                  x->op->kind, x->g);
+  for (int32_t f = 1; f < c->fold; f++) { /* the folded ranks' same transfers, on their own links */
+    int32_t gf = c->fold_gimg[(size_t)x->g * c->fold + f];
+    dt_linkload_add(c->linkload, rp_gpu_of_member(c, gf, x->i), rp_gpu_of_member(c, gf, snd->to), bytes, t0, t1,
+                    x->op->kind, gf);
+  }
+}
+
+/* rp_flight's cut for rp_xfer: a send cut by the stop counts the share of its payload it moved. */
+static void xfer_cut(void *arg, size_t k, double remaining, double t0, double t1)
+{
+  const xfer_flight *xf = arg;
+  if (k >= xf->nsends)
+    return;
+  double eff = xf->x->eff > 0 ? xf->x->eff : 1.0, size = (double)whole_bytes(xf->sends[k].bytes / eff);
+  if (size > 0 && remaining < size)
+    xfer_count(xf->x, &xf->sends[k], xf->sends[k].bytes * (1 - remaining / size), t0, t1);
+}
+
 void rp_xfer(const rp_inst *x, const rp_send *sends, size_t nsends, const int32_t *recv_tags, size_t nrecvs)
 {
   size_t total = nsends + nrecvs;
@@ -287,21 +363,20 @@ void rp_xfer(const rp_inst *x, const rp_send *sends, size_t nsends, const int32_
   }
   if (x->c->linkload && nsends > 0) { /* per-link accounting: each send's own start and completion */
     double stack_t[32], *tm = 2 * k <= 32 ? stack_t : dt_xmalloc(sizeof *tm * 2 * k);
+    xfer_flight xf = {x, sends, nsends};
+    rp_flight fl = {.comms = comms, .n = nsends, .cut = xfer_cut, .arg = &xf};
+    rp_flight_push(x->c, &fl);
     dt_sg_comm_wait_all_times(comms, k, tm, tm + k);
-    int32_t from = rp_gpu_of_member(x->c, x->g, x->i);
-    for (size_t s = 0; s < nsends; s++) {
-      dt_linkload_add(x->c->linkload, from, rp_gpu_of_member(x->c, x->g, sends[s].to), sends[s].bytes, tm[s],
-                      tm[k + s], x->op->kind, x->g);
-      for (int32_t f = 1; f < x->c->fold; f++) /* the folded ranks' same transfers, on their own links */
-        dt_linkload_add(x->c->linkload, rp_gpu_of_member(x->c, x->c->fold_gimg[(size_t)x->g * x->c->fold + f], x->i),
-                        rp_gpu_of_member(x->c, x->c->fold_gimg[(size_t)x->g * x->c->fold + f], sends[s].to),
-                        sends[s].bytes, tm[s], tm[k + s], x->op->kind, x->c->fold_gimg[(size_t)x->g * x->c->fold + f]);
-    }
+    rp_flight_pop(x->c, &fl);
+    for (size_t s = 0; s < nsends && !x->c->stopped; s++) /* (after the stop, rp_flights_cut counted them) */
+      xfer_count(x, &sends[s], sends[s].bytes, tm[s], tm[k + s]);
     if (tm != stack_t)
       free(tm);
   } else {
     sg_comm_wait_all(comms, k);
   }
+  if (rp_now() > x->c->reached)
+    x->c->reached = rp_now();
   if (comms != stack_comms) {
     free(comms);
     free(got);

@@ -184,6 +184,8 @@ struct dt_linkload {
   void *routes_mem;
   void (*observer)(void *, int32_t, int32_t, double, double, double); /* dt_linkload_set_observer, or NULL */
   void *obs_data;
+  double stop;          /* dt_linkload_stop: the time the run stopped, INFINITY while it runs */
+  double last_end;      /* the latest end of a transfer counted, 0 before any */
   const int32_t *job_of_gpu; /* dt_linkload_set_jobs, NULL without */
   int32_t njobs;
   double *jbytes;       /* per direction, per job: bytes (ndirs x njobs), NULL without jobs */
@@ -206,6 +208,7 @@ dt_linkload *dt_linkload_new(const dt_topology *topo, const dt_trace *t)
   ll->limit = FIRST_FOLD_LIMIT;
   ll->lazy = 1;
   ll->folded = -INFINITY;
+  ll->stop = INFINITY;
   ll->last_rec = SIZE_MAX;
   ll->touched = dt_xmalloc(sizeof *ll->touched * ll->dirs_cap);
   ll->offset = dt_xmalloc(sizeof *ll->offset * ll->dirs_cap);
@@ -828,10 +831,35 @@ static int route_of(dt_linkload *ll, int32_t src, int32_t dst, uint32_t *buf, co
   return nh;
 }
 
+void dt_linkload_stop(dt_linkload *ll, double t_s)
+{
+  if (ll && t_s < ll->stop)
+    ll->stop = t_s;
+}
+
+/* The one rule for a run that stopped (dt_linkload_stop): a transfer counts the part of it before the stop, its
+ * interval [start, min(end, stop)) and its bytes in proportion (its mean rate over its interval); one that starts
+ * at or after the stop counts nothing (returns 0). Every interval then ends by the stop, so no direction is busy
+ * longer than the run. A run that completes has no stop: nothing changes, to the bit. */
+static int cut_at_stop(dt_linkload *ll, double *bytes, double start_s, double *end_s)
+{
+  if (*end_s > ll->stop) {
+    if (!(start_s < ll->stop))
+      return 0;
+    *bytes *= (ll->stop - start_s) / (*end_s - start_s);
+    *end_s = ll->stop;
+    if (!(*bytes > 0))
+      return 0;
+  }
+  if (*end_s > ll->last_end)
+    ll->last_end = *end_s;
+  return 1;
+}
+
 void dt_linkload_add(dt_linkload *ll, int32_t src_gpu, int32_t dst_gpu, double bytes, double start_s, double end_s,
                      dt_op_kind kind, int32_t group)
 {
-  if (!ll || !(bytes > 0) || src_gpu < 0 || dst_gpu < 0)
+  if (!ll || !(bytes > 0) || src_gpu < 0 || dst_gpu < 0 || !cut_at_stop(ll, &bytes, start_s, &end_s))
     return;
   uint32_t buf[DT_ROUTE_MAX_HOPS];
   const uint32_t *route;
@@ -1031,7 +1059,7 @@ uint64_t dt_linkload_shared(const dt_linkload *ll)
 void dt_linkload_add_set(dt_linkload *ll, int32_t set, double bytes, double start_s, double end_s,
                          dt_op_kind kind, int32_t group)
 {
-  if (!ll || !(bytes > 0) || set < 0 || (size_t)set >= ll->nsets)
+  if (!ll || !(bytes > 0) || set < 0 || (size_t)set >= ll->nsets || !cut_at_stop(ll, &bytes, start_s, &end_s))
     return;
   ll_set *S = &ll->sets[set];
   if (ll->observer)
@@ -1137,6 +1165,7 @@ dt_linkstats *dt_linkload_finish(dt_linkload *ll)
   for (size_t k = 0; k < ll->ndirs; k++) /* the open runs */
     run_close(ll, k);
   s->transfers = ll->transfers;
+  s->end_s = ll->last_end;
   size_t used = 0;
   size_t *index = dt_xmalloc(sizeof *index * (ll->ndirs + 1)); /* direction -> position in s->links */
   for (size_t k = 0; k < ll->ndirs; k++) {

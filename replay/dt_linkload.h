@@ -68,6 +68,8 @@ typedef struct dt_linkstats {
                           direction) */
   dt_class_load classes[DT_LC_COUNT];
   int32_t njobs;       /* jobs told apart (dt_linkload_set_jobs), 0 without */
+  double end_s;        /* the latest end of a transfer counted (s), 0 without any: at most the stop
+                          (dt_linkload_stop) */
 } dt_linkstats;
 
 /* New accounting for the links of topo, with the trace t's group labels. Both are borrowed and must outlive it. */
@@ -95,6 +97,16 @@ void dt_linkload_set_jobs(dt_linkload *ll, const int32_t *job_of_gpu, int32_t nj
 /* Drops the routes cached per GPU pair: call when the topology's routes change (a link failed during the run,
  * replay/dt_degrade.h). NULL is a no-op. */
 void dt_linkload_forget_routes(dt_linkload *ll);
+
+/* The run stopped at simulated time t_s (a link failure aborted it, replay/dt_degrade.h): from now on every
+ * transfer recorded is counted for the part of it before t_s only, its interval [start, min(end, t_s)) and its
+ * bytes in proportion (bytes x the share of its interval before t_s: its mean rate); one that starts at or after
+ * t_s counts nothing. The replay records a flow when it has moved its data (its end is then in the past) and a
+ * modelled transfer when it starts (its end may be later), and the flows SimGrid was carrying when the run stopped
+ * at t_s, with the bytes they had moved: so every transfer is counted for what it moved while it ran, and no link
+ * direction is busy longer than the run (docs/report.md, "A run that stopped"). A later t_s than the first is
+ * ignored; NULL is a no-op. */
+void dt_linkload_stop(dt_linkload *ll, double t_s);
 
 /* Records one transfer of `bytes` payload bytes from global GPU src_gpu to dst_gpu, active in simulated time
  * [start_s, end_s), for an op of `kind` on trace group `group` (-1 and DT_OP_SEND for a send/recv pair; the

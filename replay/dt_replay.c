@@ -95,7 +95,6 @@ typedef struct batch_comm {
 /* A pair of a batch whose data arrived (comm_arrived) but whose own completion, after its p2p cost, is later. */
 typedef struct batch_pend {
   size_t c;         /* its comm */
-  double t0, t1;    /* its flow moved data from t0 to t1 (s): the per-link accounting's interval */
   double arrival;   /* a send's: the latest arrival of its pair's two sides (s) */
 } batch_pend;
 
@@ -321,8 +320,9 @@ static int32_t fold_image(const replay_run *R, int32_t rank, int32_t f)
   return (int32_t)R->c.t->groups[R->c.fold_cls[rank]].ranks[f];
 }
 
-/* Per-link accounting of a send's flow, active from t0 to t1 (s). */
-static void link_send(replay_run *R, int32_t rank, const dt_op *op, double t0, double t1)
+/* Per-link accounting of a send's flow, active from t0 to t1 (s), that moved `bytes` of its payload (op->bytes
+ * unless the run stopped it). */
+static void link_send(replay_run *R, int32_t rank, const dt_op *op, double bytes, double t0, double t1)
 {
   int32_t peer = dt_trace_op_peer(R->c.t, rank, op);
   if (R->c.fold > 1) { /* the send and the folded ranks' same sends: one flow set per pair (the same figures) */
@@ -337,14 +337,36 @@ static void link_send(replay_run *R, int32_t rank, const dt_op *op, double t0, d
       set = dt_linkload_set_new(R->c.linkload, key, (size_t)R->c.fold, gpu, gpu + R->c.fold);
       free(gpu);
     }
-    dt_linkload_add_set(R->c.linkload, set, (double)op->bytes, t0, t1, DT_OP_SEND, -1);
+    dt_linkload_add_set(R->c.linkload, set, bytes, t0, t1, DT_OP_SEND, -1);
     return;
   }
-  dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[rank], R->c.gpu_of_rank[peer], (double)op->bytes, t0, t1,
-                  DT_OP_SEND, -1);
+  dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[rank], R->c.gpu_of_rank[peer], bytes, t0, t1, DT_OP_SEND, -1);
   for (int32_t f = 1; f < R->c.fold; f++) /* the folded ranks' same send, on their own links */
     dt_linkload_add(R->c.linkload, R->c.gpu_of_rank[fold_image(R, rank, f)], R->c.gpu_of_rank[fold_image(R, peer, f)],
-                    (double)op->bytes, t0, t1, DT_OP_SEND, -1);
+                    bytes, t0, t1, DT_OP_SEND, -1);
+}
+
+/* A send's flow in flight (rp_flight): the stream, its op, and its simulated size (p2p_bytes). */
+typedef struct send_flight {
+  replay_run *R;
+  int32_t rank;
+  const dt_op *op;
+  double size;
+} send_flight;
+
+/* Per-link accounting of a send cut by the stop: the share of its payload it moved (rp_flights_cut). */
+static void count_cut_send(replay_run *R, int32_t rank, const dt_op *op, double size, double remaining, double t0,
+                           double t1)
+{
+  if (size > 0 && remaining < size)
+    link_send(R, rank, op, (double)op->bytes * (1 - remaining / size), t0, t1);
+}
+
+static void send_cut(void *arg, size_t k, double remaining, double t0, double t1)
+{
+  const send_flight *sf = arg;
+  (void)k;
+  count_cut_send(sf->R, sf->rank, sf->op, sf->size, remaining, t0, t1);
 }
 
 /* Performs one op's effect for `rank` (no bookkeeping). */
@@ -369,19 +391,24 @@ static void exec_op(replay_run *R, int32_t rank, const dt_op *op)
   case DT_OP_SEND:
   case DT_OP_RECV: {
     const char *label;
-    double eff, cost = p2p_cost(R, rank, op, &eff, &label), t0 = 0, t1 = -1;
+    double eff, cost = p2p_cost(R, rank, op, &eff, &label);
     if (op->kind == DT_OP_SEND && R->c.linkload) { /* per-link accounting: the flow's own start and end */
       sg_comm_t cm = sg_mailbox_put_async(pair_mailbox(R, rank, op, label, simgrid_get_clock()), &payload_token,
                                           p2p_bytes(op, eff));
+      double t0, t1;
+      send_flight sf = {R, rank, op, (double)p2p_bytes(op, eff)};
+      rp_flight fl = {.comms = &cm, .n = 1, .cut = send_cut, .arg = &sf};
+      rp_flight_push(&R->c, &fl);
       dt_sg_comm_wait_all_times(&cm, 1, &t0, &t1);
+      rp_flight_pop(&R->c, &fl);
+      if (!R->c.stopped) /* (after the stop, rp_flights_cut counted it) */
+        link_send(R, rank, op, (double)op->bytes, t0, t1);
     } else if (op->kind == DT_OP_SEND)
       sg_mailbox_put(pair_mailbox(R, rank, op, label, simgrid_get_clock()), &payload_token, p2p_bytes(op, eff));
     else
       (void)sg_mailbox_get(pair_mailbox(R, rank, op, label, simgrid_get_clock()));
     if (cost > 0) /* both sides wait the NCCL model's p2p cost once the data has arrived */
       sg_actor_sleep_for(cost);
-    if (t1 >= t0) /* counted once the op completes, as a run stopped by a failure counts its other numbers */
-      link_send(R, rank, op, t0, t1);
     break;
   }
   default:
@@ -470,9 +497,8 @@ static void op_done(replay_run *R, int32_t rank, size_t fs, size_t index, const 
 /* The pairs of the batch starting at op i that completed by now (all of them when `all`) are done: each is folded
  * into the statistics as it completes (op_done), so that its record and its mailbox id are free for the next
  * ones, as when unbatched (kept to the batch's end, 150,000 pairs cost 1.5x the memory of the same unbatched).
- * A completed send's flow goes to the per-link accounting and its times to the batch's send span then, not when
- * its data arrived: a run that a link failure stops counts the transfers of the ops that completed, as its other
- * numbers do (a pair still in its p2p cost was counted on the links but not in the makespan: busy 102 %). */
+ * A completed send's times go to the batch's send span then (its flow went to the per-link accounting when its
+ * data arrived, comm_arrived). */
 static void pairs_done(replay_run *R, int32_t rank, const dt_stream *st, size_t i, batch_scratch *b, int all)
 {
   double now = simgrid_get_clock();
@@ -491,8 +517,6 @@ static void pairs_done(replay_run *R, int32_t rank, const dt_stream *st, size_t 
       b->arr[off] = e->arrival;
       if (b->end[off] > b->send_end)
         b->send_end = b->end[off];
-      if (R->c.linkload) /* per-link accounting: the flow's own start and end */
-        link_send(R, rank, op, e->t0, e->t1);
     }
     b->done[off] = 1;
     op_done(R, rank, b->fs, i + off, op, b->issue, b->end[off]);
@@ -503,7 +527,8 @@ static void pairs_done(replay_run *R, int32_t rank, const dt_stream *st, size_t 
 }
 
 /* Comm c of the batch starting at op i moved its data from t0 to t1 (s) and completes its p2p cost later: its own
- * completion; folded into the statistics once done (pairs_done). */
+ * completion; folded into the statistics once done (pairs_done). A send's flow goes to the per-link accounting
+ * now, for what it moved while it ran (dt_linkload_stop: the same rule for every transfer). */
 static void comm_arrived(replay_run *R, int32_t rank, const dt_stream *st, size_t i, batch_scratch *b, size_t c,
                          double cost, double t0, double t1)
 {
@@ -511,7 +536,34 @@ static void comm_arrived(replay_run *R, int32_t rank, const dt_stream *st, size_
   b->end[b->comm[c].off] = t1 + cost;
   /* a send's pair: both sides have arrived, so its last issue is final (and its record alive until op_done) */
   double arrival = op->kind == DT_OP_SEND ? pair_of(R, rank, op)->last_issue : 0;
-  b->pend[b->npend++] = (batch_pend){c, t0, t1, arrival};
+  b->pend[b->npend++] = (batch_pend){c, arrival};
+  if (op->kind == DT_OP_SEND && R->c.linkload && !R->c.stopped) /* (after the stop, rp_flights_cut counted it) */
+    link_send(R, rank, op, (double)op->bytes, t0, t1);
+}
+
+/* serve_queues' comms in flight for rp_flight: comm k of `comms` is slot slot(k)'s, whose batch comm is
+ * comm_of[slot] (batch ops from op i of st). */
+typedef struct queue_flight {
+  replay_run *R;
+  int32_t rank;
+  const dt_stream *st;
+  size_t i;
+  const batch_scratch *b;
+  const size_t *comm_of, *slot_of;
+  int rest;             /* comms are `rest`: comm k's slot is slot_of[BATCH_CHUNK - 1 - k], else slot_of[k] */
+} queue_flight;
+
+static void queue_cut(void *arg, size_t k, double remaining, double t0, double t1)
+{
+  const queue_flight *qf = arg;
+  size_t sl = qf->slot_of[qf->rest ? BATCH_CHUNK - 1 - k : k];
+  const dt_op *op = &qf->st->ops[qf->i + qf->b->comm[qf->comm_of[sl]].off];
+  if (op->kind != DT_OP_SEND)
+    return;
+  const char *label;
+  double eff;
+  (void)p2p_cost(qf->R, qf->rank, op, &eff, &label);
+  count_cut_send(qf->R, qf->rank, op, (double)p2p_bytes(op, eff), remaining, t0, t1);
 }
 
 /* Serves the queues [q0, q1) of the batch starting at op i: up to PAIR_WINDOW comms of each in flight, the next
@@ -546,9 +598,17 @@ static void serve_queues(replay_run *R, int32_t rank, const dt_stream *st, size_
       }
     }
   }
+  queue_flight qa = {R, rank, st, i, b, comm_of, slot_of, 0}, qr = qa;
+  qr.rest = 1;
   while (na > 0) {
     double t0, t1;
+    rp_flight fa = {.comms = act, .n = na, .cut = queue_cut, .arg = &qa};
+    rp_flight fr = {.comms = rest, .n = nr, .cut = queue_cut, .arg = &qr};
+    rp_flight_push(&R->c, &fa);
+    rp_flight_push(&R->c, &fr);
     size_t x = dt_sg_comm_wait_any_times(act, na, rest, nr, &t0, &t1), sl = slot_of[x], q = queue_of[sl];
+    rp_flight_pop(&R->c, &fr);
+    rp_flight_pop(&R->c, &fa);
     comm_arrived(R, rank, st, i, b, comm_of[sl], cost[sl], t0, t1);
     pairs_done(R, rank, st, i, b, 0);
     if (b->qnext[q] < b->qstart[q + 1]) { /* the queue's next comm, in the same slot */
@@ -561,7 +621,10 @@ static void serve_queues(replay_run *R, int32_t rank, const dt_stream *st, size_
     }
   }
   if (nr > 0) {
+    rp_flight fr = {.comms = rest, .n = nr, .cut = queue_cut, .arg = &qr};
+    rp_flight_push(&R->c, &fr);
     dt_sg_comm_wait_all_times(rest, nr, t0s, t1s);
+    rp_flight_pop(&R->c, &fr);
     for (size_t r = 0; r < nr; r++) {
       size_t sl = slot_of[BATCH_CHUNK - 1 - r];
       comm_arrived(R, rank, st, i, b, comm_of[sl], cost[sl], t0s[r], t1s[r]);
@@ -1473,6 +1536,8 @@ static void watchdog_actor(int argc, char **argv)
   replay_run *R = sg_actor_self_get_data();
   if (R->streams_left > 0)
     (void)sg_sem_acquire_timeout(R->all_done, WATCHDOG_TIMEOUT_S);
+  if (R->streams_left > 0 && !R->abort_why) /* a deadlock: the flows that completed while their waiters blocked */
+    rp_flights_cut(&R->c, R->makespan > R->c.reached ? R->makespan : R->c.reached);
 }
 
 /* ---- setup checks ---- */
@@ -1588,7 +1653,8 @@ static dt_stats *collect_stats(replay_run *R)
   s->nranks = t->nranks;
   s->per_rank = dt_xcalloc(t->nranks > 0 ? (size_t)t->nranks : 1, sizeof *s->per_rank);
   s->makespan_s = R->makespan;
-  s->stopped_s = R->abort_why ? R->abort_s : R->makespan; /* a deadlock: nothing moved after the last op's end */
+  /* a deadlock: the last time anything moved, an op's end or a flow's (a ring's steps before it blocked) */
+  s->stopped_s = R->abort_why ? R->abort_s : R->makespan > R->c.reached ? R->makespan : R->c.reached;
   /* batches that a failure or a deadlock stopped: their completed sends' span, as a batch adds at its end */
   for (size_t fs = 0; fs < R->nstreams; fs++)
     if (R->args[fs].b.open)
@@ -1848,6 +1914,8 @@ static void on_fault_abort(void *data, double now, const char *why)
     return;
   R->abort_why = dt_xstrdup(why);
   R->abort_s = now;
+  dt_linkload_stop(R->c.linkload, now); /* what is recorded from now on counts up to now only */
+  rp_flights_cut(&R->c, now);           /* the flows in flight: what each moved */
   sg_sem_release(R->all_done);
 }
 

@@ -93,7 +93,32 @@ typedef struct rp_ctx {
   /* the replay's per-stream progress (dt_replay.c): flat stream rank_stream0[r] + s of rank r has completed its
    * ops before stream_done[...]; NULL outside a replay (rp_closed_ready then says no) */
   const size_t *stream_done, *rank_stream0;
+  double reached;             /* the latest time a collective's flows completed (rp_xfer), s: with the ops' ends,
+                                 the time a deadlocked run reached */
+  struct rp_flight *flights;  /* the flows in flight of the actors waiting on them (rp_flight_push), with links */
+  int stopped;                /* 1 once rp_flights_cut ran: the list is left alone (killed actors' frames) */
 } rp_ctx;
+
+/* The flows an actor waits on, so that a run that stops while they move data counts what each had moved: the
+ * per-link accounting's one rule (dt_linkload_stop). A record on the waiting actor's stack, linked only while it
+ * waits in SimGrid (its comms are alive then: the wait holds them). comms[0, n) are its comms; cut(arg, k,
+ * remaining, t0, t1) records comm k, which moved data from t0 and had `remaining` of its simulated bytes left at
+ * the stop t1 (s), on the links (a receive: cut does nothing). */
+typedef struct rp_flight {
+  struct rp_flight *prev, *next;
+  const sg_comm_t *comms;
+  size_t n;
+  void (*cut)(void *arg, size_t k, double remaining, double t0, double t1);
+  void *arg;
+} rp_flight;
+
+/* Links f (its fields but prev/next set) while its actor waits; rp_flight_pop unlinks it when the wait returned.
+ * Both do nothing without per-link accounting or once the run stopped. dt_coll_common.c. */
+void rp_flight_push(rp_ctx *c, rp_flight *f);
+void rp_flight_pop(rp_ctx *c, rp_flight *f);
+/* The run stops at `now` (s), before its actors are killed: each flow in flight that moved data is recorded for
+ * what it moved (cut), then the list is dropped for good. */
+void rp_flights_cut(rp_ctx *c, double now);
 
 /* Folding lock-step ranks (dt_coll_closed.c, docs/replay.md): on a textbook platform at flow fidelity, when every
  * rank belongs to one class -- an exclusive single-node group whose rings are waited in closed form -- and member

@@ -37,6 +37,16 @@ double dt_kind_busbw(const dt_kind_stats *k)
   return k->time_s > 0 ? k->bus_bytes / k->time_s : 0;
 }
 
+double dt_stats_link_span(const dt_stats *s)
+{
+  if (!s->aborted && s->ndeadlock == 0)
+    return s->makespan_s;
+  double t = s->stopped_s;
+  if (s->links && s->links->end_s > t)
+    t = s->links->end_s;
+  return t;
+}
+
 double dt_kind_pair_time(int send_batched, double arrival_s, double end_s)
 {
   return send_batched ? 0 : end_s - arrival_s;

@@ -168,8 +168,9 @@ typedef struct dt_stats {
   double aborted_s;      /* simulated time it stopped */       /* one line per blocked op: "rank 3 s1 op 4 (allreduce group=tp0, trace.dtt:12)" */
   size_t ops_total;      /* the trace's ops, folded ranks' included */
   size_t ops_done;       /* those that completed: below ops_total after a deadlock or an abort */
-  double stopped_s;      /* simulated time the run ended: after an abort its time (makespan_s, the end of the last
-                            op that completed, may be earlier), after a deadlock makespan_s */
+  double stopped_s;      /* simulated time the run reached: after an abort its time, after a deadlock the last time
+                            anything moved (an op's end or a flow's); makespan_s (the end of the last op that
+                            completed) may be earlier; makespan_s for a run that completed */
   struct dt_linkstats *links; /* per-link accounting (replay/dt_linkload.h), owned; NULL when turned off */
   dt_critical *critical;  /* the critical path, owned; NULL when no op completed */
   dt_hist hist_kind[DT_OP_COUNT]; /* message sizes per op kind, over instances (pairs under DT_OP_SEND) */
@@ -189,6 +190,12 @@ typedef struct dt_stats {
   double jitter_sigma;    /* lognormal sigma of the per-compute-op factor, 0 = no jitter */
   int32_t nslow, nlate;   /* ranks with a speed factor other than 1, ranks that start late */
 } dt_stats;
+
+/* The time over which the per-link shares (busy, utilisation) are taken, s: the makespan of a run that completed;
+ * for one that stopped early (a deadlock, an abort), the time the simulation reached (stopped_s), or the end of the
+ * last transfer the accounting counted when that is later (a modelled transfer recorded before the stop), so that
+ * every counted interval lies inside it: busy_s <= span by construction (docs/report.md). */
+double dt_stats_link_span(const dt_stats *s);
 
 /* algbw and busbw in bytes/s of a kind (0 when its time is 0): nccl_bytes/time_s and bus_bytes/time_s. */
 double dt_kind_algbw(const dt_kind_stats *k);

@@ -160,6 +160,13 @@ static double mean_of(const dt_explain_shape *sh)
   return sh->count ? sh->time_s / (double)sh->count : 0;
 }
 
+/* Link direction l's busy share of the run: over the makespan, or the time a run that stopped reached. */
+static double busy_share(const dt_stats *s, const dt_link_load *l)
+{
+  double span = dt_stats_link_span(s);
+  return span > 0 ? l->busy_s / span : 0;
+}
+
 /* nccl-tests' size: all-gather counts the gathered n x shard */
 static double nccl_size(const dt_explain_row *r)
 {
@@ -248,7 +255,7 @@ void dt_explain_shape_text(FILE *f, const dt_report_input *in, const dt_explain_
     const dt_link_load *l = busiest_link_of(s, r->group);
     if (l)
       fprintf(f, " (the busiest link it crossed: %s, %s, busy %.0f %% of the run)", l->name, dt_link_class_name(l->cls),
-              s->makespan_s > 0 ? 100 * l->busy_s / s->makespan_s : 0);
+              100 * busy_share(s, l));
   } else
     fprintf(f, "%+.1f %% under the estimate: the tuner's estimate charges the worst hop's latency for every step, the "
                "replay each hop its own", 100 * dev);
@@ -387,7 +394,7 @@ void dt_explain_p2p_text(FILE *f, const dt_report_input *in, const dt_explain_p2
     const dt_link_load *l = p2p_busiest(s, r);
     if (l && l->peak_flows > 1)
       fprintf(f, " (contention on %s, %s: busy %.0f %% of the run, up to %u flows at once)", l->name,
-              dt_link_class_name(l->cls), s->makespan_s > 0 ? 100 * l->busy_s / s->makespan_s : 0, l->peak_flows);
+              dt_link_class_name(l->cls), 100 * busy_share(s, l), l->peak_flows);
     else if (l)
       fprintf(f, " (on other pairs' routes: the first pair's links never carried two flows at once)");
   } else
@@ -400,7 +407,7 @@ void dt_explain_p2p_text(FILE *f, const dt_report_input *in, const dt_explain_p2
       if (l->peak_flows > 1)
         fprintf(f, " (the slowest shared links with other traffic: the busiest link of the first pair's route is %s, "
                    "busy %.0f %% of the run, up to %u flows at once)", l->name,
-                s->makespan_s > 0 ? 100 * l->busy_s / s->makespan_s : 0, l->peak_flows);
+                100 * busy_share(s, l), l->peak_flows);
       else
         fprintf(f, " (the slowest shared links with other traffic on other pairs' routes: the first pair's links "
                    "never carried two flows at once)");
@@ -637,7 +644,7 @@ static void json_p2p(yajl_gen g, const dt_report_input *in)
     if (l) {
       jstr(g, "busiest_link", l->name);
       jstr(g, "busiest_link_class", dt_link_class_name(l->cls));
-      jnum(g, "busiest_link_busy", s->makespan_s > 0 ? l->busy_s / s->makespan_s : 0);
+      jnum(g, "busiest_link_busy", busy_share(s, l));
       jint(g, "busiest_link_peak_flows", l->peak_flows);
     }
     yajl_gen_map_close(g);

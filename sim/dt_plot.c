@@ -146,7 +146,7 @@ static int plot_links(const char *dir, const dt_report_input *in, dt_error *err)
 {
   const dt_stats *s = in->stats;
   const dt_linkstats *L = s->links;
-  double ms = s->makespan_s;
+  double ms = dt_stats_link_span(s); /* the makespan, or the time a run that stopped reached */
   FILE *d = open_in(dir, "link_classes", "dat", err), *g = d ? open_in(dir, "link_classes", "gp", err) : NULL;
   if (!g) {
     if (d)
@@ -216,7 +216,7 @@ static int plot_heatmap(const char *dir, const dt_report_input *in, const dt_fab
   const dt_stats *s = in->stats;
   const dt_linkstats *L = s->links;
   int rows = sh->leaves, cols = sh->up_ports, three = cls == DT_LC_LEAF_AGG;
-  double ms = s->makespan_s;
+  double ms = dt_stats_link_span(s); /* the makespan, or the time a run that stopped reached */
   /* cell (leaf, col, dir): 0 util, 1 busy, 2 bytes */
   double *cell = dt_xcalloc((size_t)rows * (size_t)cols * 6, sizeof *cell);
   for (size_t i = 0; i < L->nlinks; i++) {
@@ -295,7 +295,7 @@ static int plot_tiers(const char *dir, const dt_report_input *in, dt_error *err)
 {
   const dt_stats *s = in->stats;
   const dt_linkstats *L = s->links;
-  double ms = s->makespan_s;
+  double ms = dt_stats_link_span(s); /* the makespan, or the time a run that stopped reached */
   FILE *d = open_in(dir, "tiers", "dat", err), *g = d ? open_in(dir, "tiers", "gp", err) : NULL;
   if (!g) {
     if (d)

@@ -146,7 +146,7 @@ static const char *group_label(const dt_trace *t, int32_t g)
 static void json_links(yajl_gen g, const dt_report_input *in)
 {
   const dt_linkstats *L = in->stats->links;
-  double ms = in->stats->makespan_s;
+  double ms = dt_stats_link_span(in->stats); /* the makespan, or the time a run that stopped reached */
   json_str(g, "links");
   yajl_gen_map_open(g);
   json_str(g, "transfers");
@@ -422,7 +422,7 @@ static void bound_sentence(const dt_report_input *in, char *buf, size_t size)
     const dt_link_load *l = bottleneck_link(s->links, b.dim);
     if (l)
       snprintf(buf, size, "exposed %s%s over the %s tier: %.1f %% of the iteration (busiest %s, busy %.0f %%)", dim,
-               kind_phrase(b.kind), dt_link_class_name(l->cls), pct, l->name, 100.0 * l->busy_s / s->makespan_s);
+               kind_phrase(b.kind), dt_link_class_name(l->cls), pct, l->name, 100.0 * l->busy_s / dt_stats_link_span(s));
     else
       snprintf(buf, size, "exposed %s%s: %.1f %% of the iteration", dim, kind_phrase(b.kind), pct);
   }
@@ -484,7 +484,8 @@ static void json_bound(yajl_gen g, const dt_report_input *in)
       json_str(g, dt_link_class_name(l->cls));
       json_str(g, "link");
       json_str(g, l->name);
-      json_key_double(g, "link_busy", s->makespan_s > 0 ? l->busy_s / s->makespan_s : 0);
+      double span = dt_stats_link_span(s);
+      json_key_double(g, "link_busy", span > 0 ? l->busy_s / span : 0);
     }
   }
   json_key_double(g, "fraction", s->makespan_s > 0 ? b.s / s->makespan_s : 0);
@@ -1035,7 +1036,7 @@ static const char *kind_label(int k)
 static void text_links(FILE *f, const dt_report_input *in)
 {
   const dt_linkstats *L = in->stats->links;
-  double ms = in->stats->makespan_s;
+  double ms = dt_stats_link_span(in->stats); /* the makespan, or the time a run that stopped reached */
   char b1[64], sh[256], sk[256];
   fprintf(f, "\nlinks by class     dirs   used   bytes          busy mean  busy max  peak flows  by dimension\n");
   int any = 0;
@@ -1066,6 +1067,13 @@ static void text_links(FILE *f, const dt_report_input *in)
     if (l->ngroups > 2)
       fprintf(f, " (+%zu)", l->ngroups - 2);
     fprintf(f, "\n");
+  }
+  if (run_incomplete(in->stats)) { /* busy over the time the run reached, and what counts (docs/report.md) */
+    char at[32];
+    fprintf(f, "  busy = share of the %s the run reached (it stopped) with at least one transfer on the link\n"
+               "  direction; every transfer counts what it moved until then, also those the stop cut; bytes are\n"
+               "  payload, counted by dtsim from each transfer's route\n", dt_format_time(ms, at, sizeof at));
+    return;
   }
   fprintf(f, "  busy = share of the makespan with at least one transfer on the link direction; bytes are payload,\n"
              "  counted by dtsim from each transfer's route\n");

@@ -624,6 +624,52 @@ START_TEST(test_twins)
 }
 END_TEST
 
+/* A run that stopped at T = 4 (dt_linkload_stop): a transfer counts the part of it before T, its bytes in
+ * proportion; one from T on counts nothing; a flow set follows the same rule; busy never passes T. */
+START_TEST(test_stop)
+{
+  dt_platform p = two_nodes();
+  dt_topology *topo = NULL;
+  dt_error err;
+  ck_assert_int_eq(dt_topology_build(&p, &topo, &err), DT_OK);
+  dt_trace *t = dt_trace_new(4);
+  dt_linkload *ll = dt_linkload_new(topo, t);
+  dt_linkload_add(ll, 0, 2, 1000, 0, 2, DT_OP_SEND, -1);  /* before the stop: whole */
+  dt_linkload_add(ll, 0, 2, 6000, 1, 7, DT_OP_SEND, -1);  /* recorded before the stop, ends after it */
+  dt_linkload_stop(ll, 4);
+  dt_linkload_stop(ll, 9);                                /* a later stop: ignored */
+  dt_linkload_add(ll, 0, 2, 800, 3, 5, DT_OP_SEND, -1);   /* half of it before T */
+  dt_linkload_add(ll, 0, 2, 5000, 4, 6, DT_OP_SEND, -1);  /* from T on: nothing */
+  int32_t src[1] = {0}, dst[1] = {2};
+  int32_t set = dt_linkload_set_new(ll, 7, 1, src, dst);
+  dt_linkload_add_set(ll, set, 300, 3.5, 4.5, DT_OP_SEND, -1); /* a flow set: half of it */
+  dt_linkstats *s = dt_linkload_finish(ll);
+  const dt_link_load *nic = find(s, "nic0.0 up");
+  ck_assert_ptr_nonnull(nic);
+  /* 1000 + 6000 x 6 / 6 recorded before the stop (its end was not known to be late) ... */
+  ck_assert_uint_eq(s->transfers, 4);
+  ck_assert_double_eq_tol(nic->bytes, 1000 + 6000 + 400 + 150, 1e-9);
+  ck_assert_double_eq_tol(nic->busy_s, 7.0, 1e-12);
+  ck_assert_double_eq_tol(s->end_s, 7.0, 1e-12); /* ... which the report's span takes (dt_stats_link_span) */
+  dt_linkstats_free(s);
+
+  /* recorded after the stop only: busy and end never pass T */
+  ll = dt_linkload_new(topo, t);
+  dt_linkload_stop(ll, 4);
+  dt_linkload_add(ll, 0, 2, 6000, 1, 7, DT_OP_SEND, -1);
+  dt_linkload_add(ll, 1, 3, 1000, 0, 8, DT_OP_SEND, -1);
+  s = dt_linkload_finish(ll);
+  nic = find(s, "nic0.0 up");
+  ck_assert_ptr_nonnull(nic);
+  ck_assert_double_eq_tol(nic->bytes, 6000 * 3.0 / 6 + 1000 * 4.0 / 8, 1e-9);
+  ck_assert_double_eq_tol(nic->busy_s, 4.0, 1e-12);
+  ck_assert_double_eq_tol(s->end_s, 4.0, 1e-12);
+  dt_linkstats_free(s);
+  dt_trace_free(t);
+  dt_topology_free(topo);
+}
+END_TEST
+
 START_TEST(test_dim_names)
 {
   ck_assert_int_eq(dt_dim_from_group_name("tp.pp0.dp1"), DT_DIM_TP);
@@ -645,7 +691,7 @@ int main(void)
   const dt_test_case cases[] = {
       {"hand", test_hand, 0}, {"fold", test_fold, 0}, {"fold_orders", test_fold_orders, 3},
       {"many_directions", test_many_directions, 3}, {"flow_sets", test_flow_sets, 2},
-      {"twins", test_twins, 4},
+      {"twins", test_twins, 4}, {"stop", test_stop, 0},
       {"dim_names", test_dim_names, 0}};
   return dt_test_run(dt_test_suite("linkload", cases, sizeof cases / sizeof cases[0], 60));
 }

@@ -159,13 +159,48 @@ check "fail inside a batch: completed + listed unfinished = 2000 (it listed all 
   "[ \$(( $done_ops + \$(js $tmp/bfail.json '.aborted.unfinished | length') )) = 2000 ] && [ \$(js $tmp/bfail.json .ops.total) = 2000 ]"
 check "fail inside a batch: makespan k rounds + c = $k x $rd + 60 us" \
   "close \$(js $tmp/bfail.json .makespan_s) \$(awk -v k=$k -v r=$rd 'BEGIN { printf \"%.12g\", k * r + 60e-6 }') 1e-9"
-check "fail inside a batch: the links carry the completed pairs only ($((8 * k)) transfers), busy <= 1 (was 1.028)" \
-  "[ \$(js $tmp/bfail.json .links.transfers) = $((8 * k)) ] && awk -v b=\$(js $tmp/bfail.json .bound.link_busy) 'BEGIN { exit !(b <= 1) }' &&
-   [ \$(js $tmp/bfail.json '[.links.top[].busy | select(. > 1)] | length') = 0 ]"
-check "fail inside a batch: busy = the k rounds' flows, back to back, over the makespan: k r / (k r + c)" \
-  "close \$(js $tmp/bfail.json .bound.link_busy) \$(awk -v k=$k -v r=$rd 'BEGIN { printf \"%.12g\", k * r / (k * r + 60e-6) }') 1e-6"
+# the links (docs/report.md, "A run that stopped"): every flow counts what it moved while it ran, up to the stop T =
+# 1 ms: the m = floor(T / r) rounds whose data arrived (round 11 too, still in its p2p cost), and round m + 1's 8
+# flows for the (T - m r - alpha) x B bytes they moved after its latency; the flows run back to back: busy T / T
+m=$(awk -v r="$rd" 'BEGIN { print int(1e-3 / r) }')
+check "fail inside a batch: the links carry the $m rounds that moved their data and the round the stop cut ($((8 * m + 8)) transfers; was $((8 * k)), the completed pairs only)" \
+  "[ \$(js $tmp/bfail.json .links.transfers) = $((8 * m + 8)) ] && close \$(js $tmp/bfail.json .stopped_s) 0.001"
+check "fail inside a batch: gpu0 up carries m S + (T - m r - alpha) B bytes" \
+  "close \$(js $tmp/bfail.json '.links.top[] | select(.name == \"gpu0 up\") | .bytes') \$(awk -v m=$m -v r=$rd 'BEGIN { printf \"%.12g\", 8 * m * 1048576 + (1e-3 - m * r - 2e-6) * 100e9 }') 1e-6"
+check "fail inside a batch: busy over the time the run reached = T / T = 1, never above (was 1.028 over the makespan)" \
+  "close \$(js $tmp/bfail.json .bound.link_busy) 1 1e-9 && [ \$(js $tmp/bfail.json '[.links.top[].busy | select(. > 1)] | length') = 0 ]"
 check "fail inside a batch: the send row has the completed pairs' span (was 0 s, algbw 0)" \
   "[ \$(js $tmp/bfail.json .by_kind.send.count) = $((8 * k)) ] && close \$(js $tmp/bfail.json .by_kind.send.time_s) \$(js $tmp/bfail.json .makespan_s) 1e-9"
+
+# 7c. --fail in the middle of unbatched ring all-reduces at step fidelity (busy was 1.238: the completed ring steps
+#     of the op the failure cut were on the links, the shares over the makespan of the completed ops). dgx-a100: the
+#     NVSwitch port B = 300 GB/s x 0.8, route latency l = 0.1 us; NCCL Simple: a = 8.4 us per op, h = 7 us per hop.
+#     4 ranks, 8 all-reduces of S = 100 MiB in a row: an op is a, then 2(n-1) = 6 steps of a flow of S/4 (l + S/4/B)
+#     and a hop, D = a + 6 (l + S/4/B + h). gpu0 fails at T = 1 ms: op 2 (from D) has done 2 steps; its third flow
+#     started at D + a + 2 (l + S/4/B + h) and moved (T - its start - l) B bytes by T.
+{
+  echo "dtsim_trace 1"; echo "ranks 4"; echo "group world 0-3"
+  for r in 0 1 2 3; do echo "rank $r"; for i in 1 2 3 4 5 6 7 8; do echo "s0 allreduce group=world bytes=104857600"; done; done
+} >"$tmp/ar8.dtt"
+A100=platforms/dgx-a100.yaml
+run "$tmp/ar8step.json" $A100 "$tmp/ar8.dtt" --fidelity step --fail gpu0@1ms
+tau=$(awk 'BEGIN { printf "%.15g", 0.1e-6 + 104857600 / 4 / 240e9 }')
+D=$(awk -v t="$tau" 'BEGIN { printf "%.15g", 8.4e-6 + 6 * (t + 7e-6) }')
+s3=$(awk -v t="$tau" -v d="$D" 'BEGIN { printf "%.15g", d + 8.4e-6 + 2 * (t + 7e-6) }')
+check "abort at step fidelity: exit 1, makespan = one op D = a + 6 (l + S/4/B + h), the run reached 1 ms" \
+  "[ \$(cat $tmp/rc) = 1 ] && close \$(js $tmp/ar8step.json .makespan_s) $D 1e-6 && close \$(js $tmp/ar8step.json .stopped_s) 0.001"
+check "abort at step fidelity: gpu0 up busy (8 (l + S/4/B) + T - start of the cut step) / T (was 1.238)" \
+  "close \$(js $tmp/ar8step.json '.links.top[] | select(.name == \"gpu0 up\") | .busy') \$(awk -v t=$tau -v s=$s3 'BEGIN { printf \"%.12g\", (8 * t + 1e-3 - s) / 1e-3 }') 1e-6 &&
+   [ \$(js $tmp/ar8step.json '[.links.top[].busy | select(. > 1)] | length') = 0 ] && awk -v b=\$(js $tmp/ar8step.json .bound.link_busy) 'BEGIN { exit !(b <= 1) }'"
+check "abort at step fidelity: gpu0 up carries 8 S/4 + (T - start - l) B bytes (the cut step counts what it moved)" \
+  "close \$(js $tmp/ar8step.json '.links.top[] | select(.name == \"gpu0 up\") | .bytes') \$(awk -v s=$s3 'BEGIN { printf \"%.12g\", 8 * 104857600 / 4 + (1e-3 - s - 0.1e-6) * 240e9 }') 1e-6"
+# 7d. an abort before any op completed (it counted no link bytes): at flow fidelity an op is a, then one flow per
+#     channel; gpu0 fails at T = 10 us, so every direction of the ring moved (T - a - l) B bytes and was busy T - a
+run "$tmp/ar8early.json" $A100 "$tmp/ar8.dtt" --fail gpu0@10us
+check "abort before any op completed: gpu0 up carries (T - a - l) B bytes (was none), busy (T - a) / T" \
+  "close \$(js $tmp/ar8early.json '.links.top[] | select(.name == \"gpu0 up\") | .bytes') \$(awk 'BEGIN { print (10e-6 - 8.4e-6 - 0.1e-6) * 240e9 }') 1e-6 &&
+   close \$(js $tmp/ar8early.json '.links.top[] | select(.name == \"gpu0 up\") | .busy') \$(awk 'BEGIN { print (10e-6 - 8.4e-6) / 10e-6 }') 1e-6 &&
+   [ \$(js $tmp/ar8early.json .ops.completed) = 0 ]"
 
 # 8. errors: unknown names (with near matches and how to list them), bad factors and times, a class to --fail,
 #    a partition naming a pair
