@@ -6,8 +6,10 @@
  *     group's ops from one stream, never in a batch, so instance k + 1 starts after every member completed k);
  *   - uniformity, from the group's routes: every flow of the exchange starts at once with the same bytes and the
  *     same route latency, and each one crosses a link where it gets the smallest fair share of all the links
- *     (bandwidth / flows on it). Then SimGrid's max-min sharing (CM02, no TCP window, equal sharing penalties)
- *     gives every flow that share from start to end, and each completes after latency + bytes / share.
+ *     (bandwidth / flows on it). Then SimGrid's max-min sharing (CM02, no TCP window, every flow the same sharing
+ *     penalty: dt_sg_platform.cpp shares a link equally, as InfiniBand's credit-based flow control and NVLink's
+ *     arbitration do) gives every flow that share from start to end, and each completes after latency + bytes /
+ *     share. The same latency is still needed: a flow takes no bandwidth until its latency is paid.
  * Only NVSwitch platforms qualify: there a route between nodes never crosses a GPU port (dt_topology.h), so the
  * GPU ports of a node are used only by the flows between its GPUs. --exact turns the shortcuts off.
  * A group inside one node whose GPU ports other traffic also uses (TP 4 on 8-GPU nodes: the DP rings' hop inside

@@ -3,8 +3,10 @@
  * (dt_sg_platform.cpp), read in its sources (src/surf/network_cm02.cpp, src/kernel/lmm/maxmin.cpp,
  * src/kernel/resource/Model.cpp):
  *   - a communication is created when both sides have posted it; during its route latency it takes no bandwidth
- *     (its max-min variable has penalty 0), then it shares with penalty = its route latency (weight-S is 0), or 1
- *     when the latency is 0;
+ *     (its max-min variable has penalty 0), then it shares with penalty 1, every flow alike: CM02's penalty is the
+ *     latency a route reports (weight-S is 0), and dtsim's routes all report the same one and get their real
+ *     latency through the latency factor (dt_sg_platform.cpp: InfiniBand's credit-based flow control and NVLink's
+ *     arbitration share a link equally, not in inverse proportion to path length as TCP does);
  *   - no rate bound: with TCP-gamma 0 the bound min(route bandwidth, gamma / (2 latency)) is 0, which the solver
  *     reads as "no bound";
  *   - the sharing is max-min with weights: repeatedly, the link with the least remaining / usage (usage = the sum
@@ -492,7 +494,7 @@ static int run_flows(rp_solver *s, double time_precision, double rate_precision)
 
   /* CSR: the flows each gate starts, the flows on each link */
   for (size_t f = 0; f < nf; f++) {
-    r.pen[f] = s->lat[f] > 0 ? s->lat[f] : 1.0; /* SimGrid's penalty: the latency, 1 without */
+    r.pen[f] = 1.0; /* SimGrid's penalty: the latency each route reports, the same for all (dt_sg_platform.cpp) */
     r.w[f] = 1.0 / r.pen[f];
     for (int k = 0; k < 2; k++)
       if (s->gate[k][f] >= 0 && (k == 0 || s->gate[1][f] != s->gate[0][f])) {

@@ -15,6 +15,7 @@ extern "C" {
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/comm.h>
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -25,6 +26,7 @@ extern "C" {
 #include <exception>
 #include <new>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 #include <xbt/log.h>
@@ -36,9 +38,15 @@ namespace {
 namespace sgr = simgrid::kernel::routing;
 using LinkImpl = simgrid::kernel::resource::StandardLinkImpl;
 
+/* What every route reports to SimGrid as its latency: CM02 makes a flow's sharing penalty its route's latency
+ * (NetworkCm02Model::communicate, src/surf/network_cm02.cpp of 3.32), so one constant for all gives every flow the
+ * same penalty, plain max-min sharing. The latency-factor callback (route_latency_factor) turns it back into the
+ * route's real latency, the sum of its links' latencies, for the time the flow waits before it takes bandwidth. */
+constexpr double kSharingPenalty = 1.0; /* seconds, as SimGrid reads it; only its being equal for all matters */
+
 /* A zone whose vertices are the GPUs (vertex id == global GPU index, hosts are added in order) and whose
- * routes are computed on demand. The hops are pushed as the _UP or _DOWN member of each split-duplex link,
- * and the latency is summed link by link in route order, as SimGrid's own zones do. */
+ * routes are computed on demand. The hops are pushed as the _UP or _DOWN member of each split-duplex link;
+ * the latency reported is kSharingPenalty, whatever the route (the real one comes from route_latency_factor). */
 class DtZone final : public sgr::NetZoneImpl {
 public:
   DtZone(const std::string& name, const dt_topology* topo) : NetZoneImpl(name), topo_(topo) {}
@@ -57,11 +65,10 @@ public:
                               nullptr);
     if (n < 0)
       throw std::out_of_range("dtsim zone: no route from '" + src->get_name() + "' to '" + dst->get_name() + "'");
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
       into->link_list_.push_back(hops[i].dir == 0 ? up_[hops[i].link] : down_[hops[i].link]);
-      if (latency)
-        *latency += dt_topology_link(topo_, hops[i].link)->latency;
-    }
+    if (latency)
+      *latency += kSharingPenalty;
   }
 
 private:
@@ -69,6 +76,19 @@ private:
   std::vector<LinkImpl*> up_;   /* [link index] the _UP member */
   std::vector<LinkImpl*> down_; /* [link index] the _DOWN member */
 };
+
+/* The latency-factor callback (NetworkModelIntf::NetworkFactorCb): the route's latency in seconds, the sum of its
+ * links' latencies in route order, over the kSharingPenalty the route reported, so that SimGrid's latency (reported
+ * x factor) is the route's own. */
+double route_latency_factor(double /*size*/, const simgrid::s4u::Host* /*src*/, const simgrid::s4u::Host* /*dst*/,
+                            const std::vector<simgrid::s4u::Link*>& links,
+                            const std::unordered_set<simgrid::s4u::NetZone*>& /*netzones*/)
+{
+  double latency = 0;
+  for (auto const* l : links)
+    latency += l->get_latency();
+  return latency / kSharingPenalty;
+}
 
 int build(const dt_topology* t, dt_error* err)
 {
@@ -82,7 +102,8 @@ int build(const dt_topology* t, dt_error* err)
     return dt_error_set(err, "", 0, 0, "gpu speed (peak x efficiency) must be positive, found %g", speed);
 
   /* CM02 without cross-traffic or TCP window: a flow costs exactly sum(latency) + size / min(bandwidth),
-   * and a link's bandwidth is shared max-min among its flows (DESIGN.md §3). Must precede the first zone. */
+   * and a link's bandwidth is shared max-min among its flows, equally (below; DESIGN.md §3). Must precede the
+   * first zone. */
   s4u::Engine::set_config("network/model:CM02");
   s4u::Engine::set_config("network/crosstraffic:0");
   s4u::Engine::set_config("network/TCP-gamma:0");
@@ -90,6 +111,14 @@ int build(const dt_topology* t, dt_error* err)
   /* The first zone created becomes the root and instantiates the models configured above. */
   auto* zone = new DtZone("dtsim", t);
   s4u::NetZone* iface = zone->get_iface();
+
+  /* Plain max-min sharing: CM02 weighs each flow's share by 1 / its route latency, TCP's round-trip unfairness.
+   * The fabrics dtsim models share a link equally among the flows on it: InfiniBand's credit-based flow control
+   * and NVLink/NVSwitch round-robin arbitration serve the flows in turn, whatever their path length. Every route
+   * reports kSharingPenalty (DtZone), so every flow has the same penalty; SimGrid then multiplies that latency by
+   * this factor (comm_action_set_bounds), which makes it the sum of the route's link latencies, summed in route
+   * order from 0 as SimGrid's own zones do: bit for bit the latency the route had before. */
+  iface->get_network_model()->set_lat_factor_cb(route_latency_factor);
 
   int gpus = dt_platform_gpu_count(p);
   for (int i = 0; i < gpus; i++) {

@@ -76,8 +76,22 @@ static void assert_close(double got, double want, double rel, const char *what)
   ck_assert_msg(fabs(got - want) <= rel * fabs(want), "%s: got %.17g, want %.17g", what, got, want);
 }
 
-/* SimGrid's route between two GPUs has dt_topology's links, in order, as NAME_UP / NAME_DOWN, and the same
- * latency sum and bottleneck bandwidth. */
+/* The latency a flow from a to b pays: the sum of its SimGrid route's link latencies in route order (what
+ * dt_sg_platform.cpp's latency factor charges; the route itself reports one latency for all, the sharing penalty). */
+static double route_latency(sg_host_t a, sg_host_t b)
+{
+  xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  sg_host_get_route(a, b, links);
+  double lat = 0;
+  for (unsigned long i = 0; i < xbt_dynar_length(links); i++)
+    lat += sg_link_get_latency(xbt_dynar_get_as(links, i, sg_link_t));
+  xbt_dynar_free(&links);
+  return lat;
+}
+
+/* SimGrid's route between two GPUs has dt_topology's links, in order, as NAME_UP / NAME_DOWN, the same latency
+ * sum and bottleneck bandwidth, and reports the same latency to SimGrid as every other route (the loopback's):
+ * CM02 takes it as the flow's sharing penalty, which must be equal for all. */
 static void compare_route(const dt_topology *t, int src, int dst)
 {
   dt_hop hops[DT_ROUTE_MAX_HOPS];
@@ -98,7 +112,10 @@ static void compare_route(const dt_topology *t, int src, int dst)
                   want);
   }
   xbt_dynar_free(&links);
-  assert_close(sg_host_get_route_latency(a, b), lat, 1e-12, "route latency");
+  assert_close(route_latency(a, b), lat, 1e-12, "route latency");
+  ck_assert_msg(sg_host_get_route_latency(a, b) == sg_host_get_route_latency(a, a),
+                "gpu%d->gpu%d reports latency %.17g to simgrid, its loopback %.17g: unequal sharing penalties", src,
+                dst, sg_host_get_route_latency(a, b), sg_host_get_route_latency(a, a));
   assert_close(sg_host_get_route_bandwidth(a, b), bw, 1e-12, "route bandwidth");
 }
 
@@ -117,14 +134,14 @@ START_TEST(test_routes_one_node)
   dt_topology *t = build_sg(&p);
   ck_assert_int_eq((int)sg_host_count(), 8);
   compare_all_pairs(t);
-  assert_close(sg_host_get_route_latency(host(0), host(5)), 1e-6, 1e-12, "intra latency");
+  assert_close(route_latency(host(0), host(5)), 1e-6, 1e-12, "intra latency");
   assert_close(sg_host_get_route_bandwidth(host(0), host(5)), 450e9, 1e-12, "intra bandwidth");
   assert_close(sg_host_get_speed(host(3)), 989e12 * 0.5, 1e-12, "host speed");
   dt_error err;
   ck_assert_int_eq(dt_sg_platform_build(t, &err), DT_ERR); /* once per process */
   ck_assert_msg(strstr(err.msg, "already built") != NULL, "message: %s", err.msg);
   compare_route(t, 2, 2); /* loopback over the GPU's own port */
-  assert_close(sg_host_get_route_latency(host(2), host(2)), 1e-6, 1e-12, "loopback latency");
+  assert_close(route_latency(host(2), host(2)), 1e-6, 1e-12, "loopback latency");
   dt_topology_free(t);
 }
 END_TEST
@@ -138,7 +155,7 @@ START_TEST(test_routes_single_switch)
   dt_topology *t = build_sg(&p);
   compare_all_pairs(t);
   /* factors reach SimGrid: 2 NICs + 2 cables, scaled */
-  assert_close(sg_host_get_route_latency(host(0), host(15)), 1.1 * (2 * 1.5e-6 + 2 * 3e-7), 1e-12, "latency");
+  assert_close(route_latency(host(0), host(15)), 1.1 * (2 * 1.5e-6 + 2 * 3e-7), 1e-12, "latency");
   assert_close(sg_host_get_route_bandwidth(host(0), host(15)), 0.9 * 50e9, 1e-12, "bandwidth");
   dt_topology_free(t);
 }
@@ -170,7 +187,7 @@ START_TEST(test_routes_three_level)
   dt_platform p = fat_tree(12, 2, 1, 3, 4, 1, DT_WIRING_NODE);
   dt_topology *t = build_sg(&p);
   compare_all_pairs(t);
-  assert_close(sg_host_get_route_latency(host(0), host(23)), 2 * 1.5e-6 + 6 * 3e-7, 1e-12, "cross-pod latency");
+  assert_close(route_latency(host(0), host(23)), 2 * 1.5e-6 + 6 * 3e-7, 1e-12, "cross-pod latency");
   dt_topology_free(t);
 }
 END_TEST
@@ -255,19 +272,19 @@ END_TEST
 
 START_TEST(test_flow_unequal_latency_shares)
 {
-  /* CM02 shares a link among flows in inverse proportion to their route latency (RTT-weighted max-min;
-   * docs/simgrid-mapping.md). GPUs 0 and 1 share NIC 0.0: flow 0 stays on leaf 0 (alpha L0 = 2 nic + 2 cables),
-   * flow 1 crosses a spine (L1 = 2 nic + 4 cables). Flow 0 runs alone from L0 to L1, then both run with rates
-   * B * (1/Li) / (1/L0 + 1/L1) until flow 0 ends; flow 1 then has the NIC alone. */
+  /* Flows of different route latencies share a link equally (plain max-min: InfiniBand's credit-based flow control
+   * and NVLink's arbitration serve flows in turn; docs/simgrid-mapping.md), each still paying its own latency.
+   * GPUs 0 and 1 share NIC 0.0: flow 0 stays on leaf 0 (alpha L0 = 2 nic + 2 cables), flow 1 crosses a spine
+   * (L1 = 2 nic + 4 cables). Flow 0 runs alone from L0 to L1, then both run at B / 2 until flow 0 ends; flow 1 then
+   * has the NIC alone. (CM02's own rule, shares in proportion to 1 / Li, ends flow 0 at 3.717 ms, not 4.003.) */
   dt_platform p = fat_tree(8, 8, 2, 2, 8, 1, DT_WIRING_NODE);
   dt_topology *t = build_sg(&p);
   start_flow(0, 0, 8);
   start_flow(1, 1, 63);
   simgrid_run();
   double b = 50e9, l0 = 2 * 1.5e-6 + 2 * 3e-7, l1 = 2 * 1.5e-6 + 4 * 3e-7;
-  double r0 = b * (1 / l0) / (1 / l0 + 1 / l1), r1 = b - r0;
-  double t0 = l1 + (flow_bytes - b * (l1 - l0)) / r0;
-  double t1 = t0 + (flow_bytes - r1 * (t0 - l1)) / b;
+  double t0 = l1 + (flow_bytes - b * (l1 - l0)) / (b / 2);
+  double t1 = t0 + (flow_bytes - b / 2 * (t0 - l1)) / b;
   assert_close(flow_end[0], t0, 1e-8, "shorter-latency flow");
   assert_close(flow_end[1], t1, 1e-8, "longer-latency flow");
   dt_topology_free(t);

@@ -1,5 +1,5 @@
 /* Check suite for replay/dt_coll_solve.c, the evaluator of SimGrid's CM02 flow sharing: hand-computed max-min
- * cases (two flows of different latencies on one link, flows joining at once with different weights, a
+ * cases (two flows of different latencies on one link, two joining at once: equal shares whatever the latency, a
  * bottleneck shared by three flows with one ending early, gates and delays, identical flows as one, zero latency
  * and zero bytes, the time precision, a gate waiting for itself), problems re-run with new bytes and delays,
  * and symmetries: folded problems whose quotient must weigh a flow orbit against a smaller link orbit, a flow
@@ -19,39 +19,39 @@ static void close_to(double got, double want)
   ck_assert_msg(fabs(got - want) <= 1e-12 * fmax(1, fabs(want)), "got %.15g, want %.15g", got, want);
 }
 
-/* One link of 100 B/s. Flow a (300 B, latency 1 s) shares alone from 1 to 2 (100 B); flow b (200 B, latency
- * 2 s) joins at 2, and from then on the link is split in proportion to 1/latency: a 100 * 1 / 1.5 = 66.67 B/s,
- * b 33.33 B/s. a's 200 B left take 3 s: a ends at 5; b has sent 100 B by then, its 100 B left take 1 s alone:
- * b ends at 6. */
+/* One link of 100 B/s. Flow a (300 B, latency 1 s) shares alone from 1 to 2 (100 B); flow b (150 B, latency
+ * 2 s) joins at 2, and from then on the link is split evenly whatever the latencies (every flow has penalty 1):
+ * 50 B/s each. b's 150 B take 3 s: b ends at 5; a has 50 B left then, 0.5 s alone: a ends at 5.5. (Shares in
+ * proportion to 1 / latency, CM02's own rule, would end a at 5 and b at 5.5.) */
 START_TEST(test_two_latencies)
 {
   rp_solver *s = rp_solver_new();
   int32_t l = rp_solver_link(s, 100);
   int32_t a = rp_solver_flow(s, 300, 1, &l, 1, -1, -1, -1, -1);
-  int32_t b = rp_solver_flow(s, 200, 2, &l, 1, -1, -1, -1, -1);
+  int32_t b = rp_solver_flow(s, 150, 2, &l, 1, -1, -1, -1, -1);
   ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
   close_to(rp_solver_flow_start(s, a), 0);
-  close_to(rp_solver_flow_finish(s, a), 5);
-  close_to(rp_solver_flow_finish(s, b), 6);
+  close_to(rp_solver_flow_finish(s, a), 5.5);
+  close_to(rp_solver_flow_finish(s, b), 5);
   rp_solver_free(s);
 }
 END_TEST
 
 /* Both flows join at 2 (f1 starts at 1, after a gate's delay, with latency 1; f2 at 0 with latency 2) on a link
- * of 90 B/s: weights 1/1 and 1/2 give f1 60 B/s and f2 30 B/s. f1's 120 B end at 4; f2 has sent 60 B by then,
- * its 60 B left take 60/90 s alone: 4.6667. */
-START_TEST(test_weighted_join)
+ * of 90 B/s: equal penalties give each 45 B/s. f2's 90 B end at 4; f1 has sent 90 B by then, its 30 B left take
+ * 30/90 s alone: 4.3333. (Weights 1/1 and 1/2 would swap them: f1 at 4, f2 at 4.3333.) */
+START_TEST(test_equal_join)
 {
   rp_solver *s = rp_solver_new();
   int32_t l = rp_solver_link(s, 90);
   int32_t g = rp_solver_gate(s, 1);
   int32_t f1 = rp_solver_flow(s, 120, 1, &l, 1, g, -1, -1, -1);
-  int32_t f2 = rp_solver_flow(s, 120, 2, &l, 1, -1, -1, -1, -1);
+  int32_t f2 = rp_solver_flow(s, 90, 2, &l, 1, -1, -1, -1, -1);
   ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
   close_to(rp_solver_gate_time(s, g), 1);
   close_to(rp_solver_flow_start(s, f1), 1);
-  close_to(rp_solver_flow_finish(s, f1), 4);
-  close_to(rp_solver_flow_finish(s, f2), 4 + 60.0 / 90);
+  close_to(rp_solver_flow_finish(s, f1), 4 + 30.0 / 90);
+  close_to(rp_solver_flow_finish(s, f2), 4);
   rp_solver_free(s);
 }
 END_TEST
@@ -197,9 +197,9 @@ END_TEST
 /* A and B (100 B, latency 1) cross the shared link S (150 B/s) and their own links PA, PB (1000 B/s); C (100 B,
  * latency 0.5) crosses S alone. Swapping A and B (PA and PB) is a symmetry; its quotient has one flow for {A, B},
  * which loads S twice per unit of rate (orbit of 2 flows on an orbit of 1 link). By hand: C shares S alone from
- * 0.5 to 1 (75 B); from 1 the weights are 1, 1 and 2 (1 / latency): A and B get 150 / 4 = 37.5 B/s, C 75; C's 25 B
- * left end at 1 + 1/3; A and B then have 87.5 B left at 75 B/s each: they end at 4/3 + 7/6 = 2.5. With a load of
- * one (no factor 2) A and B would end at 2. */
+ * 0.5 to 1 (75 B); from 1 the three share S evenly, 50 B/s each; C's 25 B left end at 1.5; A and B then have 75 B
+ * left at 75 B/s each: they end at 2.5. With a load of one (no factor 2) the quotient's flow and C would get 75 B/s
+ * each from 1, and A and B would end at 11/6. */
 START_TEST(test_fold_shared)
 {
   rp_solver *s = rp_solver_new();
@@ -212,7 +212,7 @@ START_TEST(test_fold_shared)
   ck_assert_int_eq(rp_solver_symmetry(s, swap, NULL), 0);
   ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
   ck_assert_uint_eq(rp_solver_solved_flows(s), 2);
-  close_to(rp_solver_flow_finish(s, c), 4.0 / 3);
+  close_to(rp_solver_flow_finish(s, c), 1.5);
   close_to(rp_solver_flow_finish(s, a), 2.5);
   close_to(rp_solver_flow_finish(s, b), 2.5);
   /* B twice as large: no symmetry in this run, every flow is simulated. A ends at 2.5 as before; B has 100 B
@@ -243,13 +243,13 @@ START_TEST(test_fold_refused)
   ck_assert_int_eq(rp_solver_symmetry(s, swap_ac, NULL), 0);
   ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
   ck_assert_uint_eq(rp_solver_solved_flows(s), 3);
-  close_to(rp_solver_flow_finish(s, c), 4.0 / 3);
+  close_to(rp_solver_flow_finish(s, c), 1.5);
   close_to(rp_solver_flow_finish(s, a), 2.5);
   rp_solver_free(s);
 
   /* the same with PB at 20 B/s: swapping A and B would map PA onto a slower link, so it is refused. By hand: B is
-   * held to 20 B/s from 1 (its 100 B end at 6); at 1 S's 130 B/s left go to A and C in the ratio 1 : 2 (43.3 and
-   * 86.7), C's 25 B left end at 1 + 75/260; A's 87.5 B left then take 87.5/130: A ends at 1 + 25/26. */
+   * held to 20 B/s from 1 (its 100 B end at 6); at 1 S's 130 B/s left go to A and C evenly (65 each), C's 25 B
+   * left end at 1 + 5/13; A's 75 B left then take 75/130: A ends at 1 + 25/26. */
   s = rp_solver_new();
   S = rp_solver_link(s, 150), PA = rp_solver_link(s, 1000), PB = rp_solver_link(s, 20);
   ra[0] = PA, rb[0] = PB, ra[1] = rb[1] = S;
@@ -261,7 +261,7 @@ START_TEST(test_fold_refused)
   ck_assert_int_eq(rp_solver_run(s, TP, RP), 0);
   ck_assert_uint_eq(rp_solver_solved_flows(s), 3);
   close_to(rp_solver_flow_finish(s, b), 6);
-  close_to(rp_solver_flow_finish(s, c), 1 + 75.0 / 260);
+  close_to(rp_solver_flow_finish(s, c), 1 + 5.0 / 13);
   close_to(rp_solver_flow_finish(s, a), 1 + 25.0 / 26);
   rp_solver_free(s);
 
@@ -450,7 +450,7 @@ END_TEST
 
 int main(void)
 {
-  const dt_test_case cases[] = {{"two_latencies", test_two_latencies, 0}, {"weighted_join", test_weighted_join, 0},
+  const dt_test_case cases[] = {{"two_latencies", test_two_latencies, 0}, {"equal_join", test_equal_join, 0},
                                 {"three_share", test_three_share, 0},     {"gates", test_gates, 0},
                                 {"gate_chain", test_gate_chain, 0},       {"count", test_count, 0},
                                 {"zero", test_zero, 0},                   {"precision", test_precision, 0},
