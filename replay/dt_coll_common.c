@@ -398,8 +398,11 @@ static int cmp_member_key(const void *a, const void *b)
 }
 
 /* Channel c's ring: without the NCCL model, group order (DESIGN.md §6); with it, node by node (ascending), each
- * node's members rotated to start at the first one on NIC (c mod nics) -- so that channel c enters every node
- * on rail c, and the channels together use every NIC of the node, as NCCL's rings on rail-optimized nodes. */
+ * node's members rotated to start at the first one on the (c mod k)-th of the k distinct NICs its members use
+ * (ascending) -- so that the channels alternate evenly over those NICs, as NCCL's connectRings alternates its rings
+ * over the NICs, and channel c enters every node of a regular group on the same rail. A group with members on
+ * every NIC gets rail c mod nics; one with GPUs i and i + 4 of 8 (TP 4's data-parallel group, 8 NICs) gets its
+ * two NICs alternately, 4 channels of 8 each, not 5 and 3 as "rail c, else member c mod m" gave. */
 static void build_rings(rp_ctx *c, int32_t g, rp_gshape *s)
 {
   const dt_platform *p = c->p;
@@ -417,13 +420,25 @@ static void build_rings(rp_ctx *c, int32_t g, rp_gshape *s)
     } else {
       int32_t k = 0;
       for (int32_t nd = 0; nd < s->nnodes; nd++) {
-        int32_t f = s->node_first[nd], m = s->node_first[nd + 1] - f, start = ch % m;
-        int rail = p->nics_per_node > 0 ? ch % p->nics_per_node : 0;
-        for (int32_t j = 0; j < m; j++)
-          if (dt_platform_nic_of_gpu(p, rp_gpu_of_member(c, g, s->by_node[f + j]) % G) == rail) {
+        int32_t f = s->node_first[nd], m = s->node_first[nd + 1] - f, start = 0;
+        /* the members are sorted by local GPU, and NICs grow with it: a new NIC is a change from the previous */
+        int nics = 0, last = -1;
+        for (int32_t j = 0; j < m; j++) {
+          int nic = dt_platform_nic_of_gpu(p, rp_gpu_of_member(c, g, s->by_node[f + j]) % G);
+          nics += nic != last;
+          last = nic;
+        }
+        int want = ch % nics, seen = -1;
+        last = -1;
+        for (int32_t j = 0; j < m; j++) {
+          int nic = dt_platform_nic_of_gpu(p, rp_gpu_of_member(c, g, s->by_node[f + j]) % G);
+          seen += nic != last;
+          last = nic;
+          if (seen == want) {
             start = j;
             break;
           }
+        }
         for (int32_t j = 0; j < m; j++)
           ord[k++] = s->by_node[f + (start + j) % m];
       }

@@ -401,6 +401,41 @@ START_TEST(test_ring_uses_all_nics)
 }
 END_TEST
 
+/* A data-parallel group of TP 4 on 8-GPU nodes with 8 NICs: GPUs 0 and 4 of 2 nodes (ranks 0, 4, 8, 12), 8
+ * channels, ring all-gather of S per rank, Simple with no latency terms, no PXN, NICs the bottleneck (50 GB/s
+ * against 450 GB/s NVLink). Each channel's ring enters a node on one of the two GPUs and leaves it from the
+ * other, so the channels that start on GPU 0 all receive on NIC 0 and send on NIC 4. Alternated evenly, each NIC
+ * carries 4 of the 8 channels' S/8 flows in each direction, 3 steps of (S/8) / (B/4): T = 12/8 S/B (plus
+ * microseconds of latency). 5 channels on one NIC (the rings' old rule: rail c, else member c mod 2) give
+ * 15/8 S/B. */
+static double ring_tp4_dp(void *arg)
+{
+  (void)arg;
+  dt_platform p = multi_node(2, 8, 8);
+  p.channels = 8;
+  p.pxn = 0;
+  p.protocols[DT_PROTO_SIMPLE] = (dt_proto_model){0, 0, 0, 1, 0}; /* the bandwidth term alone */
+  dt_trace *t = dt_trace_new(16);
+  int32_t members[4] = {0, 4, 8, 12};
+  int32_t g = add_group_list(t, "dp", members, 4);
+  for (int32_t i = 0; i < 4; i++)
+    add_coll(t, members[i], DT_OP_ALLGATHER, g, GIB);
+  dt_stats *s = replay(&p, t, DT_FIDELITY_FLOW, DT_ALGO_RING, DT_PROTO_SIMPLE);
+  double time = s->by_kind[DT_OP_ALLGATHER].time_s;
+  dt_stats_free(s);
+  return time;
+}
+
+START_TEST(test_ring_channels_balance_nics)
+{
+  double got = forked(ring_tp4_dp, NULL);
+  dt_platform p = multi_node(2, 8, 8);
+  double want = 12.0 / 8 * (double)GIB / p.nic_bandwidth;
+  ck_assert_msg(fabs(got - want) <= 1e-3 * want, "TP 4 data-parallel ring all-gather %.6g s, want %.6g s (12/8 S/B; "
+                "15/8 S/B = %.6g s is 5 channels on one NIC)", got, want, 15.0 / 8 * (double)GIB / p.nic_bandwidth);
+}
+END_TEST
+
 /* PXN: 2 nodes x 2 GPUs, 2 NICs, rail-optimized 2-level fat-tree (radix 4: a rail's leaf has 2 down-ports, 2
  * up). Channel 0's ring is 0 1 | 2 3: GPU 1 (rail 1) sends to GPU 2 (node 1, rail 0), and GPU 3 (rail 1) to
  * GPU 0. Without PXN the hop crosses rails through a spine: alpha = 2 nic + 4 cables. With PXN it goes over
@@ -1050,6 +1085,7 @@ int main(void)
       {"nvls_tree_allreduce", test_nvls_tree_allreduce, 2},
       {"hier_heterogeneous", test_hier_heterogeneous, 2},
       {"ring_uses_all_nics", test_ring_uses_all_nics, 1},
+      {"ring_channels_balance_nics", test_ring_channels_balance_nics, 1},
       {"pxn_route", test_pxn_route, 2},
       {"ring_mixed", test_ring_mixed, 2},
       {"net_overhead_floor", test_net_overhead_floor, 8},
