@@ -225,7 +225,7 @@ START_TEST(test_rank_lists)
   parse_fails("dtsim_trace 1\nranks 16\ngroup a 0-16\n", "t.dtt:3:9: ", WORDS("16", "out of range"));
   parse_fails("dtsim_trace 1\nranks 16\ngroup a 3-1\n", "t.dtt:3:9: ", WORDS("3-1"));
   parse_fails("dtsim_trace 1\nranks 16\ngroup a 0,,1\n", "t.dtt:3:9: ", WORDS("0,,1"));
-  parse_fails("dtsim_trace 1\nranks 16\ngroup a 0-3,2\n", "t.dtt:3: ", WORDS("'a'", "twice"));
+  parse_fails("dtsim_trace 1\nranks 16\ngroup a 0-3,2\n", "t.dtt:3:7: ", WORDS("'a'", "twice"));
 }
 END_TEST
 
@@ -331,25 +331,25 @@ START_TEST(test_per_rank_files)
   write_file(dir, "bad.1.dtt", "dtsim_trace 1\nranks 3\ngroup w 0-1\nrank 1\n", bad, sizeof bad);
   const char *pb[] = {p0, bad};
   ck_assert_int_eq(dt_trace_read_native(pb, 2, &t, &e), DT_ERR);
-  snprintf(prefix, sizeof prefix, "%s:2: ", bad);
+  snprintf(prefix, sizeof prefix, "%s:2:7: ", bad);
   assert_error(&e, prefix, WORDS("ranks 3", "ranks 2", "agree"));
   write_file(dir, "bad.1.dtt", "dtsim_trace 1\nranks 2\ngroup w 1,0\nrank 1\n", bad, sizeof bad);
   ck_assert_int_eq(dt_trace_read_native(pb, 2, &t, &e), DT_ERR);
-  snprintf(prefix, sizeof prefix, "%s:3: ", bad);
+  snprintf(prefix, sizeof prefix, "%s:3:7: ", bad);
   assert_error(&e, prefix, WORDS("'w'", "agree"));
   write_file(dir, "bad.1.dtt", "dtsim_trace 1\nranks 2\nrank 1\n", bad, sizeof bad);
   ck_assert_int_eq(dt_trace_read_native(pb, 2, &t, &e), DT_ERR);
-  snprintf(prefix, sizeof prefix, "%s:3: ", bad);
+  snprintf(prefix, sizeof prefix, "%s:3:1: ", bad);
   assert_error(&e, prefix, WORDS("0 groups", "agree"));
   write_file(dir, "bad.1.dtt", "dtsim_trace 1\nranks 2\ngroup w 0-1\ngroup v 0\nrank 1\n", bad, sizeof bad);
   ck_assert_int_eq(dt_trace_read_native(pb, 2, &t, &e), DT_ERR);
-  snprintf(prefix, sizeof prefix, "%s:4: ", bad);
+  snprintf(prefix, sizeof prefix, "%s:4:7: ", bad);
   assert_error(&e, prefix, WORDS("'v'", "not declared"));
   /* a rank in two files */
   write_file(dir, "copy.0.dtt", t0, p2, sizeof p2);
   const char *twice[] = {p0, p2};
   ck_assert_int_eq(dt_trace_read_native(twice, 2, &t, &e), DT_ERR);
-  snprintf(prefix, sizeof prefix, "%s:5: ", p2);
+  snprintf(prefix, sizeof prefix, "%s:5:6: ", p2);
   assert_error(&e, prefix, WORDS("rank 0", "second section", p0));
   const char *same[] = {p0, p0};
   ck_assert_int_eq(dt_trace_read_native(same, 2, &t, &e), DT_ERR);
@@ -535,24 +535,36 @@ START_TEST(test_parse_errors)
   parse_fails(HDR "rank 0\ns0 mark name=a name=b\n", "t.dtt:6:16: ", WORDS("'name'", "twice"));
   parse_fails(HDR "rank 0\ns0 mark batch=-2\n", "t.dtt:6:15: ", WORDS("batch=", "-2"));
   parse_fails(HDR "rank 0\ns0 mark oops\n", "t.dtt:6:9: ", WORDS("key=value", "oops"));
-  parse_fails(HDR "rank 0\nx0 mark\n", "t.dtt:6: ", WORDS("unknown line 'x0'"));
-  parse_fails(HDR "rank 0\nallreduce group=g bytes=1\n", "t.dtt:6: ", WORDS("'allreduce'", "stream"));
+  parse_fails(HDR "rank 0\nx0 mark\n", "t.dtt:6:1: ", WORDS("unknown line 'x0'"));
+  parse_fails(HDR "rank 0\nallreduce group=g bytes=1\n", "t.dtt:6:1: ", WORDS("'allreduce'", "stream"));
   parse_fails(HDR "rank 0\ns0\n", "t.dtt:6:1: ", WORDS("missing op"));
-  parse_fails(HDR "rank 4\n", "t.dtt:5: ", WORDS("rank 4", "out of range"));
-  parse_fails(HDR "rank 0\nrank 0\n", "t.dtt:6: ", WORDS("rank 0", "second section", "t.dtt:5"));
-  parse_fails(HDR "s0 mark\n", "t.dtt:5: ", WORDS("before any 'rank"));
-  parse_fails(HDR "rank 0\ngroup h 0\n", "t.dtt:6: ", WORDS("'group'", "header lines come first"));
-  parse_fails(HDR "grup h 0\n", "t.dtt:5: ", WORDS("unknown line 'grup'", "'group'"));
-  parse_fails(HDR "group g 0\n", "t.dtt:5: ", WORDS("group 'g'", "twice"));
-  parse_fails(HDR "ranks 4\n", "t.dtt:5: ", WORDS("duplicate", "'ranks'"));
-  parse_fails(HDR "dtsim_trace 1\n", "t.dtt:5: ", WORDS("duplicate", "'dtsim_trace'"));
-  parse_fails("dtsim_trace 2\n", "t.dtt:1: ", WORDS("version", "'2'"));
+  parse_fails(HDR "rank 4\n", "t.dtt:5:6: ", WORDS("rank 4", "out of range"));
+  parse_fails(HDR "rank 0\nrank 0\n", "t.dtt:6:6: ", WORDS("rank 0", "second section", "t.dtt:5"));
+  parse_fails(HDR "s0 mark\n", "t.dtt:5:1: ", WORDS("before any 'rank"));
+  parse_fails(HDR "rank 0\ngroup h 0\n", "t.dtt:6:1: ", WORDS("'group'", "header lines come first"));
+  parse_fails(HDR "grup h 0\n", "t.dtt:5:1: ", WORDS("unknown line 'grup'", "'group'"));
+  parse_fails(HDR "group g 0\n", "t.dtt:5:7: ", WORDS("group 'g'", "twice"));
+  parse_fails(HDR "ranks 4\n", "t.dtt:5:1: ", WORDS("duplicate", "'ranks'"));
+  parse_fails(HDR "dtsim_trace 1\n", "t.dtt:5:1: ", WORDS("duplicate", "'dtsim_trace'"));
+  parse_fails("dtsim_trace 2\n", "t.dtt:1:13: ", WORDS("version", "'2'"));
   parse_fails("# nothing\n\n", "t.dtt:3: ", WORDS("missing", "dtsim_trace 1"));
-  parse_fails("ranks 4\n", "t.dtt:1: ", WORDS("dtsim_trace 1", "'ranks'"));
-  parse_fails("dtsim_trace 1\ngroup a 0\n", "t.dtt:2: ", WORDS("before 'ranks"));
-  parse_fails("dtsim_trace 1\nranks 0\n", "t.dtt:2: ", WORDS("ranks N"));
-  parse_fails("dtsim_trace 1\nranks 2\nmeta captured_step_time=3\n", "t.dtt:3: ", WORDS("captured_step_time"));
-  parse_fails("dtsim_trace 1\nranks 2\nmeta novalue\n", "t.dtt:3: ", WORDS("meta key=value", "novalue"));
+  parse_fails("ranks 4\n", "t.dtt:1:1: ", WORDS("dtsim_trace 1", "'ranks'"));
+  parse_fails("dtsim_trace 1\ngroup a 0\n", "t.dtt:2:1: ", WORDS("before 'ranks"));
+  parse_fails("dtsim_trace 1\nranks 0\n", "t.dtt:2:7: ", WORDS("ranks N"));
+  parse_fails("dtsim_trace 1\nranks 2\nmeta captured_step_time=3\n", "t.dtt:3:25: ", WORDS("captured_step_time"));
+  parse_fails("dtsim_trace 1\nranks 2\nmeta novalue\n", "t.dtt:3:6: ", WORDS("meta key=value", "novalue"));
+  /* header lines name their column (were line only); the NUL byte its column; JSON is not a native trace, said at
+   * its byte offset (was line 2 of a gzip file's text: "expected the header 'dtsim_trace 1', found '{'") */
+  parse_fails("dtsim_trace 1 x\n", "t.dtt:1:15: ", WORDS("unexpected 'x'", "nothing else"));
+  parse_fails("dtsim_trace 1\n  ranks  x\n", "t.dtt:2:10: ", WORDS("ranks N", "'x'"));
+  parse_fails(HDR "  group  g 0\n", "t.dtt:5:10: ", WORDS("group 'g'", "twice"));
+  static const char nul[] = HDR "rank 0\ns0 mark na\0me=x\n";
+  dt_trace *t = NULL;
+  dt_error e;
+  dt_error_clear(&e);
+  ck_assert_int_eq(dt_trace_parse_native(nul, sizeof nul - 1, "t.dtt", &t, &e), DT_ERR);
+  assert_error(&e, "t.dtt:6:11: ", WORDS("NUL byte", "a trace is text"));
+  parse_fails("\n  {\"traceEvents\": []}\n", "t.dtt: ", WORDS("not a native trace", "JSON ('{' at byte 3)"));
 }
 END_TEST
 
@@ -560,6 +572,40 @@ END_TEST
  * non-negative integer id" for batch=9...9, "bad stream" for s2^31, "not a non-negative number" for a FLOP of
  * 1e400, and splits= summing past 2^53 accepted); ids read as every whole number dtsim reads (leading zeros
  * decimal, in every id alike). */
+/* A list item is read at any length: a spelling with many leading zeros is the value it spells, as everywhere
+ * else (a 45-character splits= item, a 64-character rank, a kernels= dimension: "bad splits= item" or the rank
+ * list's syntax message before, from fixed 32- to 64-byte buffers). Values compared with the short spellings. */
+START_TEST(test_long_items_in_range)
+{
+  char text[2048], z[80];
+  memset(z, '0', 64);
+  z[64] = '\0';
+  snprintf(text, sizeof text,
+           "dtsim_trace 1\nranks 4\ngroup g %s0-%s3\nrank 0\ns0 alltoall group=g splits=%s1024,1,2,%s3\n"
+           "s1 compute dur=1us kernels=gemm:bf16:%s64:64:64:1:%s524288:%s1024 after=s%s0:%s0\n",
+           z, z, z, z, z, z, z, z, z);
+  dt_trace *t = parse_ok(text);
+  ck_assert_uint_eq(t->groups[0].nranks, 4);
+  ck_assert_int_eq(t->groups[0].ranks[3], 3);
+  const dt_op *o = op_at(t, 0, 0, 0);
+  ck_assert_uint_eq(o->nsplits, 4);
+  ck_assert_uint_eq(o->splits[0], 1024);
+  ck_assert_uint_eq(o->splits[3], 3);
+  ck_assert_uint_eq(o->bytes, 1024 + 1 + 2 + 3);
+  o = op_at(t, 0, 1, 0);
+  ck_assert_uint_eq(o->nkernels, 1);
+  ck_assert_int_eq(o->kernels[0].m, 64);
+  ck_assert_double_eq(o->kernels[0].flop, 524288);
+  ck_assert_double_eq(o->kernels[0].bytes, 1024);
+  ck_assert_uint_eq(o->ndeps, 1);
+  ck_assert_int_eq(o->deps[0].index, 0);
+  dt_trace_free(t);
+  /* out of range at any length still names the range */
+  snprintf(text, sizeof text, HDR "rank 0\ns0 alltoall group=g splits=%s9007199254740993,1,1,1\n", z);
+  parse_fails(text, "t.dtt:6:28: ", WORDS("splits= item 1", "2^53"));
+}
+END_TEST
+
 START_TEST(test_id_and_number_ranges)
 {
   parse_fails(HDR "rank 0\ns2147483648 compute dur=1ms\n", "t.dtt:6:1: ",
@@ -578,8 +624,8 @@ START_TEST(test_id_and_number_ranges)
   parse_fails(HDR "rank 0\ns0 send peer=x bytes=8\n", "t.dtt:6:14: ", WORDS("peer=", "from 0 to 3"));
   parse_fails(HDR "rank 0\ns0 broadcast group=p bytes=8 root=99999999999\n", "t.dtt:6:35: ",
               WORDS("root 99999999999", "'p' of 2 ranks", "0-1"));
-  parse_fails(HDR "rank 99999999999\n", "t.dtt:5: ", WORDS("rank 99999999999", "out of range", "0-3"));
-  parse_fails(HDR "rank x\n", "t.dtt:5: ", WORDS("rank N", "from 0 to 3", "'x'"));
+  parse_fails(HDR "rank 99999999999\n", "t.dtt:5:6: ", WORDS("rank 99999999999", "out of range", "0-3"));
+  parse_fails(HDR "rank x\n", "t.dtt:5:6: ", WORDS("rank N", "from 0 to 3", "'x'"));
   parse_fails("dtsim_trace 1\nranks 4\ngroup a 0,99999999999\n", "t.dtt:3:11: ",
               WORDS("rank 99999999999", "out of range", "0-3"));
   parse_fails("dtsim_trace 1\nranks 4\ngroup a 0,x\n", "t.dtt:3:11: ", WORDS("bad rank 'x'", "from 0 to 3"));
@@ -1166,6 +1212,7 @@ int main(void)
       {"round_trip", test_round_trip, 1},
       {"parse_errors", test_parse_errors, 1},
       {"id_and_number_ranges", test_id_and_number_ranges, 1},
+      {"long_items_in_range", test_long_items_in_range, 1},
       {"validate_collective_mismatch", test_validate_collective_mismatch, 1},
       {"validate_p2p_mismatch", test_validate_p2p_mismatch, 1},
       {"match_ids", test_match_ids, 1},

@@ -160,10 +160,10 @@ check "a broken platform in the right place is its own error, not 'swapped'" '! 
 printf 'dtsim_trace 1\nranks 999999999999\n' >"$tmp/r12.dtt"
 "$DTSIM" run tests/data/node8.yaml "$tmp/r12.dtt" >/dev/null 2>"$tmp/r12.err"; rc=$?
 check "ranks 999999999999: exit 2 with file:line, the value and the limit" \
-  '[ $rc -eq 2 ] && grep -q "r12.dtt:2: .ranks 999999999999. is more than dtsim supports (at most 1048576 ranks)" "$tmp/r12.err"'
+  '[ $rc -eq 2 ] && grep -q "r12.dtt:2:7: .ranks 999999999999. is more than dtsim supports (at most 1048576 ranks)" "$tmp/r12.err"'
 printf 'dtsim_trace 1\nranks -3\n' >"$tmp/rneg.dtt"
 "$DTSIM" run tests/data/node8.yaml "$tmp/rneg.dtt" >/dev/null 2>"$tmp/rneg.err"; rc=$?
-check "ranks -3: exit 2 with the range and the value" '[ $rc -eq 2 ] && grep -q "rneg.dtt:2: expected .ranks N. with N a whole number from 1 to 1048576, found .-3." "$tmp/rneg.err"'
+check "ranks -3: exit 2 with the range and the value" '[ $rc -eq 2 ] && grep -q "rneg.dtt:2:7: expected .ranks N. with N a whole number from 1 to 1048576, found .-3." "$tmp/rneg.err"'
 # sweep --shard: the points that cannot run are counted in the shard, not in the whole grid (points 0-2 of the
 # 4 cannot run: shard 0/2 holds 0 and 2, shard 1/2 holds 1 and the one that runs)
 for sh in 0 1; do

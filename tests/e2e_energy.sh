@@ -88,8 +88,8 @@ for v in abc nan 0 -5 1e30 2.5; do
   sed "s/^ranks 1\$/ranks 1\nmeta tokens_per_iteration=$v/" "$tmp/marks.dtt" >"$tmp/badtok.dtt"
   "$DTSIM" run $P "$tmp/badtok.dtt" >/dev/null 2>"$tmp/badtok.err"
   rc=$?
-  check "meta tokens_per_iteration=$v: exit 2 at its line" \
-    "[ $rc = 2 ] && grep -q 'badtok.dtt:3: .*tokens_per_iteration: expected a whole number from 1 to' $tmp/badtok.err"
+  check "meta tokens_per_iteration=$v: exit 2 at its line:col (the value's)" \
+    "[ $rc = 2 ] && grep -q 'badtok.dtt:3:27: .*tokens_per_iteration: expected a whole number from 1 to' $tmp/badtok.err"
 done
 
 # --- NIC and switch load: rank 0 (node 0) sends S = 1.25e9 bytes to rank 2 (node 1): 0.1 s at 12.5e9 B/s on

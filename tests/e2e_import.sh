@@ -141,4 +141,13 @@ for c in "chakra:tests/data/chakra/u64.0.et tests/data/chakra/u64.1.et" "deepspe
   check "$name: import -o then run = run on the capture ($a s)" '[ -n "$a" ] && [ "$a" != null ] && close "$b" "$a" 1e-9'
 done
 
+# --- a capture forced through the native reader: "not a native trace", its text is JSON, at the byte offset of
+# its '{' in the decompressed text (was "x.json.gz:2: expected the header ...", a line of a gzip file); the sample's
+# text starts with a newline, so the '{' is byte 1 (counted with zcat | head -c 2)
+S=traces/samples/allreduce_bcast_2ranks_rank0.json.gz
+at=$(zcat "$S" | head -c 2 | od -An -c | tr -s ' ' | sed 's/^ //')
+"$DTSIM" import --format native "$S" -o "$tmp/nat.dtt" 2>"$tmp/nat.err"; rc=$?
+check "import --format native x.json.gz: exit 2, not a native trace, JSON at byte 1 (the sample starts '$at')" \
+  '[ $rc -eq 2 ] && [ "$at" = "\n {" ] && grep -qF "allreduce_bcast_2ranks_rank0.json.gz: not a native trace: its gzip-decompressed text is JSON ('"'{'"' at byte 1)" "$tmp/nat.err" && ! grep -q "json.gz:[0-9]" "$tmp/nat.err"'
+
 finish

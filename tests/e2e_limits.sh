@@ -647,8 +647,8 @@ check "a 2 GiB line is refused in under 600 MB of memory ($(tail -1 "$tmp/longli
   '[ "$(tail -1 "$tmp/longline.rss")" -lt 600000 ]'
 printf 'dtsim_trace 1\nranks 2\ngroup w 0-1\nrank 0\ns0 allreduce\0 group=w bytes=8\nrank 1\ns0 allreduce group=w bytes=8\n' >"$tmp/nul.dtt"
 "$DTSIM" run tests/data/node8.yaml "$tmp/nul.dtt" >/dev/null 2>"$tmp/nul.err"; rc=$?
-check "a NUL byte in a trace line: exit 2 at file:line and its byte" \
-  '[ $rc -eq 2 ] && grep -q "nul.dtt:5: NUL byte at byte 13 of the line" "$tmp/nul.err"'
+check "a NUL byte in a trace line: exit 2 at file:line:col (its byte)" \
+  '[ $rc -eq 2 ] && grep -q "nul.dtt:5:13: NUL byte (a trace is text)" "$tmp/nul.err"'
 printf '0 0 0\n1 0 1\0 0 0 2\n' >"$tmp/nul.place"
 printf 'dtsim_trace 1\nranks 2\ngroup w 0-1\nrank 0\ns0 allreduce group=w bytes=8\nrank 1\ns0 allreduce group=w bytes=8\n' >"$tmp/two.dtt"
 "$DTSIM" run --placement "$tmp/nul.place" tests/data/node8.yaml "$tmp/two.dtt" >/dev/null 2>"$tmp/nulp.err"; rc=$?

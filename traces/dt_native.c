@@ -94,6 +94,8 @@ typedef struct reader {
   size_t ntoks, tokcap;
   int32_t *ilist;
   size_t icap;
+  char *item; /* one item of a list value (a rank range, an after= or splits= item), NUL-terminated */
+  size_t itemcap;
 } reader;
 
 typedef struct fstate {
@@ -105,6 +107,8 @@ typedef struct fstate {
   int32_t cur_rank;                    /* rank of the open section, -1 before the first */
   long col;                            /* column of the error's subject on the current line, 0 for the line */
   const tok *vtok;                     /* the token whose value is being read (for columns inside it) */
+  uint64_t line_at;                    /* byte offset of the current line in the (uncompressed) text */
+  int gz;                              /* the file is gzip-compressed: offsets count its uncompressed text */
 } fstate;
 
 static int ferr(reader *rd, const fstate *fs, const char *fmt, ...) DT_PRINTF(3, 4);
@@ -120,6 +124,16 @@ static int ferr(reader *rd, const fstate *fs, const char *fmt, ...)
 
 /* ---------------------------------------------------------------------------------------------------------
  * Values. */
+
+/* The len bytes at p as a NUL-terminated string in the reader's scratch (valid until the next call): list items
+ * of any length, so that a long spelling of a value in range (leading zeros) reads as that value. */
+static char *item_text(reader *rd, const char *p, size_t len)
+{
+  rd->item = dt_grow(rd->item, &rd->itemcap, len, 1);
+  memcpy(rd->item, p, len);
+  rd->item[len] = '\0';
+  return rd->item;
+}
 
 /* An integer in [lo, hi], spelled as every whole number dtsim reads (dt_parse_whole: decimal digits alone, leading
  * zeros decimal), with a '-' in front for a negative one. Returns 0 with *out, -1 when s is not an integer, -2 when
@@ -182,11 +196,9 @@ static long parse_rank_list(reader *rd, fstate *fs, const char *text)
   for (;;) {
     const char *comma = strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    char item[64];
-    if (len == 0 || len >= sizeof item)
+    if (len == 0)
       return ferr(rd, fs, "bad rank list '%s': expected values and ranges such as '0-3,8-11'", text), -1;
-    memcpy(item, p, len);
-    item[len] = '\0';
+    char *item = item_text(rd, p, len);
     char *dash = strchr(item, '-');
     int32_t a = 0, b = 0, last = rd->t->nranks - 1;
     at_value(fs, (size_t)(p - text));
@@ -303,12 +315,10 @@ static int parse_after(reader *rd, fstate *fs, dt_op *op, const char *text)
   for (size_t k = 0; k < n; k++) {
     const char *comma = strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    char item[64];
     at_value(fs, (size_t)(p - text));
-    if (len == 0 || len >= sizeof item)
+    if (len == 0)
       return ferr(rd, fs, "bad after= value '%s': expected 'sN:I' items such as 's0:0,s2:5'", text);
-    memcpy(item, p, len);
-    item[len] = '\0';
+    char *item = item_text(rd, p, len);
     char *colon = strchr(item, ':');
     int32_t sid, idx;
     if (!colon)
@@ -337,13 +347,9 @@ static int parse_splits(reader *rd, fstate *fs, dt_op *op, const char *text)
   for (size_t k = 0; k < n; k++) {
     const char *comma = strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    char item[32], why[256];
+    char why[256];
     at_value(fs, (size_t)(p - text));
-    if (len >= sizeof item)
-      return ferr(rd, fs, "bad splits= item %zu '%.*s': expected a byte count from 0 to %" PRIu64 " (2^53)", k + 1,
-                  (int)(len > 40 ? 40 : len), p, DT_BYTES_MAX);
-    memcpy(item, p, len);
-    item[len] = '\0';
+    char *item = item_text(rd, p, len);
     if (dt_parse_bytes(item, &op->splits[k], why, sizeof why) != 0)
       return ferr(rd, fs, "bad splits= item %zu: %s", k + 1, why);
     /* the op moves the sum (its bytes): at most what one op may move, as bytes= (each item is, so no overflow) */
@@ -363,18 +369,14 @@ static int parse_splits(reader *rd, fstate *fs, dt_op *op, const char *text)
 /* One number of a kernels= item (field j: M, N, K, BATCH, FLOP, BYTES): a plain number (dt_parse_real) that is a
  * whole number up to KERNEL_DIM_MAX for the dimensions, a real from 0 to DT_FLOP_MAX FLOP or DT_BYTES_MAX bytes
  * for the work. Returns 0 with *out, or -1 with the message (naming the range) in why. */
-static int kernel_num(const char *t, size_t len, int j, double *out, char *why, size_t why_size)
+static int kernel_num(reader *rd, const char *t, size_t len, int j, double *out, char *why, size_t why_size)
 {
   static const char *const field[] = {"M", "N", "K", "BATCH", "FLOP", "BYTES"};
-  char buf[48];
   double v = 0, max = j < 4 ? KERNEL_DIM_MAX : j == 4 ? DT_FLOP_MAX : (double)DT_BYTES_MAX;
   const char *what = j < 4 ? "a whole number" : j == 4 ? "a number of FLOP" : "a number of bytes";
   int rc = -1;
-  if (len > 0 && len < sizeof buf) {
-    memcpy(buf, t, len);
-    buf[len] = '\0';
-    rc = dt_parse_real(buf, &v);
-  }
+  if (len > 0)
+    rc = dt_parse_real(item_text(rd, t, len), &v);
   if (rc == 0 && v >= 0 && v <= max && (j >= 4 || v == floor(v))) {
     *out = v;
     return 0;
@@ -458,7 +460,7 @@ static int parse_kernels(reader *rd, fstate *fs, dt_op *op, const char *text)
     double v[6];
     char why[256];
     for (int j = 0; j < 6; j++)
-      if (kernel_num(f[2 + j], fl[2 + j], j, &v[j], why, sizeof why) != 0) {
+      if (kernel_num(rd, f[2 + j], fl[2 + j], j, &v[j], why, sizeof why) != 0) {
         at_value(fs, (size_t)(f[2 + j] - text));
         return ferr(rd, fs, "bad kernels= item %zu: %s", i + 1, why);
       }
@@ -719,14 +721,17 @@ static int group_line(reader *rd, fstate *fs)
   fs->vtok = &rd->toks[2]; /* the column of a bad item (as in a value) */
   long n = parse_rank_list(rd, fs, rd->toks[2].key);
   fs->vtok = NULL;
-  fs->col = 0;
+  fs->col = rd->toks[1].kcol; /* the group's name */
   if (n < 0)
     return DT_ERR;
   fs->ngroups++;
   if (fs->defines) {
     int g = dt_trace_add_group(rd->t, name, rd->ilist, (size_t)n, fs->file, (uint32_t)fs->line, rd->err);
-    if (g < 0)
+    if (g < 0) {
+      if (rd->err && rd->err->line == fs->line && rd->err->col == 0)
+        rd->err->col = fs->col; /* the group's name: dt_trace_add_group knows the line only */
       return DT_ERR;
+    }
     rd->group_decl = dt_xrealloc(rd->group_decl, rd->t->ngroups * sizeof *rd->group_decl);
     rd->group_decl[g] = fs->file + 1;
     return DT_OK;
@@ -751,8 +756,10 @@ static int meta_line(reader *rd, fstate *fs)
     return ferr(rd, fs, "expected 'meta key=value'");
   for (size_t i = 1; i < rd->ntoks; i++) {
     tok *tk = &rd->toks[i];
+    fs->col = tk->kcol;
     if (!tk->val || !tk->key[0])
       return ferr(rd, fs, "expected 'meta key=value', found '%s'", tk->key);
+    fs->col = tk->vcol; /* a bad value of a key dtsim reads */
     if (strcmp(tk->key, "tokens_per_iteration") == 0) { /* energy and cost per token (replay/dt_energy.c) */
       long long n;
       if (dt_parse_whole(tk->val, 1, DT_TOKENS_PER_ITERATION_MAX, &n) != 0)
@@ -776,6 +783,37 @@ static int meta_line(reader *rd, fstate *fs)
   return DT_OK;
 }
 
+/* The first line that is not blank or a comment: `dtsim_trace 1`. A capture given as a native trace (JSON, maybe
+ * gzip-compressed) is told as such, at its byte offset: its line numbers would mean nothing to the user. */
+static int magic_line(reader *rd, fstate *fs, const char *line, size_t len)
+{
+  const tok *tk = rd->toks;
+  const char *w = tk[0].key;
+  size_t lead = 0;
+  while (lead < len && isspace((unsigned char)line[lead]))
+    lead++;
+  if (lead < len && (line[lead] == '{' || line[lead] == '['))
+    return dt_error_set(rd->err, fs->name, 0, 0, "not a native trace: its %stext is JSON ('%c' at byte %" PRIu64
+                        "), a native trace starts with the line 'dtsim_trace 1' (a capture is imported, not read as "
+                        "a native trace)", fs->gz ? "gzip-decompressed " : "", line[lead], fs->line_at + lead);
+  if (strcmp(w, "dtsim_trace") != 0 || tk[0].val)
+    return ferr(rd, fs, "expected the header 'dtsim_trace 1', found '%s'%s", w,
+                fs->gz ? " (positions count the gzip-decompressed text)" : "");
+  if (rd->ntoks > 2 && !tk[1].val && strcmp(tk[1].key, "1") == 0) {
+    fs->col = tk[2].kcol;
+    return ferr(rd, fs, "unexpected '%s' after the header 'dtsim_trace 1': the header line holds nothing else",
+                tk[2].key);
+  }
+  if (rd->ntoks != 2 || tk[1].val || strcmp(tk[1].key, "1") != 0) {
+    if (rd->ntoks > 1)
+      fs->col = tk[1].kcol;
+    return ferr(rd, fs, "unsupported native trace version '%s': this dtsim reads 'dtsim_trace 1'",
+                rd->ntoks > 1 ? tk[1].key : "");
+  }
+  fs->seen_magic = 1;
+  return DT_OK;
+}
+
 static int parse_line(reader *rd, fstate *fs, const char *line, size_t len)
 {
   fs->col = 0;
@@ -783,28 +821,25 @@ static int parse_line(reader *rd, fstate *fs, const char *line, size_t len)
   if (len > DT_TRACE_MAX_LINE)
     return ferr(rd, fs, "line longer than %zu MiB (the longest a trace line may be)", DT_TRACE_MAX_LINE >> 20);
   const char *nul = memchr(line, '\0', len);
-  if (nul) /* a C string would end there: the rest of the line would be read as nothing */
-    return ferr(rd, fs, "NUL byte at byte %zu of the line (a trace is text)", (size_t)(nul - line) + 1);
+  if (nul) { /* a C string would end there: the rest of the line would be read as nothing */
+    fs->col = (long)(nul - line) + 1;
+    return ferr(rd, fs, "NUL byte (a trace is text)");
+  }
   if (tokenize(rd, fs, line, len) != DT_OK)
     return DT_ERR;
   if (rd->ntoks == 0)
     return DT_OK;
   tok *tk = rd->toks;
   const char *w = tk[0].key;
-  if (!fs->seen_magic) {
-    if (strcmp(w, "dtsim_trace") != 0 || tk[0].val)
-      return ferr(rd, fs, "expected the header 'dtsim_trace 1', found '%s'", w);
-    if (rd->ntoks != 2 || tk[1].val || strcmp(tk[1].key, "1") != 0)
-      return ferr(rd, fs, "unsupported native trace version '%s': this dtsim reads 'dtsim_trace 1'",
-                  rd->ntoks > 1 ? tk[1].key : "");
-    fs->seen_magic = 1;
-    return DT_OK;
-  }
+  fs->col = tk[0].kcol; /* a header line's error points at its word unless it names a value */
+  if (!fs->seen_magic)
+    return magic_line(rd, fs, line, len);
   if (tk[0].val)
     return ferr(rd, fs, "unexpected '%s=%s' at the start of a line", w, tk[0].val);
   if (w[0] == 's' && isdigit((unsigned char)w[1])) {
     if (fs->cur_rank < 0)
       return ferr(rd, fs, "op line before any 'rank N' section");
+    fs->col = 0; /* op_line points at the key or value it refuses */
     return op_line(rd, fs);
   }
   int word = -1;
@@ -833,6 +868,8 @@ static int parse_line(reader *rd, fstate *fs, const char *line, size_t len)
     int digits = num[0] && num[strspn(num, "0123456789")] == '\0';
     int64_t v = 0;
     int fits = digits && parse_int(num, 0, INT64_MAX, &v) == 0;
+    if (rd->ntoks >= 2)
+      fs->col = tk[1].kcol;
     if (rd->ntoks != 2 || tk[1].val || !digits || (fits && v < 1))
       return ferr(rd, fs, "expected 'ranks N' with N a whole number from 1 to %d, found '%s%s%s'%s",
                   DT_TRACE_MAX_RANKS, num, rd->ntoks >= 2 && tk[1].val ? "=" : "",
@@ -868,6 +905,8 @@ static int parse_line(reader *rd, fstate *fs, const char *line, size_t len)
   if (close_section(rd, fs) != DT_OK)
     return DT_ERR;
   int rc = rd->ntoks == 2 && !tk[1].val ? parse_count(tk[1].key, rd->t->nranks - 1, &r) : -1;
+  if (rd->ntoks >= 2)
+    fs->col = tk[1].kcol;
   if (rc == -1)
     return ferr(rd, fs, "expected 'rank N' with N a rank from 0 to %d (a whole number), found '%s%s%s'%s",
                 (int)rd->t->nranks - 1, rd->ntoks >= 2 ? tk[1].key : "", rd->ntoks >= 2 && tk[1].val ? "=" : "",
@@ -902,6 +941,7 @@ static void reader_free(reader *rd)
   free(rd->buf);
   free(rd->toks);
   free(rd->ilist);
+  free(rd->item);
 }
 
 static void fstate_init(fstate *fs, const char *name)
@@ -920,6 +960,7 @@ static int parse_text(reader *rd, const char *text, size_t len, const char *name
     const char *nl = memchr(text + i, '\n', len - i);
     size_t end = nl ? (size_t)(nl - text) : len;
     fs.line++;
+    fs.line_at = i;
     if (parse_line(rd, &fs, text + i, end - i) != DT_OK)
       return DT_ERR;
     i = end + 1;
@@ -939,7 +980,8 @@ static int parse_file(reader *rd, const char *path)
   size_t cap = 1 << 20, len = 0;
   char *buf = dt_xmalloc(cap);
   int rc = DT_OK, eof = 0;
-  size_t scanned = 0; /* bytes of buf already searched for a newline */
+  size_t scanned = 0;    /* bytes of buf already searched for a newline */
+  uint64_t consumed = 0; /* bytes of the text before buf[0] */
   while (rc == DT_OK && !eof) {
     if (len == cap) {
       if (len > DT_TRACE_MAX_LINE) { /* no newline in more than the longest line: stop before the memory goes */
@@ -959,6 +1001,7 @@ static int parse_file(reader *rd, const char *path)
     }
     eof = n == 0;
     len += (size_t)n;
+    fs.gz = !gzdirect(f);
     size_t start = 0;
     for (;;) { /* whole lines; at the end of the file the last one may lack its newline */
       size_t from = scanned > start ? scanned : start;
@@ -969,6 +1012,7 @@ static int parse_file(reader *rd, const char *path)
       }
       size_t end = nl ? (size_t)(nl - buf) : len;
       fs.line++;
+      fs.line_at = consumed + start;
       if (parse_line(rd, &fs, buf + start, end - start) != DT_OK) {
         rc = DT_ERR;
         break;
@@ -977,6 +1021,7 @@ static int parse_file(reader *rd, const char *path)
     }
     memmove(buf, buf + start, len - start);
     len -= start;
+    consumed += start;
     scanned = scanned > start ? scanned - start : 0;
   }
   if (rc == DT_OK)
