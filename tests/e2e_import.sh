@@ -15,8 +15,12 @@ check "import --explain FILE names the sniffed format" '[ $rc -eq 0 ] && grep -q
 check "import --explain FILE gives the trace size" 'grep -q "^trace: 8 ranks" "$tmp/ex.txt"'
 "$DTSIM" import --format nosuch tests/data/allreduce8.dtt -o "$tmp/x.dtt" >/dev/null 2>"$tmp/bf.err"; rc=$?
 check "an unknown --format lists the formats" '[ $rc -eq 2 ] && grep -q "kineto" "$tmp/bf.err"'
-"$DTSIM" import --world 8 tests/data/allreduce8.dtt -o "$tmp/w.dtt" >/dev/null 2>"$tmp/w.err"
-check "an option the importer does not use is named in a note" 'grep -q "native: --world given but not used by this importer" "$tmp/w.err"'
+"$DTSIM" import --world 8 tests/data/allreduce8.dtt -o "$tmp/w.dtt" >/dev/null 2>"$tmp/w.err"; rc=$?
+check "an option the format does not read is exit 2 naming the formats that read it (was a note)" \
+  '[ $rc -eq 2 ] && grep -qF "allreduce8.dtt: --world does not apply to format '"'native'"': only deepspeed reads it (leave it out)" "$tmp/w.err" && [ ! -e "$tmp/w.dtt" ]'
+"$DTSIM" run --expand 32 tests/data/node8.yaml tests/data/allreduce8.dtt >"$tmp/ex32.out" 2>"$tmp/ex32.err"; rc=$?
+check "run --expand 32 on a native trace: exit 2, nothing run (was a note in the report of an 8-rank run)" \
+  '[ $rc -eq 2 ] && grep -qF "allreduce8.dtt: --expand does not apply to format '"'native'"': only kineto reads it" "$tmp/ex32.err" && [ ! -s "$tmp/ex32.out" ]'
 "$DTSIM" import tests/data/allreduce8.dtt tests/data/node8.yaml -o "$tmp/x.dtt" >/dev/null 2>"$tmp/mx.err"; rc=$?
 check "files of different formats are refused" '[ $rc -eq 2 ] && grep -q "node8.yaml" "$tmp/mx.err"'
 

@@ -349,9 +349,10 @@ int dt_trace_sniff(const char *path, const dt_importer **imp, dt_error *err)
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
-/* Capture options an importer does not use are named in a note, never ignored silently. */
-
-static void note_unused_options(dt_trace *t, const dt_importer *imp, const dt_import_opts *o)
+/* A capture option the chosen format does not read is refused before any work: given, it was meant to change the
+ * trace, and a run without its effect would answer another question (`--expand 32` on a native trace ran its 8
+ * ranks, said only in a note). Returns DT_OK, or DT_ERR naming the first such option and the formats that read it. */
+static int refuse_unused_options(const dt_importer *imp, const dt_import_opts *o, const char *path, dt_error *err)
 {
   dt_import_opts d;
   dt_import_opts_init(&d);
@@ -364,14 +365,22 @@ static void note_unused_options(dt_trace *t, const dt_importer *imp, const dt_im
                    (o->ngroup_sizes ? DT_IMPORT_USES_GROUP_SIZE : 0);
   unsigned unused = given & ~imp->uses;
   if (!unused)
-    return;
+    return DT_OK;
   static const char *const names[] = {"--expand", "--rank", "--gaps", "--dep-window", "--compute-gap", "--world",
                                       "--group-size"};
+  int b = 0;
+  while (!(unused & (1u << b)))
+    b++;
   char list[160] = "";
-  for (int b = 0; b < 7; b++)
-    if (unused & (1u << b))
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "", names[b]);
-  dt_trace_add_note(t, "%s: %s given but not used by this importer (ignored)", imp->name, list);
+  size_t n = 0, k = 0;
+  for (size_t i = 0; i < NIMPORTERS; i++)
+    n += (importers[i].uses >> b) & 1u;
+  for (size_t i = 0; i < NIMPORTERS; i++)
+    if ((importers[i].uses >> b) & 1u)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k++ == 0 ? "" : k == n ? " and " : ", ",
+               importers[i].name);
+  return dt_error_set(err, path, 0, 0, "%s does not apply to format '%s': only %s read%s it (leave it out)", names[b],
+                      imp->name, list, n == 1 ? "s" : "");
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -431,6 +440,8 @@ int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts 
       used += (size_t)snprintf(names + used, sizeof names - used, ", %s", importers[i].name);
     return dt_error_set(err, "", 0, 0, "unknown trace format '%s': expected auto%s", opts->format, names);
   }
+  if (refuse_unused_options(imp, opts, paths[0], err) != DT_OK)
+    return DT_ERR;
   dt_trace *t = NULL;
   /* named by an out-of-memory exit: "... while building the trace of capture.json" */
   if (npaths > 1)
@@ -440,7 +451,6 @@ int dt_trace_load(const char *const *paths, size_t npaths, const dt_import_opts 
   if (imp->import(paths, npaths, opts, &t, err) != DT_OK)
     return DT_ERR;
   t->format = imp->name;
-  note_unused_options(t, imp, opts);
   dt_phase("checking the trace of %s%s", paths[0], npaths > 1 ? " and the other files" : "");
   if (dt_trace_validate(t, err) != DT_OK) {
     dt_trace_free(t);

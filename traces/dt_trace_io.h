@@ -102,8 +102,8 @@ typedef struct dt_importer {
   /* The assumptions every import of this format makes, one per line (each also becomes a trace note), for
    * `dtsim import --explain`. Capture-specific assumptions are added as notes by the importer. */
   const char *assumptions;
-  /* The capture options (dt_import_opts) it reads, DT_IMPORT_USES_* bits: dt_trace_load names the others given in
-   * a note ("given but not used by this importer"). */
+  /* The capture options (dt_import_opts) it reads, DT_IMPORT_USES_* bits: dt_trace_load refuses any other one
+   * given ("--expand does not apply to format 'native': only kineto reads it"). */
   unsigned uses;
 } dt_importer;
 
