@@ -620,12 +620,33 @@ static void json_critical(yajl_gen g, const dt_report_input *in)
 }
 
 /* per dimension: mean and max over ranks of exposed_by_dim_s, and the rank of the max */
-static void exposed_dim_summary(const dt_stats *s, dt_dim d, double *mean, double *max, int32_t *argmax)
+/* A rank of the trace that has no op (a native trace's rank without a section, or an empty one): it is listed per
+ * rank, but its zeros would only dilute a mean over the ranks (docs/trace-format.md). */
+static int rank_idle(const dt_trace *t, int32_t r)
+{
+  return t && r < t->nranks && dt_trace_rank_op_count(t, r) == 0;
+}
+
+static int32_t idle_ranks(const dt_trace *t)
+{
+  int32_t n = 0;
+  for (int32_t r = 0; t && r < t->nranks; r++)
+    n += rank_idle(t, r);
+  return n;
+}
+
+/* Mean and max over the ranks that have ops (rank_idle). */
+static void exposed_dim_summary(const dt_trace *t, const dt_stats *s, dt_dim d, double *mean, double *max,
+                                int32_t *argmax)
 {
   double sum = 0;
+  int32_t n = 0;
   *max = 0;
   *argmax = -1;
   for (int32_t r = 0; r < s->nranks; r++) {
+    if (rank_idle(t, r))
+      continue;
+    n++;
     double e = s->per_rank[r].exposed_by_dim_s[d];
     sum += e;
     if (*argmax < 0 || e > *max) {
@@ -633,7 +654,7 @@ static void exposed_dim_summary(const dt_stats *s, dt_dim d, double *mean, doubl
       *argmax = r;
     }
   }
-  *mean = s->nranks > 0 ? sum / (double)s->nranks : 0;
+  *mean = n > 0 ? sum / (double)n : 0;
 }
 
 /* dimensions with communication: those with a histogram entry */
@@ -645,7 +666,7 @@ static int dim_has_comm(const dt_stats *s, dt_dim d)
   return 0;
 }
 
-static void json_exposed(yajl_gen g, const dt_stats *s)
+static void json_exposed(yajl_gen g, const dt_trace *t, const dt_stats *s)
 {
   json_str(g, "exposed_by_dim");
   yajl_gen_map_open(g);
@@ -654,7 +675,7 @@ static void json_exposed(yajl_gen g, const dt_stats *s)
       continue;
     double mean, max;
     int32_t arg;
-    exposed_dim_summary(s, (dt_dim)d, &mean, &max, &arg);
+    exposed_dim_summary(t, s, (dt_dim)d, &mean, &max, &arg);
     json_str(g, dim_key((dt_dim)d));
     yajl_gen_map_open(g);
     json_key_double(g, "mean_s", mean);
@@ -872,6 +893,10 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
   }
   json_str(g, "ranks");
   json_uint(g, (uint64_t)s->nranks);
+  if (idle_ranks(in->trace) > 0) { /* ranks without ops: listed in per_rank, left out of exposed_by_dim */
+    json_str(g, "idle_ranks");
+    json_uint(g, (uint64_t)idle_ranks(in->trace));
+  }
   json_str(g, "iterations_s");
   yajl_gen_array_open(g);
   for (size_t i = 0; i < s->niterations; i++)
@@ -925,7 +950,7 @@ int dt_report_json(FILE *f, const dt_report_input *in, dt_error *err)
     json_variability(g, s);
   if (in->samples)
     json_samples(g, in->samples);
-  json_exposed(g, s);
+  json_exposed(g, in->trace, s);
   json_validated(g, in);
   json_energy(g, in);
   if (s->critical)
@@ -1199,19 +1224,24 @@ static void text_critical(FILE *f, const dt_report_input *in)
     fprintf(f, "  (the last %zu ops are listed: runs before them are not kept)\n", c->nsegs);
 }
 
-static void text_exposed(FILE *f, const dt_stats *s)
+static void text_exposed(FILE *f, const dt_trace *t, const dt_stats *s)
 {
   char b1[64], b2[64];
   int any = 0;
   for (int d = 0; d < DT_DIM_COUNT; d++) {
     if (!dim_has_comm(s, (dt_dim)d))
       continue;
-    if (!any)
-      fprintf(f, "\nexposed comm by dimension (per rank: its communication not covered by its compute)\n");
+    if (!any) {
+      int32_t idle = idle_ranks(t);
+      fprintf(f, "\nexposed comm by dimension (per rank: its communication not covered by its compute)");
+      if (idle > 0)
+        fprintf(f, ", over the %d ranks with ops (%d idle left out)", (int)(s->nranks - idle), (int)idle);
+      fprintf(f, "\n");
+    }
     any = 1;
     double mean, max;
     int32_t arg;
-    exposed_dim_summary(s, (dt_dim)d, &mean, &max, &arg);
+    exposed_dim_summary(t, s, (dt_dim)d, &mean, &max, &arg);
     fprintf(f, "  %-16s mean %-12s max %-12s (rank %d)\n", d == DT_DIM_NONE ? "unlabelled" : dt_dim_name((dt_dim)d),
             dt_format_time(mean, b1, sizeof b1), dt_format_time(max, b2, sizeof b2), (int)arg);
   }
@@ -1267,7 +1297,11 @@ void dt_report_text(FILE *f, const dt_report_input *in)
   char b1[64], b2[64], b3[64], b4[64];
   fprintf(f, "dtsim %s: %s on %s (%d node%s x %d %s)\n", DTSIM_VERSION, in->trace_label, p->name, p->nodes,
           p->nodes == 1 ? "" : "s", p->gpus_per_node, p->gpu_model);
-  fprintf(f, "ranks %d, fidelity %s\n\n", (int)s->nranks, in->fidelity);
+  int32_t idle = idle_ranks(in->trace);
+  if (idle > 0) /* a native trace's ranks without a section run nothing: said, not silently averaged */
+    fprintf(f, "ranks %d (%d idle: no ops in the trace), fidelity %s\n\n", (int)s->nranks, (int)idle, in->fidelity);
+  else
+    fprintf(f, "ranks %d, fidelity %s\n\n", (int)s->nranks, in->fidelity);
   if (s->aborted) /* the makespan is the last completed op: say when the run stopped and what completed */
     fprintf(f, "makespan           %s (the end of the last op that completed; the run stopped at %s, aborted: %zu of "
             "%zu ops completed)\n", dt_format_time(s->makespan_s, b1, sizeof b1),
@@ -1373,7 +1407,7 @@ void dt_report_text(FILE *f, const dt_report_input *in)
   }
 
   text_validated(f, in);
-  text_exposed(f, s);
+  text_exposed(f, in->trace, s);
   text_critical(f, in);
   text_histogram(f, s);
   if (s->links)

@@ -107,4 +107,18 @@ plat 100Gb/s 0e-400s
 "$DTSIM" platform check "$tmp/p.yaml" >/dev/null 2>"$tmp/e"; rc=$?
 check "latency 0e-400s is zero (exit 0)" '[ $rc -eq 0 ]'
 
+# --- a native trace whose header says 16 ranks but holds 4 sections: the 12 others are idle (docs/trace-format.md);
+# the report says so and leaves them out of the per-dimension means (their zeros made the mean a quarter of what
+# each of the 4 ranks saw). Each of the 4 runs one all-reduce and nothing else, so each one's exposed time is the
+# same and the mean equals the max.
+{ printf 'dtsim_trace 1\nranks 16\ngroup world 0-3\n'
+  for r in 0 1 2 3; do printf 'rank %d\ns0 allreduce group=world bytes=1048576\n' "$r"; done; } >"$tmp/r16.dtt"
+"$DTSIM" run --json platforms/dgx-h100-4node.yaml "$tmp/r16.dtt" >"$tmp/r16.json" 2>/dev/null; rc=$?
+"$DTSIM" run platforms/dgx-h100-4node.yaml "$tmp/r16.dtt" >"$tmp/r16.txt" 2>/dev/null
+check "ranks 16 with 4 sections: idle_ranks 12, per-dimension mean over the 4 (= their max)" \
+  '[ $rc -eq 0 ] && [ "$(jq .idle_ranks "$tmp/r16.json")" = 12 ] && [ "$(jq .per_rank\|length "$tmp/r16.json")" = 16 ] &&
+   close "$(jq .exposed_by_dim.none.mean_s "$tmp/r16.json")" "$(jq .exposed_by_dim.none.max_s "$tmp/r16.json")" 1e-12'
+check "ranks 16 with 4 sections: the text report says 12 idle and the means' 4 ranks" \
+  'grep -q "^ranks 16 (12 idle: no ops in the trace), fidelity flow" "$tmp/r16.txt" && grep -q "over the 4 ranks with ops (12 idle left out)" "$tmp/r16.txt"'
+
 finish
