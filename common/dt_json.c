@@ -62,3 +62,35 @@ void dt_json_string(yajl_gen g, const char *s)
   yajl_gen_string(g, out, (size_t)(q - out));
   free(out);
 }
+
+int dt_json_depth_error(dt_error *err, const char *path, uint64_t at)
+{
+  return dt_error_set(err, path, 0, 0, "JSON nested deeper than %d levels at byte %llu: dtsim reads objects and "
+                      "arrays nested at most %d deep", DT_JSON_MAX_DEPTH, (unsigned long long)at, DT_JSON_MAX_DEPTH);
+}
+
+int dt_json_depth_scan(const char *text, size_t len, size_t *at)
+{
+  int depth = 0, in_str = 0, esc = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = text[i];
+    if (in_str) {
+      if (esc)
+        esc = 0;
+      else if (c == '\\')
+        esc = 1;
+      else if (c == '"')
+        in_str = 0;
+    } else if (c == '"') {
+      in_str = 1;
+    } else if (c == '[' || c == '{') {
+      if (++depth > DT_JSON_MAX_DEPTH) {
+        *at = i;
+        return -1;
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return 0;
+}

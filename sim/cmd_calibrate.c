@@ -5,6 +5,7 @@
  * (dt_bench_run_forked). docs/bench.md "Calibrating from your own measurements" has the worked example. */
 #include "cmd_calibrate.h"
 
+#include "../common/dt_json.h"
 #include "../common/dt_outfile.h"
 #include "../common/dt_units.h"
 #include "../common/dt_util.h"
@@ -156,6 +157,9 @@ static int read_text(const char *path, const char *text, table *t, int in_place,
 static int read_json(const char *path, const char *text, table *t, int in_place, dt_error *err)
 {
   char why[512];
+  size_t deep;
+  if (dt_json_depth_scan(text, strlen(text), &deep) != 0) /* yajl's tree recurses once per level */
+    return dt_json_depth_error(err, path, deep);
   yajl_val root = yajl_tree_parse(text, why, sizeof why);
   if (!root) {
     /* yajl's tree parser gives no position: a parser without callbacks over the same text stops where it fails */

@@ -179,6 +179,9 @@ static void take_extras(table *t, row *rw, const char *prefix, yajl_val obj, int
 static void fill_row(table *t, row *rw, const char *json)
 {
   char errbuf[256];
+  size_t deep;
+  if (dt_json_depth_scan(json, strlen(json), &deep) != 0) /* not a report dtsim wrote: left blank, as unparsable */
+    return;
   rw->tree = yajl_tree_parse(json, errbuf, sizeof errbuf);
   if (!rw->tree || !YAJL_IS_OBJECT(rw->tree))
     return;

@@ -848,6 +848,51 @@ START_TEST(truncated_json_reports_offset)
 }
 END_TEST
 
+
+/* The error of importing text (written to a .json file) must say `expect`. */
+static void import_err(const char *text, const char *expect)
+{
+  const char *path = write_tmp(text, strlen(text), ".json");
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = NULL;
+  dt_error err;
+  dt_error_clear(&err);
+  ck_assert_int_eq(dt_kineto_import(path, &o, &t, &err), DT_ERR);
+  ck_assert_ptr_null(t);
+  ck_assert_msg(strstr(err.msg, expect) != NULL, "'%s' does not say '%s'", err.msg, expect);
+  remove_tmp(path);
+}
+
+/* A key dtsim reads given twice in one object is refused at the byte after each occurrence (the second
+ * `traceEvents` was read as well and won, unsaid); nesting past the documented 64 levels is refused at the bracket
+ * that opens level 65 (10,000 levels said "no GPU events"). Offsets counted here by hand from the texts. */
+START_TEST(duplicate_keys_and_nesting_refused)
+{
+  char text[512], expect[256];
+  /* {"traceEvents": [], "traceEvents": []}: the keys span bytes 1-13 and 20-32 (quotes included) */
+  import_err("{\"traceEvents\": [], \"traceEvents\": []}",
+             "key 'traceEvents' given twice in the top-level object: first ending at byte 14, again ending at byte 33");
+  /* in an event: "ts" spans bytes 46-49, then 55-58 */
+  snprintf(text, sizeof text, "%s", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"ts\": 2}]}");
+  import_err(text, "key 'ts' given twice in an event of 'traceEvents': first ending at byte 50, again ending at "
+                   "byte 59");
+  /* a key dtsim does not read may repeat: the file is read to its end */
+  import_err("{\"traceName\": \"a\", \"traceName\": \"b\", \"traceEvents\": []}", "no GPU events");
+  /* nesting: '{' is level 1 at byte 0, "traceEvents": '[' level 2 at byte 16; level 65 is at byte 16 + 63 */
+  size_t n = 0;
+  n += (size_t)snprintf(text + n, sizeof text - n, "{\"traceEvents\": [");
+  for (int i = 0; i < 100; i++)
+    text[n++] = '[';
+  for (int i = 0; i < 100; i++)
+    text[n++] = ']';
+  snprintf(text + n, sizeof text - n, "]}");
+  snprintf(expect, sizeof expect, "JSON nested deeper than 64 levels at byte %d: dtsim reads objects and arrays nested "
+           "at most 64 deep", 16 + 63);
+  import_err(text, expect);
+}
+END_TEST
+
 /* Many ProfilerStep annotations and many GPU ops (a hostile capture of that shape): the marks are placed in
  * O((steps + ops) log ops), was O(steps x ops) twice (place_marks, mark_deps): 30,000 steps took 1.6 s and
  * 100,000 about 18 s, now about 0.5 s. The case's own timeout (8 s, x4 under ASan) is the bound: a return to the
@@ -988,6 +1033,7 @@ int main(void)
       {"merge_ranks_from_file_names", merge_ranks_from_file_names, 1},
       {"truncated_json_reports_offset", truncated_json_reports_offset, 1},
       {"mark_deps_not_marks_x_streams", mark_deps_not_marks_x_streams, 1},
+      {"duplicate_keys_and_nesting_refused", duplicate_keys_and_nesting_refused, 1},
   };
   Suite *su = dt_test_suite("kineto", cases, sizeof cases / sizeof cases[0], 120);
   TCase *tc = tcase_create("many_steps_marks_linear");

@@ -107,6 +107,28 @@ plat 100Gb/s 0e-400s
 "$DTSIM" platform check "$tmp/p.yaml" >/dev/null 2>"$tmp/e"; rc=$?
 check "latency 0e-400s is zero (exit 0)" '[ $rc -eq 0 ]'
 
+# --- JSON nesting: every JSON reader refuses objects and arrays nested past 64 levels at the bracket opening level
+# 65 (Kineto said "no GPU events" at 10,000 levels; calibrate's -J reader segfaulted at 5 million, in yajl's tree
+# parser; NCCL Inspector counted objects only). The offsets are counted by hand: level 2 opens at byte b, 65 at b+63.
+deep() { printf '%s' "$1"; head -c "$2" /dev/zero | tr '\0' '['; head -c "$2" /dev/zero | tr '\0' ']'; printf '%s\n' "$3"; }
+deep '{"traceEvents": ' 10000 '}' >"$tmp/deep.json"
+"$DTSIM" import "$tmp/deep.json" -o /dev/null 2>"$tmp/e"; rc=$?
+check "kineto: 10,000 levels: exit 2 at byte 16+63 with the limit" \
+  '[ $rc -eq 2 ] && grep -qF "deep.json: JSON nested deeper than 64 levels at byte 79: dtsim reads objects and arrays nested at most 64 deep" "$tmp/e"'
+deep '{"header": ' 10000 '}' >"$tmp/deep.log"
+"$DTSIM" import --format nccl-inspector "$tmp/deep.log" -o /dev/null 2>"$tmp/e"; rc=$?
+check "nccl-inspector: 10,000 nested arrays: exit 2 at byte 11+63 with the limit" \
+  '[ $rc -eq 2 ] && grep -qF "deep.log: JSON nested deeper than 64 levels at byte 74:" "$tmp/e"'
+deep '{"config": ' 3000000 '}' >"$tmp/deepj.json"
+"$DTSIM" calibrate platforms/dgx-a100.yaml "$tmp/deepj.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "calibrate -J output nested 3 million deep: exit 2 at byte 11+63 (was SIGSEGV)" \
+  '[ $rc -eq 2 ] && grep -qF "deepj.json: JSON nested deeper than 64 levels at byte 74:" "$tmp/e"'
+# --- Kineto: a key dtsim reads, twice in one object, is refused at both (the second traceEvents won, unsaid)
+printf '{"traceEvents": [], "traceEvents": []}' >"$tmp/dup.json"
+"$DTSIM" import "$tmp/dup.json" -o /dev/null 2>"$tmp/e"; rc=$?
+check "kineto: traceEvents twice: exit 2 naming both byte offsets" \
+  '[ $rc -eq 2 ] && grep -qF "dup.json: key '"'traceEvents'"' given twice in the top-level object: first ending at byte 14, again ending at byte 33" "$tmp/e"'
+
 # --- a native trace whose header says 16 ranks but holds 4 sections: the 12 others are idle (docs/trace-format.md);
 # the report says so and leaves them out of the per-dimension means (their zeros made the mean a quarter of what
 # each of the 4 ranks saw). Each of the 4 runs one all-reduce and nothing else, so each one's exposed time is the

@@ -5,6 +5,7 @@
 #include "dt_import_util.h"
 #include "dt_trace_io.h"
 
+#include "../common/dt_json.h"
 #include "../common/dt_util.h"
 
 #include <ctype.h>
@@ -21,7 +22,7 @@
 
 #define NAME_CAP 4096     /* longest event name kept while parsing (kernel names are long C++ signatures) */
 #define SHORT_NAME_CAP 120 /* op names are cut to the function name and this length */
-#define MAX_DEPTH 64
+#define MAX_DEPTH DT_JSON_MAX_DEPTH /* deeper JSON is refused (common/dt_json.h) */
 #define CHUNK (1u << 20)
 /* Limits of a capture, checked before the work they bound (docs/import-kineto.md): yajl re-reads a token that
  * spans its input chunks, so one huge string or number is quadratic; find_deps keeps a vector clock of every
@@ -116,7 +117,9 @@ enum {
   /* args */
   K_STREAM, K_CORR, K_COLL, K_IN_NELEMS, K_OUT_NELEMS, K_GROUP_SIZE, K_DTYPE, K_PGA_NAME, K_PGA_DESC, K_PGA_RANKS,
   K_P2P_RANK, K_SRC_RANK, K_DST_RANK, K_INPUT_DIMS, K_INPUT_TYPE, K_SEQ, K_IN_SPLIT,
+  K_COUNT
 };
+_Static_assert(K_COUNT <= 64, "frame.seen holds one bit per key");
 
 typedef struct keydef {
   int role;
@@ -195,12 +198,13 @@ typedef struct evacc {
 typedef struct frame {
   int role;
   int key;
+  uint64_t seen; /* keys of the object already given (bit K_...): a second one is refused */
 } frame;
 
 typedef struct kin {
   const char *path;
   frame frames[MAX_DEPTH];
-  int depth;        /* open containers; deeper ones than MAX_DEPTH are counted only */
+  int depth;        /* open containers, at most MAX_DEPTH */
   evacc ev;
   uint32_t seq;
   uint32_t nevents; /* traceEvents entries opened so far */
@@ -228,6 +232,13 @@ typedef struct kin {
   int seen_input_dims; /* a record_param_comms with `Input Dims`: vintage 2 */
   int bad_value;       /* a value that could not be read, reported through err */
   char bad_msg[256];
+  /* where the parser is: callbacks read yajl_get_bytes_consumed (within the chunk) and add base */
+  yajl_handle h;
+  uint64_t base;
+  uint64_t key_at[K_COUNT]; /* byte after each key's first occurrence in its (open) object */
+  char stop_msg[320];        /* a structural error found in a callback, with its byte offset; stops the parse */
+  int stop_depth;            /* the stop is the nesting limit (stop_msg unused) */
+  uint64_t stop_at;
 } kin;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -372,7 +383,7 @@ static void set_bad(kin *k, const char *fmt, ...)
 
 static frame *top(kin *k)
 {
-  return k->depth > 0 && k->depth <= MAX_DEPTH ? &k->frames[k->depth - 1] : NULL;
+  return k->depth > 0 ? &k->frames[k->depth - 1] : NULL;
 }
 
 /* One scalar value (number or string, raw text) at the current position. */
@@ -593,6 +604,33 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
   return on_scalar(ctx, (const char *)s, len, 1);
 }
 
+static const char *keys_name(int key)
+{
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (keys[i].key == key)
+      return keys[i].name;
+  return "?";
+}
+
+/* The object of a role, as an error names it. */
+static const char *role_where(int role)
+{
+  switch (role) {
+  case ROLE_TOP:
+    return "the top-level object";
+  case ROLE_DIST:
+    return "'distributedInfo'";
+  case ROLE_PGENT:
+    return "an entry of 'distributedInfo.pg_config'";
+  case ROLE_EVENT:
+    return "an event of 'traceEvents'";
+  case ROLE_ARGS:
+    return "the 'args' of an event";
+  default:
+    return "an object";
+  }
+}
+
 static int cb_key(void *ctx, const unsigned char *s, size_t len)
 {
   kin *k = ctx;
@@ -607,6 +645,18 @@ static int cb_key(void *ctx, const unsigned char *s, size_t len)
       f->key = keys[i].key;
       break;
     }
+  if (f->key == K_NONE)
+    return 1;
+  /* a key dtsim reads, given twice in one object: which one is meant is unknown (JSON leaves it open) */
+  uint64_t at = k->base + yajl_get_bytes_consumed(k->h), bit = (uint64_t)1 << f->key;
+  if (f->seen & bit) {
+    snprintf(k->stop_msg, sizeof k->stop_msg, "key '%s' given twice in %s: first ending at byte %" PRIu64
+             ", again ending at byte %" PRIu64 " (dtsim reads each key it uses once per object)", keys_name(f->key),
+             role_where(f->role), k->key_at[f->key], at);
+    return 0;
+  }
+  f->seen |= bit;
+  k->key_at[f->key] = at;
   return 1;
 }
 
@@ -686,10 +736,14 @@ static int open_container(kin *k, int is_map)
       break;
     }
   }
-  if (k->depth < MAX_DEPTH) {
-    k->frames[k->depth].role = role;
-    k->frames[k->depth].key = K_NONE;
+  if (k->depth >= MAX_DEPTH) { /* the bracket is the byte before the parser's position */
+    k->stop_depth = 1;
+    k->stop_at = k->base + yajl_get_bytes_consumed(k->h) - 1;
+    return 0;
   }
+  k->frames[k->depth].role = role;
+  k->frames[k->depth].key = K_NONE;
+  k->frames[k->depth].seen = 0;
   k->depth++;
   return 1;
 }
@@ -948,6 +1002,7 @@ static int parse_file(kin *k, dt_error *err)
     return dt_error_set(err, k->path, 0, 0, "cannot open kineto trace: %s", strerror(errno ? errno : ENOENT));
   gzbuffer(gz, 256 * 1024);
   h = yajl_alloc(&callbacks, NULL, k);
+  k->h = h;
   yajl_config(h, yajl_dont_validate_strings, 1);
   buf = dt_xmalloc(CHUNK);
   uint64_t offset = 0; /* uncompressed bytes fed so far */
@@ -970,10 +1025,15 @@ static int parse_file(kin *k, dt_error *err)
                    offset + at, MAX_TOKEN >> 20);
       goto cleanup;
     }
+    k->base = offset;
     yajl_status st = yajl_parse(h, buf, (size_t)n);
     if (st != yajl_status_ok) {
       uint64_t at = offset + yajl_get_bytes_consumed(h);
-      if (st == yajl_status_client_canceled)
+      if (k->stop_depth)
+        dt_json_depth_error(err, k->path, k->stop_at);
+      else if (k->stop_msg[0])
+        dt_error_set(err, k->path, 0, 0, "%s", k->stop_msg);
+      else if (st == yajl_status_client_canceled)
         dt_error_set(err, k->path, 0, 0, "bad event value near byte %" PRIu64 ": %s", at, k->bad_msg);
       else {
         unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)n);

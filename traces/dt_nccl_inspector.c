@@ -8,6 +8,7 @@
  * the report, never as cost. docs/import-nccl-inspector.md. */
 #include "dt_import_util.h"
 
+#include "../common/dt_json.h"
 #include "../common/dt_util.h"
 
 #include <ctype.h>
@@ -68,6 +69,7 @@ typedef struct ins {
   uint64_t rec_offset;
   yajl_handle h;
   char bad[512];
+  uint64_t deep_at; /* nesting past DT_JSON_MAX_DEPTH: 1 + the bracket's offset in the chunk, 0 when not */
   /* results */
   rec *recs;
   size_t nrecs, rcap;
@@ -341,6 +343,18 @@ static int cb_key(void *ctx, const unsigned char *s, size_t len)
   x->key[n] = '\0';
   return 1;
 }
+/* One more level of nesting, refused past DT_JSON_MAX_DEPTH (the bracket is the byte before the parser's
+ * position; the reader adds the chunk's offset). */
+static int open_level(ins *x)
+{
+  if (x->depth >= DT_JSON_MAX_DEPTH) {
+    x->deep_at = (uint64_t)yajl_get_bytes_consumed(x->h);
+    return 0;
+  }
+  x->depth++;
+  return 1;
+}
+
 static int cb_start_map(void *ctx)
 {
   ins *x = ctx;
@@ -352,10 +366,7 @@ static int cb_start_map(void *ctx)
     x->section = strcmp(x->key, "header") == 0 ? SEC_HEADER : strcmp(x->key, "metadata") == 0 ? SEC_META
                  : strcmp(x->key, "coll_perf") == 0 ? SEC_COLL : strcmp(x->key, "p2p_perf") == 0 ? SEC_P2P : SEC_NONE;
   }
-  if (x->depth > 64)
-    return snprintf(x->bad, sizeof x->bad, "nesting deeper than 64"), 0;
-  x->depth++;
-  return 1;
+  return open_level(x);
 }
 static int cb_end_map(void *ctx)
 {
@@ -372,8 +383,7 @@ static int cb_start_array(void *ctx)
   ins *x = ctx;
   if (x->depth == 0)
     return snprintf(x->bad, sizeof x->bad, "a JSON array at the top level: expected one object per record"), 0;
-  x->depth++;
-  return 1;
+  return open_level(x);
 }
 static int cb_end_array(void *ctx)
 {
@@ -407,7 +417,9 @@ static int parse_file(ins *x, dt_error *err)
     if (st != yajl_status_ok) {
       /* after yajl_complete_parse (the end of the input) nothing more was consumed: the offset is the size */
       uint64_t at = n > 0 ? base + yajl_get_bytes_consumed(x->h) : base;
-      if (x->bad[0]) {
+      if (x->deep_at) {
+        rc = dt_json_depth_error(err, x->path, base + x->deep_at - 1);
+      } else if (x->bad[0]) {
         rc = dt_error_set(err, x->path, 0, 0, "record ending near byte %" PRIu64 ": %s", at, x->bad);
       } else {
         unsigned char *m = yajl_get_error(x->h, 0, buf, (size_t)(n > 0 ? n : 0));
