@@ -51,8 +51,8 @@ const char dt_cmd_sweep_usage[] =
     "                         (default 1), --sbatch-args 'ARGS' (e.g. '--partition=cpu --time=1:00:00')\n"
     "  -q, --quiet            no progress line\n"
     "outputs (run and collect):\n"
-    "  -o FILE                FILE.csv (one row per point), FILE.jsonl (JSON lines), '-' CSV on stdout;\n"
-    "                         repeatable, each output once\n"
+    "  -o FILE                FILE.csv (one row per point), FILE.jsonl (JSON lines), '-' CSV on stdout,\n"
+    "                         a device or pipe CSV written in place; repeatable, each output once\n"
     "  --plot FILE.svg|png    iteration time against the first axis, a line per value of the second\n"
     "                         (gnuplot); --plot-x AXIS, --plot-by AXIS, --heatmap, --plot-where AXIS=VALUE\n"
     "                         (only those points; repeatable; other axes are averaged)\n"
@@ -260,8 +260,11 @@ static int parse_opts(int argc, char **argv, opts *o)
       break;
     case 'o': {
       const char *ext = strrchr(optarg, '.');
-      if (strcmp(optarg, "-") != 0 && (!ext || (strcmp(ext, ".csv") != 0 && strcmp(ext, ".jsonl") != 0)))
-        return usage("-o expects FILE.csv, FILE.jsonl or '-', found '%s'", optarg);
+      struct stat st; /* a device or a pipe is written in place, as every output (docs/cli.md): CSV, as '-' */
+      int special = stat(optarg, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+      if (strcmp(optarg, "-") != 0 && !special && (!ext || (strcmp(ext, ".csv") != 0 && strcmp(ext, ".jsonl") != 0)))
+        return usage("-o expects FILE.csv, FILE.jsonl, '-' (CSV on stdout) or a device or pipe (CSV, or JSON lines "
+                     "when its name ends in .jsonl), found '%s'", optarg);
       for (size_t k = 0; k < o->nouts; k++) /* one table per target: -o - -o - printed the CSV twice */
         if (same_output(o->outs[k], optarg))
           return usage2("-o %s given twice%s: each output is written once, give it once", optarg,
@@ -534,7 +537,7 @@ static long run_pool(const dt_sweep_plan *P, const size_t *todo, size_t n, long 
       for (k = 0; k < (size_t)jobs && slots[k].pid; k++)
         ;
       if (spawn(P, todo[next], &slots[k]) < 0) {
-        fprintf(stderr, "dtsim sweep: cannot start a worker: %s\n", strerror(errno));
+        fprintf(stderr, "dtsim: error: cannot start a worker: %s\n", strerror(errno));
         interrupted = SIGTERM;
         break;
       }
@@ -675,7 +678,7 @@ static int emit_slurm(const opts *o, const dt_sweep_plan *P, size_t ntodo)
   size_t runnable = P->npoints - P->nimpossible;
   long shards = o->shards ? o->shards : (long)(runnable < 100 ? (runnable ? runnable : 1) : 100);
   if (shards > (long)(runnable ? runnable : 1)) { /* a shard without a point would be an empty array task */
-    fprintf(stderr, "dtsim sweep: note: --shards %ld capped to %zu, the number of points that can run\n", shards,
+    fprintf(stderr, "dtsim: note: --shards %ld capped to %zu, the number of points that can run\n", shards,
             runnable ? runnable : 1);
     shards = (long)(runnable ? runnable : 1);
   }
@@ -826,12 +829,12 @@ int dt_cmd_sweep(int argc, char **argv)
     goto fail;
   for (size_t i = 0; i < o.npoints_only; i++)
     if ((size_t)o.points_only[i] >= P->npoints) {
-      fprintf(stderr, "dtsim sweep: --point %ld: the sweep has points 0 to %zu\n", o.points_only[i],
+      fprintf(stderr, "dtsim: error: --point %ld: the sweep has points 0 to %zu\n", o.points_only[i],
               P->npoints - 1);
       goto done;
     }
   if (P->note[0])
-    fprintf(stderr, "dtsim sweep: note: %s\n", P->note);
+    fprintf(stderr, "dtsim: note: %s\n", P->note);
   if (!o.npoints_only && dt_sweep_manifest_write(P, &err) != DT_OK)
     goto fail;
   if (o.verb == 2) { /* plan */
@@ -842,11 +845,14 @@ int dt_cmd_sweep(int argc, char **argv)
              dt_sweep_point_label(P, pt, label, sizeof label), pt->reason ? "\t" : "", pt->reason ? pt->reason : "");
     }
     rc = P->nimpossible == P->npoints ? EXIT_USAGE : EXIT_OK;
+    if (rc != EXIT_OK) /* every exit 2 says why on stderr (was: the list on stdout alone) */
+      fprintf(stderr, "dtsim: error: none of the %zu points can run (the list on stdout says why, point by point)\n",
+              P->npoints);
     goto done;
   }
   if (P->npoints > 0 && P->nimpossible == P->npoints && !o.npoints_only) {
     print_impossible(&o, P);
-    fprintf(stderr, "dtsim sweep: none of the %zu points can run\n", P->npoints);
+    fprintf(stderr, "dtsim: error: none of the %zu points can run\n", P->npoints);
     goto done;
   }
   if (o.verb == 1) { /* collect: import other folders' results, then report */

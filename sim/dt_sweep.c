@@ -13,6 +13,7 @@
 #include "dt_cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -138,7 +139,7 @@ static int write_atomic(const char *path, const void *data, size_t len, dt_error
 {
   if (dt_outfile_write(path, data, len, err) == DT_OK)
     return DT_OK;
-  return dt_error_set(err, NULL, 0, 0, "cannot write '%s': %s", path, strerror(errno));
+  return dt_error_set(err, NULL, 0, 0, "cannot write '%s': %s", path, strerror(errno ? errno : EIO));
 }
 
 static int make_dir(const char *path, dt_error *err)
@@ -322,6 +323,26 @@ static int fail_at_key(const dt_sweep_spec *s, dt_error *err, const char *key, c
   dt_error_vset(err, g ? g->file : s->source, g ? g->line : 0, g ? g->col : 0, fmt, ap);
   va_end(ap);
   return DT_ERR;
+}
+
+/* An error writing in the sweep folder: err's message, then where the folder's name came from, so that the user
+ * knows what moves it (was: "cannot write 'x/manifest.jsonl': ..." without a word of --dir). Returns DT_ERR. */
+static int dir_error(const dt_sweep_spec *s, dt_error *err)
+{
+  const dt_sweep_given *g = NULL;
+  for (size_t i = 0; i < s->ngiven && !g; i++)
+    if (strcmp(s->given[i].key, "dir") == 0)
+      g = &s->given[i];
+  char msg[sizeof err->msg];
+  snprintf(msg, sizeof msg, "%s", err->msg);
+  if (!g)
+    return dt_error_set(err, NULL, 0, 0, "%s (the sweep folder '%s' is the spec's default: give one you can write "
+                        "with --dir DIR)", msg, s->dir);
+  if (strcmp(g->file, "--set") == 0)
+    return dt_error_set(err, NULL, 0, 0, "%s (the sweep folder '%s' given by --dir: give one you can write)", msg,
+                        s->dir);
+  return dt_error_set(err, NULL, 0, 0, "%s (the sweep folder '%s' given by 'dir' at %s:%ld:%ld: give one you can "
+                      "write there or with --dir DIR)", msg, s->dir, g->file, g->line, g->col);
 }
 
 /* Records where sample key i (0 method, 1 points, 2 seed) was given, for spec_check's combination checks. */
@@ -843,6 +864,72 @@ static int set_flag(dt_sweep_spec *s, const char *set, dt_error *err)
   return rc;
 }
 
+/* The key of a and b given later (a --set after the file, else the later line:col); NULL when neither was given. */
+static const char *later_key(const dt_sweep_spec *s, const char *a, const char *b)
+{
+  const dt_sweep_given *ga = NULL, *gb = NULL;
+  for (size_t i = 0; i < s->ngiven; i++) {
+    if (strcmp(s->given[i].key, a) == 0)
+      ga = &s->given[i];
+    if (strcmp(s->given[i].key, b) == 0)
+      gb = &s->given[i];
+  }
+  if (!ga || !gb)
+    return ga ? a : gb ? b : NULL;
+  int sa = strcmp(ga->file, "--set") == 0, sb = strcmp(gb->file, "--set") == 0;
+  if (sa != sb)
+    return sa ? a : b;
+  return ga->line > gb->line || (ga->line == gb->line && ga->col > gb->col) ? a : b;
+}
+
+/* A file the spec names opens for reading as a file (or a pipe or device, read as the platform loader reads
+ * them), else the error at the key that names it: spec:line:col, the file, the system's reason. */
+static int check_named_file(const dt_sweep_spec *s, const char *key, const char *path, const char *what,
+                            dt_error *err)
+{
+  struct stat st;
+  int fd = open(path, O_RDONLY | O_NONBLOCK); /* O_NONBLOCK: a FIFO's open must not wait for a writer */
+  if (fd < 0)
+    return fail_at_key(s, err, key, "cannot open the %s '%s': %s", what, path, strerror(errno));
+  int dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+  close(fd);
+  if (dir)
+    return fail_at_key(s, err, key, "the %s '%s' is a directory: expected a file", what, path);
+  return DT_OK;
+}
+
+/* The files the spec names, each opened once before any point is planned (was: a missing platform said "cannot
+ * open" without the spec's position; a missing workload or placement file made every point impossible, one by
+ * one), and the platform that names the spec itself. */
+static int check_named_files(const dt_sweep_spec *s, dt_error *err)
+{
+  if (check_named_file(s, "platform", s->platform, "platform file", err) != DT_OK)
+    return DT_ERR;
+  struct stat a, b;
+  if (strcmp(s->source, "--set") != 0 && stat(s->source, &a) == 0 && stat(s->platform, &b) == 0 &&
+      a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    return fail_at_key(s, err, "platform", "'platform' names this sweep spec, '%s': expected the base platform's "
+                       "YAML file (dtsim_platform: 1)", s->platform);
+  int preset = 0;
+  for (size_t i = 0; s->gen && i < dt_gen_preset_count(); i++)
+    preset |= strcmp(s->gen, dt_gen_preset_name(i)) == 0;
+  if (s->gen && !preset && check_named_file(s, "workload.gen", s->gen, "workload file", err) != DT_OK)
+    return DT_ERR;
+  if (s->workload && check_named_file(s, "workload.workload", s->workload, "workload file", err) != DT_OK)
+    return DT_ERR;
+  for (size_t i = 0; i < s->ntraces; i++)
+    if (check_named_file(s, "workload.traces", s->traces[i], "trace file", err) != DT_OK)
+      return DT_ERR;
+  if (s->placement && check_named_file(s, "run.placement", s->placement, "placement file", err) != DT_OK)
+    return DT_ERR;
+  for (size_t a = 0; a < s->naxes; a++)
+    for (size_t v = 0; s->axes[a].kind == DT_AXIS_RUN && strcmp(s->axes[a].key, "placement") == 0 &&
+                       v < s->axes[a].nvalues; v++)
+      if (check_named_file(s, "axes.placement", s->axes[a].values[v], "placement file", err) != DT_OK)
+        return DT_ERR;
+  return DT_OK;
+}
+
 static int spec_check(dt_sweep_spec *s, dt_error *err)
 {
   const char *f = s->source;
@@ -870,8 +957,19 @@ static int spec_check(dt_sweep_spec *s, dt_error *err)
     if (s->axes[a].kind == DT_AXIS_GEN && s->ntraces)
       return fail_at_key(s, err, key, "axis '%s' is a generator key: it needs a generated workload, not traces",
                          s->axes[a].key);
-    if (s->axes[a].kind == DT_AXIS_RUN && s->placement && strcmp(s->axes[a].key, "placement") == 0)
-      return fail_at_key(s, err, key, "'run.placement' and the axis 'placement' both set the placement");
+    const char *name = s->axes[a].key;
+    const char *fixed = s->axes[a].kind != DT_AXIS_RUN  ? NULL
+                        : strcmp(name, "algo") == 0     ? s->algo
+                        : strcmp(name, "proto") == 0    ? s->proto
+                        : strcmp(name, "fidelity") == 0 ? s->fidelity
+                                                        : s->placement;
+    if (fixed) { /* one value per run option (was: only placement refused; run.proto beside a proto axis passed) */
+      char run[1024];
+      snprintf(run, sizeof run, "run.%s", name);
+      const char *later = later_key(s, run, key);
+      return fail_at_key(s, err, later ? later : key, "'%s' and the axis '%s' both set the run option --%s: give it "
+                         "in one place (a fixed value under 'run' or the values of an axis)", run, name, name);
+    }
   }
   /* the sample's keys: points and seed draw a random or lhs sample and mean nothing to a grid (was: ignored) */
   const char *mname = s->method == DT_SAMPLE_RANDOM ? "random" : s->method == DT_SAMPLE_LHS ? "lhs" : "grid";
@@ -887,6 +985,8 @@ static int spec_check(dt_sweep_spec *s, dt_error *err)
                           "'sample.%s' does not apply to the sampling method 'grid'%s, which runs every point: a "
                           "grid takes only 'method'; 'points' and 'seed' are for 'random' and 'lhs'",
                           i == 1 ? "points" : "seed", s->sample_at[0].file ? "" : " (the default)");
+  if (check_named_files(s, err) != DT_OK)
+    return DT_ERR;
   if (!s->dir) {
     if (strcmp(s->source, "--set") == 0) {
       s->dir = dt_xstrdup("dtsim-sweep");
@@ -1331,7 +1431,7 @@ static int plan_point(dt_sweep_plan *P, dt_sweep_point *pt, const char *base, si
   struct stat st;
   if (stat(pt->platform_path, &st) != 0 && write_atomic(pt->platform_path, text.s, text.len, err) != DT_OK) {
     free(text.s);
-    return DT_ERR;
+    return dir_error(s, err);
   }
   dt_platform *plat = NULL;
   dt_error e;
@@ -1460,18 +1560,28 @@ int dt_sweep_plan_make(dt_sweep_spec *spec, int (*want)(size_t index, void *arg)
   if (file_sha256(P->exe, exe_hex, err) != DT_OK)
     goto done;
   size_t base_len;
-  base = dt_sweep_read_file(spec->platform, &base_len);
-  if (!base) {
-    dt_error_set(err, NULL, 0, 0, "cannot open '%s': %s", spec->platform, strerror(errno));
+  int got = dt_read_file(spec->platform, DT_CONFIG_FILE_MAX, &base, &base_len); /* was unbounded: /dev/zero
+                                                                                    * ran out of memory */
+  if (got == -2) {
+    fail_at_key(spec, err, "platform", "the platform file '%s' holds more than %zu MiB, the most a platform file may",
+                spec->platform, DT_CONFIG_FILE_MAX >> 20);
+    goto done;
+  }
+  if (got != 0) {
+    fail_at_key(spec, err, "platform", "cannot read the platform file '%s': %s", spec->platform, strerror(errno));
     goto done;
   }
   char sub[4200];
   snprintf(sub, sizeof sub, "%s/platforms", spec->dir);
-  if (make_dir(sub, err) != DT_OK)
+  if (make_dir(sub, err) != DT_OK) {
+    dir_error(spec, err);
     goto done;
+  }
   snprintf(sub, sizeof sub, "%s/results", spec->dir);
-  if (make_dir(sub, err) != DT_OK)
+  if (make_dir(sub, err) != DT_OK) {
+    dir_error(spec, err);
     goto done;
+  }
   if (sample(spec, &P->npoints, &choices, P->note, sizeof P->note, err) != DT_OK)
     goto done;
   size_t na = spec->naxes ? spec->naxes : 1;
@@ -1582,6 +1692,8 @@ int dt_sweep_manifest_write(const dt_sweep_plan *p, dt_error *err)
   char path[4200];
   snprintf(path, sizeof path, "%s/manifest.jsonl", s->dir);
   int rc = write_atomic(path, out.s ? out.s : "", out.len, err);
+  if (rc != DT_OK)
+    dir_error(s, err);
   free(out.s);
   return rc;
 }

@@ -546,6 +546,11 @@ static int plot_axes(const char *out, const char *x, const char *by, int heatmap
   char axes[1024];
   list_axes(s, axes, sizeof axes);
   const char *ext = strrchr(out, '.');
+  struct stat st;
+  if (stat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) /* was: "expected a file name ending" */
+    return dt_error_set(err, NULL, 0, 0, "--plot '%s' is a device or a pipe: the plot is three files, the picture and "
+                        "its data and gnuplot script beside it ('%s.dat', '%s.gp'); give a file name ending in .svg "
+                        "or .png", out, out, out);
   if (!ext || (strcmp(ext, ".svg") != 0 && strcmp(ext, ".png") != 0))
     return dt_error_set(err, NULL, 0, 0, "--plot '%s': expected a file name ending in .svg or .png", out);
   *ax = *ay = SIZE_MAX;

@@ -223,6 +223,66 @@ printf 'dtsim_sweep: 1\nplatform: base.yaml\nworkload: {gen: neox-19m}\naxes:\n 
 "$DTSIM" sweep plan "$tmp/bad2.yaml" >/dev/null 2>"$tmp/bad2.err"; rc=$?
 check "bad algorithm in an axis: exit 2 at the value's line:col" '[ $rc -eq 2 ] && grep -q "bad2.yaml:5:16: unknown algorithm .trie." "$tmp/bad2.err"'
 
+# --- issue 9: the files a spec names and its run keys, at the spec's line:col; every exit 2 says why on stderr
+base=$(cd $D && pwd)/base.yaml
+printf 'dtsim_sweep: 1\nplatform: self.yaml\nworkload: {gen: neox-19m}\naxes:\n  nodes: [1, 2]\n' >"$tmp/self.yaml"
+"$DTSIM" sweep plan "$tmp/self.yaml" --dir "$tmp/self" >"$tmp/sf.out" 2>"$tmp/sf.err"; rc=$?
+check "a platform that names the spec itself: exit 2 at its line:col (was: exit 2, nothing on stderr)" \
+  '[ $rc -eq 2 ] && grep -q "self.yaml:2:11: .platform. names this sweep spec" "$tmp/sf.err"'
+printf 'dtsim_sweep: 1\nplatform: nonexist.yaml\nworkload: {gen: neox-19m}\naxes:\n  nodes: [1, 2]\n' >"$tmp/ne.yaml"
+"$DTSIM" sweep plan "$tmp/ne.yaml" --dir "$tmp/ne" >/dev/null 2>"$tmp/sf.err"; rc=$?
+check "a missing platform: exit 2 at the spec's line:col (was: 'cannot open' alone)" \
+  '[ $rc -eq 2 ] && grep -q "ne.yaml:2:11: cannot open the platform file .*nonexist.yaml.: No such file or directory" "$tmp/sf.err"'
+for k in "workload: {workload: nw.yaml}|3:22|workload file" "workload: {gen: nw.yaml}|3:17|workload file" \
+  "workload: {traces: [nt.dtt]}|3:20|trace file" "workload: {gen: neox-19m}\nrun: {placement: np.txt}|4:18|placement file" \
+  "workload: {gen: neox-19m}\naxes:\n  placement: [np.txt]|5:14|placement file"; do
+  IFS='|' read -r w at what <<<"$k"
+  printf "dtsim_sweep: 1\nplatform: $base\n$w\n" >"$tmp/nf.yaml"
+  grep -q "^axes:" "$tmp/nf.yaml" || printf 'axes:\n  nodes: [1]\n' >>"$tmp/nf.yaml"
+  "$DTSIM" sweep plan "$tmp/nf.yaml" --dir "$tmp/nf" >/dev/null 2>"$tmp/sf.err"; rc=$?
+  check "a missing $what ($w): exit 2 at nf.yaml:$at (was: every point impossible, or no position)" \
+    '[ $rc -eq 2 ] && grep -q "nf.yaml:$at: cannot open the $what" "$tmp/sf.err"'
+done
+printf 'dtsim_sweep: 1\nplatform: /dev/zero\nworkload: {gen: neox-19m}\naxes:\n  nodes: [1, 2]\n' >"$tmp/zero.yaml"
+"$DTSIM" sweep plan "$tmp/zero.yaml" --dir "$tmp/zero" >/dev/null 2>"$tmp/sf.err"; rc=$?
+check "platform /dev/zero: exit 2 at the 64 MiB limit (was: out of memory after reading gigabytes)" \
+  '[ $rc -eq 2 ] && grep -q "zero.yaml:2:11: the platform file ./dev/zero. holds more than 64 MiB" "$tmp/sf.err"'
+"$DTSIM" sweep plan --set platform=$D/base.yaml --set workload.gen=neox-19m --axis tp=3,5 --dir "$tmp/none" \
+  >"$tmp/sf.out" 2>"$tmp/sf.err"; rc=$?
+check "plan where no point can run: exit 2 saying so on stderr (was: the list on stdout alone)" \
+  '[ $rc -eq 2 ] && [ "$(grep -c impossible "$tmp/sf.out")" -eq 2 ] && grep -q "^dtsim: error: none of the 2 points can run" "$tmp/sf.err"'
+# a run option fixed under 'run' and swept by an axis: refused at the later of the two, for every run option
+for o in "algo|ring|tree" "proto|Simple|LL" "fidelity|flow|step"; do
+  IFS='|' read -r name v1 v2 <<<"$o"
+  printf "dtsim_sweep: 1\nplatform: $base\nworkload: {gen: neox-19m}\nrun: {$name: $v1}\naxes:\n  $name: [$v1, $v2]\n" >"$tmp/ra.yaml"
+  "$DTSIM" sweep plan "$tmp/ra.yaml" --dir "$tmp/ra" >/dev/null 2>"$tmp/sf.err"; rc=$?
+  check "run.$name and a $name axis: exit 2 at the axis, line 6 (was: accepted)" \
+    '[ $rc -eq 2 ] && grep -q "ra.yaml:6:[0-9]*: .run.$name. and the axis .$name. both set the run option --$name" "$tmp/sf.err"'
+  printf "dtsim_sweep: 1\nplatform: $base\nworkload: {gen: neox-19m}\naxes:\n  $name: [$v1, $v2]\nrun: {$name: $v1}\n" >"$tmp/ra.yaml"
+  "$DTSIM" sweep plan "$tmp/ra.yaml" --dir "$tmp/ra" >/dev/null 2>"$tmp/sf.err"; rc=$?
+  check "a $name axis, then run.$name: exit 2 at run.$name, line 6" '[ $rc -eq 2 ] && grep -q "ra.yaml:6:" "$tmp/sf.err"'
+done
+# a failed write in the sweep folder names --dir (was: "cannot write 'DIR/manifest.jsonl': Is a directory")
+mkdir -p "$tmp/md/manifest.jsonl/x"
+"$DTSIM" sweep plan $D/grid.yaml --dir "$tmp/md" >/dev/null 2>"$tmp/sf.err"; rc=$?
+check "an unwritable manifest: exit 2 naming --dir" \
+  '[ $rc -eq 2 ] && grep -q "cannot write .*manifest.jsonl.: Is a directory (the sweep folder .*md. given by --dir" "$tmp/sf.err"'
+# a device or a pipe as -o: written in place, CSV (was: refused, "-o expects FILE.csv")
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" -q -o /dev/null >/dev/null 2>"$tmp/sf.err"; rc=$?
+check "-o /dev/null: exit 0" '[ $rc -eq 0 ]'
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" -q -o /dev/full >/dev/null 2>"$tmp/sf.err"; rc=$?
+check "-o /dev/full: exit 2 with errno's text" '[ $rc -eq 2 ] && grep -q -- "-o /dev/full: cannot write: No space left on device" "$tmp/sf.err"'
+mkfifo "$tmp/fifo"
+cat "$tmp/fifo" >"$tmp/fifo.out" &
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" -q -o "$tmp/fifo" >/dev/null 2>"$tmp/sf.err"; rc=$?
+exec 9<>"$tmp/fifo" 9>&- # a reader still waiting for a writer (dtsim refused the FIFO) sees the end, not a hang
+wait
+check "-o FIFO: exit 0, the CSV through the pipe, as -o FILE.csv writes it" \
+  '[ $rc -eq 0 ] && "$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" -q -o "$tmp/fifo.csv" >/dev/null 2>&1 && cmp -s "$tmp/fifo.out" "$tmp/fifo.csv"'
+"$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" -q --plot /dev/full >/dev/null 2>"$tmp/sf.err"; rc=$?
+check "--plot /dev/full: exit 2, a device cannot hold the picture, its data and its script" \
+  '[ $rc -eq 2 ] && grep -q -- "--plot ./dev/full. is a device or a pipe: the plot is three files" "$tmp/sf.err"'
+
 # --- Ctrl-C: finished points stay cached, nothing half-written, the rerun runs the rest
 "$DTSIM" sweep --set platform=$D/base.yaml --set workload.gen=neox-1.3b --set workload.tp=2 --set workload.dp=4 \
   --set workload.global_batch=2048 --axis nics.bandwidth=25Gb/s,50Gb/s,100Gb/s,200Gb/s -j 1 --dir "$tmp/int" -q \
