@@ -331,7 +331,7 @@ int dt_cmd_bench(int argc, char **argv)
   if (dt_bench_run_notes(p, &o, &rows, &notes, &nnotes, &err) != DT_OK)
     goto fail;
   for (size_t i = 0; i < nnotes; i++) /* a forced --algo that fell back, as `dtsim run` says it (stdout stays the table) */
-    fprintf(stderr, "dtsim bench: note: %s\n", notes[i]);
+    fprintf(stderr, "dtsim: note: %s\n", notes[i]);
   if (json)
     print_json(rows, o.nsizes, o.explain);
   else {
@@ -343,7 +343,7 @@ int dt_cmd_bench(int argc, char **argv)
   goto cleanup;
 fail:;
   char buf[2048];
-  fprintf(stderr, "dtsim bench: error: %s\n", dt_error_format(&err, buf, sizeof buf));
+  fprintf(stderr, "dtsim: error: %s\n", dt_error_format(&err, buf, sizeof buf));
 cleanup:
   for (size_t i = 0; rows && i < o.nsizes; i++)
     free(rows[i].explain);

@@ -544,6 +544,34 @@ static int write_platform(const char *out, const char *src, const char *name, co
   return DT_OK;
 }
 
+/* `dtsim calibrate NCCL_TESTS_OUTPUT PLATFORM`: the first file did not load as a platform; when it reads as an
+ * nccl-tests output, says so, and that the arguments look swapped when a later one loads as a platform (was: a YAML
+ * error about the table's first row). Returns 1 when it said so. */
+static int said_swapped(char **args, int nargs, const char *op, int in_place)
+{
+  table *probe = dt_xcalloc(1, sizeof *probe);
+  dt_error e;
+  dt_error_clear(&e);
+  int is_table = read_table(args[0], op, in_place, probe, &e) == DT_OK;
+  free(probe);
+  if (!is_table)
+    return 0;
+  for (int i = 1; i < nargs; i++) {
+    dt_platform *q = NULL;
+    if (dt_platform_load(args[i], &q, &e) == DT_OK) {
+      dt_platform_free(q);
+      fprintf(stderr, "dtsim calibrate: arguments swapped? '%s' is an nccl-tests output and '%s' a platform; usage: "
+              "dtsim calibrate [options] PLATFORM NCCL_TESTS_OUTPUT...\nrun 'dtsim help calibrate' for usage\n",
+              args[0], args[i]);
+      return 1;
+    }
+  }
+  fprintf(stderr, "dtsim calibrate: '%s' is an nccl-tests output, not a platform: the first file of 'dtsim calibrate' "
+          "must be the platform YAML to fit (as platforms/dgx-h100.yaml); usage: dtsim calibrate [options] PLATFORM "
+          "NCCL_TESTS_OUTPUT...\nrun 'dtsim help calibrate' for usage\n", args[0]);
+  return 1;
+}
+
 static int usage(const char *fmt, const char *arg)
 {
   fprintf(stderr, "dtsim calibrate: ");
@@ -615,8 +643,13 @@ int dt_cmd_calibrate(int argc, char **argv)
   double **sim = dt_xcalloc(nt, sizeof *sim);
   int rc = EXIT_USAGE;
   param prm[16];
-  if (dt_platform_load(argv[optind], &p, &err) != DT_OK)
+  if (dt_platform_load(argv[optind], &p, &err) != DT_OK) {
+    if (said_swapped(&argv[optind], argc - optind, op, in_place)) {
+      rc = EXIT_USAGE;
+      goto cleanup;
+    }
     goto fail;
+  }
   if (!p->nccl) {
     dt_error_set(&err, argv[optind], 0, 0,
                  "calibrate fits the NCCL model's constants: the platform has no 'nccl' section (add 'nccl: {}' for "
@@ -736,7 +769,7 @@ int dt_cmd_calibrate(int argc, char **argv)
 fail:;
   dt_cli_name_output(&err, "-o", out); /* a write error names the option (docs/cli.md) */
   char buf[2048];
-  fprintf(stderr, "dtsim calibrate: error: %s\n", dt_error_format(&err, buf, sizeof buf));
+  fprintf(stderr, "dtsim: error: %s\n", dt_error_format(&err, buf, sizeof buf));
 cleanup:
   for (size_t k = 0; k < nt; k++)
     free(sim[k]);

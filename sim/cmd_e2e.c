@@ -1054,7 +1054,7 @@ int dt_cmd_validate_e2e(int argc, char **argv)
   goto cleanup;
 fail:;
   char buf[2048];
-  fprintf(stderr, "dtsim validate --e2e: error: %s\n", dt_error_format(&err, buf, sizeof buf));
+  fprintf(stderr, "dtsim: error: %s\n", dt_error_format(&err, buf, sizeof buf));
 cleanup:
   free(rows);
   return rc;

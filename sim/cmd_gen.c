@@ -393,7 +393,7 @@ int dt_cmd_gen(int argc, char **argv)
   }
   if (optind < argc) {
     if (argc - optind > 1) {
-      fprintf(stderr, "dtsim gen: unexpected argument '%s'\nrun 'dtsim help gen' for usage\n", argv[argc - 1]);
+      fprintf(stderr, "dtsim gen: unexpected argument '%s'\nrun 'dtsim help gen' for usage\n", argv[optind + 1]);
       goto cleanup;
     }
     if (dt_gen_flags_source(&gf, "PRESET", argv[optind], "gen") < 0)

@@ -261,8 +261,10 @@ static int load_job(const dt_platform *p, job *j, int *next_node, dt_error *err)
   int ngpus = dt_platform_gpu_count(p);
   if (j->placement) {
     size_t nlisted;
-    if (dt_placement_load_listed(j->placement, p, n, &j->gpu, &nlisted, err) != DT_OK)
+    if (dt_placement_load_listed(j->placement, p, n, &j->gpu, &nlisted, err) != DT_OK) {
+      dt_cli_name_output(err, "--placement", j->placement); /* an unreadable file names the option */
       return dt_error_prefix(err, "job '%s': ", j->name);
+    }
     if (nlisted < (size_t)n)
       fprintf(stderr, "dtsim: note: job '%s': --placement %s places %zu of its %d ranks; the other %zu keep the "
               "default placement (rank r on node r/%d, GPU r%%%d)\n", j->name, j->placement, nlisted, (int)n,
@@ -271,9 +273,12 @@ static int load_job(const dt_platform *p, job *j, int *next_node, dt_error *err)
     int32_t *nodes = NULL;
     size_t nn = 0;
     if (j->nodes) {
-      if (dt_parse_rank_list(j->nodes, p->nodes, &nodes, &nn) != 0)
+      if (dt_parse_rank_list(j->nodes, p->nodes, &nodes, &nn) != 0) {
+        char why[256];
         return dt_error_set(err, "", 0, 0, "job '%s': --nodes expects node numbers and ranges like 0-3,8 within "
-                            "the platform's nodes 0-%d, found '%s'", j->name, p->nodes - 1, j->nodes);
+                            "the platform's nodes 0-%d, found '%s': %s", j->name, p->nodes - 1, j->nodes,
+                            dt_cli_rank_list_why(j->nodes, p->nodes, why, sizeof why));
+      }
     } else {
       for (int a = *next_node; a < p->nodes; a++) {
         nodes = dt_grow(nodes, &nn, (size_t)(a - *next_node), sizeof *nodes);

@@ -692,7 +692,7 @@ int dt_cmd_validate(int argc, char **argv)
   goto cleanup;
 fail:;
   char buf[2048];
-  fprintf(stderr, "dtsim validate: error: %s\n", dt_error_format(&err, buf, sizeof buf));
+  fprintf(stderr, "dtsim: error: %s\n", dt_error_format(&err, buf, sizeof buf));
 cleanup:
   for (size_t k = 0; k < nj; k++) {
     free(jobs[k].sizes);

@@ -850,8 +850,10 @@ static int cmd_run(int argc, char **argv)
       int32_t *v = NULL;
       size_t nv = 0;
       if (dt_parse_rank_list(optarg, INT32_MAX, &v, &nv) != 0) {
+        char why[256];
         fprintf(stderr, "dtsim run: --timeline-ranks expects ranks and ranges separated by commas, like 0-7,16, "
-                "found '%s'\nrun 'dtsim help run' for usage\n", optarg);
+                "found '%s': %s\nrun 'dtsim help run' for usage\n", optarg,
+                dt_cli_rank_list_why(optarg, INT32_MAX, why, sizeof why));
         goto done_usage;
       }
       free(v);
@@ -888,6 +890,11 @@ static int cmd_run(int argc, char **argv)
   }
   if (tl_ranks_arg && !ro.timeline) { /* was silently ignored */
     usage_error("run", "%s", "--timeline-ranks selects the ranks of a timeline: give --timeline FILE too");
+    goto done_usage;
+  }
+  if (gen && argc - optind > 1) { /* the stray word named (was: the form alone) */
+    usage_error("run", "expected a platform file and no trace file with --gen, found another argument '%s'",
+                argv[optind + 1]);
     goto done_usage;
   }
   if (gen ? argc - optind != 1 : argc - optind < 2) {
@@ -929,8 +936,10 @@ static int cmd_run(int argc, char **argv)
   }
   if (placement_path) {
     size_t nlisted;
-    if (dt_placement_load_listed(placement_path, p, t->nranks, &placement, &nlisted, &err) != DT_OK)
+    if (dt_placement_load_listed(placement_path, p, t->nranks, &placement, &nlisted, &err) != DT_OK) {
+      dt_cli_name_output(&err, "--placement", placement_path); /* an unreadable file names the option */
       goto fail;
+    }
     if (nlisted < (size_t)t->nranks) /* allowed (docs/whatif.md), but never silently */
       fprintf(stderr, "dtsim: note: --placement %s places %zu of the trace's %d ranks; the other %zu keep the "
               "default placement (rank r on node r/%d, GPU r%%%d)\n", placement_path, nlisted, (int)t->nranks,
@@ -941,9 +950,10 @@ static int cmd_run(int argc, char **argv)
     size_t n = 0;
     if (tl_ranks_arg) {
       if (dt_parse_rank_list(tl_ranks_arg, t->nranks, &tl_ranks, &n) != 0) {
+        char why[256];
         fprintf(stderr, "dtsim run: --timeline-ranks expects ranks and ranges separated by commas, like 0-7,16, "
-                "within the trace's ranks 0-%d, found '%s'\nrun 'dtsim help run' for usage\n", (int)t->nranks - 1,
-                tl_ranks_arg);
+                "within the trace's ranks 0-%d, found '%s': %s\nrun 'dtsim help run' for usage\n",
+                (int)t->nranks - 1, tl_ranks_arg, dt_cli_rank_list_why(tl_ranks_arg, t->nranks, why, sizeof why));
         rc = EXIT_USAGE;
         goto cleanup;
       }
@@ -1101,6 +1111,35 @@ static void explain(FILE *f, const dt_trace *t, const dt_import_opts *io, size_t
     fprintf(f, "  - %s\n", t->notes[i]);
 }
 
+const char *dt_cli_rank_list_why(const char *s, long limit, char *why, size_t size)
+{
+  snprintf(why, size, "expected whole numbers and ranges FIRST-LAST separated by commas, like 0-7,16");
+  for (const char *p = s; *p;) {
+    size_t n = strcspn(p, ",");
+    char item[64];
+    snprintf(item, sizeof item, "%.*s", (int)(n < 63 ? n : 63), p);
+    char *dash = strchr(item, '-');
+    long long a, b = -1;
+    if (dash)
+      *dash = '\0';
+    int ok = dt_parse_whole(item, 0, INT64_MAX, &a) == 0 && (!dash || dt_parse_whole(dash + 1, 0, INT64_MAX, &b) == 0);
+    if (dash)
+      *dash = '-';
+    if (!ok)
+      return why;
+    if (dash && b < a) {
+      snprintf(why, size, "'%s' is a reversed range: write the first number first (%lld-%lld)", item, b, a);
+      return why;
+    }
+    if ((dash ? b : a) >= limit) {
+      snprintf(why, size, "'%s' is past the last one, %ld", item, limit - 1);
+      return why;
+    }
+    p += n + (p[n] == ',');
+  }
+  return why;
+}
+
 /* A --max-output SIZE that would hold about `bytes`: the next whole K, M, G or T above 1.25 x bytes ("2M"). */
 static void suggest_size(double bytes, char *buf, size_t size)
 {
@@ -1118,8 +1157,12 @@ int dt_cli_max_output(const char *cmdname, const char *arg, uint64_t *out)
   char why[256];
   if (dt_bench_parse_size(arg, out, why, sizeof why) == 0)
     return 0;
-  fprintf(stderr, "dtsim %s: --max-output expects a size in bytes: digits with an optional K, M, G or T (powers of "
-          "1024), such as 512K or 64G, found '%s'\nrun 'dtsim help %s' for usage\n", cmdname, arg, cmdname);
+  /* well formed but past 64 bits (was the same words as a malformed size, without the maximum) */
+  size_t digits = strspn(arg, "0123456789"), unit = arg[digits] && strchr("KMGTkmgt", arg[digits]) ? 1 : 0;
+  int too_big = digits > 0 && (!arg[digits + unit] || (strchr("Bb", arg[digits + unit]) && !arg[digits + unit + 1]));
+  fprintf(stderr, "dtsim %s: --max-output expects a size in bytes from 0 to 18446744073709551615 (2^64-1, 16777215T at "
+          "most in T): digits with an optional K, M, G or T (powers of 1024), such as 512K or 64G, found '%s'%s\nrun "
+          "'dtsim help %s' for usage\n", cmdname, arg, too_big ? ", which is more" : "", cmdname);
   return -1;
 }
 
@@ -1440,6 +1483,8 @@ static void print_overview(FILE *f)
 
 static int cmd_help(int argc, char **argv)
 {
+  if (argc > 2) /* was: the words after the first ignored */
+    return usage_error("help", "expected at most one command name, found another argument '%s'", argv[2]);
   if (argc < 2) {
     print_overview(stdout);
     return EXIT_OK;
@@ -1462,8 +1507,12 @@ static int cmd_help(int argc, char **argv)
 
 static int cmd_version(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
+  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    fputs("usage: dtsim version\n", stdout);
+    return EXIT_OK;
+  }
+  if (argc > 1) /* was: 'dtsim version extra' printed the version */
+    return usage_error("version", "takes no argument, found '%s'", argv[1]);
   printf("dtsim %s\n", DTSIM_VERSION);
   return EXIT_OK;
 }

@@ -97,7 +97,7 @@ int dt_cli_check_repeats(const char *cmdname, int argc, char **argv, const char 
  * '--timeline'?). Prints "dtsim CMDNAME: ..." and the help hint; returns 2. */
 int dt_cli_bad_option(const char *cmdname, int opt, char **argv, const struct option *longopts);
 
-/* Names the output option of a failed write: when err is about path (or, for a directory output, a file in it)
+/* Names the option of a file that could not be written or read (outputs; --placement): when err is about path (or, for a directory output, a file in it)
  * and says no line, its message becomes "FLAG PATH: what went wrong" (the file's own name kept after PATH when
  * it is one inside a directory), so that a write error at the end of a run says which option wrote where
  * (was: "/dev/full: cannot write the timeline file: ..."). Any other err is left alone. */
@@ -115,6 +115,11 @@ int dt_cli_output_check(const char *flag, const char *path, const char *what, dt
  * (other files stay) and a note says how many. Call without clear before the work and with it just before
  * writing. A missing directory or another OUT is DT_OK. Returns DT_OK or DT_ERR with err set. */
 int dt_cli_out_dir(const char *cmd, const char *out, int force, int clear, dt_error *err);
+
+/* Why s is not a list of ranks or nodes below limit (dt_parse_rank_list's form), the item at fault first: "'5-2'
+ * is a reversed range (write 2-5)", "'9' is past the last, 7", else the form expected. Writes the reason (no
+ * leading or trailing words) into why (size bytes). Returns why. */
+const char *dt_cli_rank_list_why(const char *s, long limit, char *why, size_t size);
 
 /* --max-output SIZE of import and gen (dt_bench_parse_size: digits, then K, M, G or T = 1024, an optional B).
  * Returns 0 with *out in bytes, or -1 after printing the usage error (the form, the units, examples). */

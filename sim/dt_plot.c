@@ -24,8 +24,13 @@ int dt_plot_prepare(const char *dir, dt_error *err)
   struct stat st;
   if (mkdir(dir, 0777) != 0 && errno != EEXIST)
     return dt_error_set(err, dir, 0, 0, "--plot: cannot create the directory: %s", strerror(errno));
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    return dt_error_set(err, dir, 0, 0, "--plot expects a directory, found a file");
+  if (stat(dir, &st) != 0)
+    st.st_mode = 0;
+  if (!S_ISDIR(st.st_mode)) /* was "found a file" for a device too */
+    return dt_error_set(err, "", 0, 0, "--plot %s: is %s, not a folder: --plot writes several files (pictures, their "
+                        "data and gnuplot scripts) into a folder, created when missing; give a folder's name", dir,
+                        S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : S_ISFIFO(st.st_mode) ? "a pipe"
+                        : S_ISREG(st.st_mode) ? "a file" : "not a folder");
   /* a file can be created in it (was: /proc passed, and the run printed its whole report before "No such file
    * or directory") */
   size_t len = strlen(dir) + 32;

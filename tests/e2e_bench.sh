@@ -236,7 +236,7 @@ check "bench --explain NCCL model: 64 KiB latency-bound, 256 MiB bandwidth-bound
 for a in pat tree; do
   "$DTSIM" bench all_gather $P --algo $a -b 1M -e 1M >"$tmp/fb.out" 2>"$tmp/fb.err"; rc=$?
   check "bench --algo $a without nccl: exit 0, the ring ran, the note names the missing 'nccl:' section" \
-    '[ $rc -eq 0 ] && grep -q " ring$" "$tmp/fb.out" && grep -q "^dtsim bench: note: allgather: the forced algorithm .'$a'. cannot run 1 instance: .*platform .p4. has no .nccl:. section" "$tmp/fb.err"'
+    '[ $rc -eq 0 ] && grep -q " ring$" "$tmp/fb.out" && grep -q "^dtsim: note: allgather: the forced algorithm .'$a'. cannot run 1 instance: .*platform .p4. has no .nccl:. section" "$tmp/fb.err"'
 done
 sed 's/^nccl:$/nccl:\n  version: "2.22"/' platforms/dgx-a100.yaml >"$tmp/a100-2.22.yaml"
 "$DTSIM" bench all_gather --platform "$tmp/a100-2.22.yaml" --algo pat -b 1M -e 4M >"$tmp/fb.out" 2>"$tmp/fb.err"; rc=$?

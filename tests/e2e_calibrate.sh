@@ -93,4 +93,12 @@ check "-o /dev/null: exit 0" '[ $rc -eq 0 ]'
 "$DTSIM" calibrate --no-loo platforms/dgx-h100.yaml "$tmp/dev.txt" -o /dev/full >/dev/null 2>"$tmp/err"; rc=$?
 check "-o /dev/full: exit 2, 'No space left on device'" \
   '[ $rc -eq 2 ] && grep -q -- "-o /dev/full: cannot write the calibrated platform: No space left on device" "$tmp/err"'
+# --- the arguments swapped: said so (was: a YAML error about the table's first row)
+"$DTSIM" calibrate tests/data/h100_all_reduce_perf.txt platforms/dgx-h100.yaml >"$tmp/sw.out" 2>"$tmp/err"; rc=$?
+check "calibrate TABLE PLATFORM: exit 2, arguments swapped?" \
+  '[ $rc -eq 2 ] && [ ! -s "$tmp/sw.out" ] && grep -q "arguments swapped? .tests/data/h100_all_reduce_perf.txt. is an nccl-tests output and .platforms/dgx-h100.yaml. a platform" "$tmp/err"'
+"$DTSIM" calibrate tests/data/h100_all_reduce_perf.txt tests/data/h100_all_reduce_perf.json >/dev/null 2>"$tmp/err"; rc=$?
+check "calibrate TABLE TABLE: exit 2, the first file must be the platform" \
+  '[ $rc -eq 2 ] && grep -q "h100_all_reduce_perf.txt. is an nccl-tests output, not a platform: the first file" "$tmp/err"'
+
 finish

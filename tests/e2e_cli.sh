@@ -231,7 +231,7 @@ check "gen -o DIR/ --force: the 8 old files removed, 4 new ones, and the directo
 
 # --- --max-output: the form with its units; the message's one estimate; a pipe is counted and stopped too
 "$DTSIM" gen neox-19m -o "$tmp/m.dtt" --max-output -5 2>"$tmp/mo.err"; rc=$?
-check "gen --max-output -5: exit 2 with the form and the units" '[ $rc -eq 2 ] && grep -q "max-output expects a size in bytes: digits with an optional K, M, G or T (powers of 1024), such as 512K or 64G, found .-5." "$tmp/mo.err"'
+check "gen --max-output -5: exit 2 with the form and the units" '[ $rc -eq 2 ] && grep -q "max-output expects a size in bytes from 0 to 18446744073709551615 .*: digits with an optional K, M, G or T (powers of 1024), such as 512K or 64G, found .-5." "$tmp/mo.err"'
 # neox-19m is one rank of 7168 ops, ~233 bytes each (~1.6 MiB): stopped past 100K, no "fewer ranks" for one rank
 "$DTSIM" gen neox-19m -o "$tmp/m.dtt" --max-output 100K 2>"$tmp/mo.err"; rc=$?
 check "gen of 1 rank past --max-output: one estimate, a SIZE that holds it, no 'fewer ranks' nor 'at least'" \
@@ -274,5 +274,65 @@ check "run --timeline -: exit 2 before the run (was: the timeline, then the repo
 "$DTSIM" calibrate platforms/dgx-h100.yaml tests/data/h100_all_reduce_perf.txt -o - >"$tmp/so.out" 2>"$tmp/so.err"; rc=$?
 check "calibrate -o -: exit 2 before the fit (was: the table, then the YAML, on stdout)" \
   '[ $rc -eq 2 ] && [ ! -s "$tmp/so.out" ] && grep -q "calibrate: -o -: the report goes to standard output" "$tmp/so.err"'
+# --- issue 9, the command line's remaining gaps (each failed before)
+# a device or a pipe where --plot wants a folder: said so (was: "found a file" for /dev/full)
+"$DTSIM" run tests/data/node8.yaml tests/data/allreduce8.dtt --plot /dev/full >/dev/null 2>"$tmp/pd.err"; rc=$?
+check "run --plot /dev/full: exit 2, a device, not a folder" \
+  '[ $rc -eq 2 ] && grep -q "error: --plot /dev/full: is a device, not a folder: --plot writes several files" "$tmp/pd.err"'
+# --max-output past 64 bits states the range (was: the form alone)
+"$DTSIM" gen neox-19m --max-output 99999999999999999999T -o "$tmp/mo.dtt" >/dev/null 2>"$tmp/mo.err"; rc=$?
+check "gen --max-output 99999999999999999999T: exit 2 stating the range" \
+  '[ $rc -eq 2 ] && grep -q -- "--max-output expects a size in bytes from 0 to 18446744073709551615 (2^64-1, 16777215T at most in T).*found .99999999999999999999T., which is more" "$tmp/mo.err"'
+"$DTSIM" gen neox-19m --max-output 16777216T -o "$tmp/mo.dtt" >/dev/null 2>"$tmp/mo.err"; rc=$?
+check "gen --max-output 16777216T (2^64 bytes): exit 2, more than the range" '[ $rc -eq 2 ] && grep -q "which is more" "$tmp/mo.err"'
+# a reversed range says so (was: the form alone)
+"$DTSIM" run tests/data/jobs-oversub4.yaml --job a tests/data/jobs-alltoall2.dtt --nodes 1-0 >/dev/null 2>"$tmp/nr.err"; rc=$?
+check "run --job --nodes 1-0: exit 2, a reversed range" '[ $rc -eq 2 ] && grep -q "found .1-0.: .1-0. is a reversed range: write the first number first (0-1)" "$tmp/nr.err"'
+"$DTSIM" run tests/data/jobs-oversub4.yaml --job a tests/data/jobs-alltoall2.dtt --nodes 0,99 >/dev/null 2>"$tmp/nr.err"; rc=$?
+check "run --job --nodes 0,99: exit 2 naming the item past the last node" '[ $rc -eq 2 ] && grep -q "found .0,99.: .99. is past the last one, " "$tmp/nr.err"'
+"$DTSIM" run --timeline "$tmp/tr.json" --timeline-ranks 5-2 tests/data/node8.yaml tests/data/allreduce8.dtt >/dev/null 2>"$tmp/nr.err"; rc=$?
+check "--timeline-ranks 5-2: exit 2, a reversed range" '[ $rc -eq 2 ] && grep -q "found .5-2.: .5-2. is a reversed range" "$tmp/nr.err"'
+# every generator flag's bad value names the flag, in gen and in run --gen
+names=0
+for f in tp pp dp zero recompute schedule virtual-stages microbatch global-batch seq bucket experts top-k ep dtype \
+  layers hidden heads kv-heads ffn vocab cp param-gather-prefetch; do
+  "$DTSIM" gen neox-19m --$f 0.3x --summary >/dev/null 2>"$tmp/gf.err"
+  [ $? -eq 2 ] && grep -q -- "--$f" "$tmp/gf.err" && names=$((names + 1))
+  "$DTSIM" run tests/data/node8.yaml --gen neox-19m --$f 0.3x >/dev/null 2>"$tmp/gf.err"
+  [ $? -eq 2 ] && grep -q -- "--$f" "$tmp/gf.err" && names=$((names + 1))
+done
+check "each of the 23 generator flags with a value: a bad value is exit 2 naming the flag (gen and run --gen: $names of 46)" '[ $names -eq 46 ]'
+"$DTSIM" gen neox-19m --bucket 0.3 --summary >/dev/null 2>"$tmp/gf.err"; rc=$?
+check "gen --bucket 0.3: exit 2 naming --bucket" '[ $rc -eq 2 ] && grep -q -- "--bucket" "$tmp/gf.err"'
+# an unreadable --placement names the option (was: "nope.txt: cannot open placement file")
+"$DTSIM" run tests/data/node8.yaml tests/data/allreduce8.dtt --placement "$tmp/nope.txt" >/dev/null 2>"$tmp/pl.err"; rc=$?
+check "--placement MISSING: exit 2 naming the option" '[ $rc -eq 2 ] && grep -q "error: --placement .*nope.txt: cannot open placement file: No such file" "$tmp/pl.err"'
+"$DTSIM" run tests/data/jobs-oversub4.yaml --job a tests/data/jobs-alltoall2.dtt --placement "$tmp/nope.txt" >/dev/null 2>"$tmp/pl.err"; rc=$?
+check "--job ... --placement MISSING: exit 2 naming the job and the option" '[ $rc -eq 2 ] && grep -q "error: job .a.: --placement .*nope.txt: cannot open" "$tmp/pl.err"'
+# every command refuses a stray argument (was: 'dtsim version extra' printed the version)
+stray=0
+for c in "version" "help run" "platform check platforms/dgx-a100.yaml" "gen neox-19m --summary" \
+  "bench all_reduce --platform platforms/dgx-a100.yaml" "sweep plan tests/data/sweep/grid.yaml" \
+  "validate --references validation/references" "run tests/data/node8.yaml --gen neox-19m"; do
+  # shellcheck disable=SC2086
+  "$DTSIM" $c extra1 extra2 >"$tmp/st.out" 2>"$tmp/st.err"; rc=$?
+  if [ $rc -eq 2 ] && grep -q "extra1" "$tmp/st.err" && [ ! -s "$tmp/st.out" ]; then stray=$((stray + 1)); else echo "  stray arguments accepted: dtsim $c extra1 extra2 (exit $rc)"; fi
+done
+check "every command refuses stray arguments: exit 2 naming the first, nothing on stdout ($stray of 8; was: version printed itself)" '[ $stray -eq 8 ]'
+"$DTSIM" version --help >"$tmp/st.out" 2>&1; rc=$?
+check "version --help: the usage, exit 0" '[ $rc -eq 0 ] && grep -q "^usage: dtsim version" "$tmp/st.out"'
+# one prefix: an error after the command line is 'dtsim: error:' in every command (was 'dtsim calibrate: error:',
+# 'dtsim bench: error:', 'dtsim validate: error:')
+pre=0
+"$DTSIM" calibrate "$tmp/nope.yaml" tests/data/h100_all_reduce_perf.txt >/dev/null 2>"$tmp/pf.err"; grep -q "^dtsim: error: " "$tmp/pf.err" && pre=$((pre + 1))
+"$DTSIM" bench all_reduce --platform "$tmp/nope.yaml" >/dev/null 2>"$tmp/pf.err"; grep -q "^dtsim: error: " "$tmp/pf.err" && pre=$((pre + 1))
+"$DTSIM" validate --references "$tmp" --platforms "$tmp" >/dev/null 2>"$tmp/pf.err"; grep -q "^dtsim: error: " "$tmp/pf.err" && pre=$((pre + 1))
+"$DTSIM" sweep plan "$tmp/nope.yaml" >/dev/null 2>"$tmp/pf.err"; grep -q "^dtsim: error: " "$tmp/pf.err" && pre=$((pre + 1))
+"$DTSIM" gen --workload "$tmp/nope.yaml" --summary >/dev/null 2>"$tmp/pf.err"; grep -q "^dtsim: error: " "$tmp/pf.err" && pre=$((pre + 1))
+"$DTSIM" run "$tmp/nope.yaml" tests/data/allreduce8.dtt >/dev/null 2>"$tmp/pf.err"; grep -q "^dtsim: error: " "$tmp/pf.err" && pre=$((pre + 1))
+"$DTSIM" platform check "$tmp/nope.yaml" >/dev/null 2>"$tmp/pf.err"; grep -q "^dtsim: error: " "$tmp/pf.err" && pre=$((pre + 1))
+check "an error after the command line begins 'dtsim: error:' in calibrate, bench, validate, sweep, gen, run, platform ($pre of 7)" '[ $pre -eq 7 ]'
+if grep -rhoE '"dtsim [a-z-]+( --e2e)?: (error|note):' sim/ >"$tmp/pf.src"; then bad "no 'dtsim SUBCOMMAND: error:' or ': note:' left in sim/: $(sort -u "$tmp/pf.src" | tr '\n' ' ')"; else ok "no 'dtsim SUBCOMMAND: error:' or ': note:' left in sim/"; fi
+
 
 finish
