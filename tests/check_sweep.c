@@ -387,7 +387,12 @@ START_TEST(test_key_combinations)
   combo_refused("workload:\n  gen: neox-19m\n  traces: [t.dtt]\naxes: {nodes: [4]}\n", 5, 11,
                 "give one workload: 'workload.gen' and 'workload.traces' both give one");
   combo_refused("workload: {traces: [t.dtt]}\nrun: {placement: a.txt}\naxes: {placement: [b.txt]}\n", 5, 19,
-                "'run.placement' and the axis 'placement' both set the placement");
+                "'run.placement' and the axis 'placement' both set the run option --placement");
+  /* every run option, at the later of the two (was: placement alone; run.proto beside a proto axis passed) */
+  combo_refused("workload: {gen: neox-19m}\nrun: {proto: Simple}\naxes: {proto: [Simple, LL]}\n", 5, 15,
+                "'run.proto' and the axis 'proto' both set the run option --proto");
+  combo_refused("workload: {gen: neox-19m}\naxes: {algo: [ring, tree]}\nrun: {algo: ring}\n", 5, 13,
+                "'run.algo' and the axis 'algo' both set the run option --algo");
 }
 END_TEST
 

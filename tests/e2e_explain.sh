@@ -284,7 +284,7 @@ got=$(jq .explain_p2p[0].mean_s "$tmp/hpx.json")
 check "permutation: mean $got = a + 1.5 S/B" "close $got $(awk -v S=$S 'BEGIN { printf "%.17g", 2.4e-6 + 1.5 * S / 25e9 }') 1e-6"
 : >"$tmp/afile"
 "$DTSIM" run --plot "$tmp/afile" tests/data/node2.yaml "$tmp/ar2.dtt" >/dev/null 2>"$tmp/pf.err"; rc=$?
-check "--plot onto a file is exit 2 with a message" '[ $rc -eq 2 ] && grep -q "expects a directory" "$tmp/pf.err"'
+check "--plot onto a file is exit 2 with a message" '[ $rc -eq 2 ] && grep -q "is a file, not a folder: --plot writes several files" "$tmp/pf.err"'
 
 # --- timeline: the fabric process's counter tracks (tests/data/shared-nic.dtt: ranks 0 and 1 send 1 GB each through
 # node 0's one 25 GB/s NIC at once, 80 ms plus the route latency; the NIC's counter shows 2 flows at 25 GB/s, then 0)
