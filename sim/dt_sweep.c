@@ -894,7 +894,9 @@ static int check_named_file(const dt_sweep_spec *s, const char *key, const char 
   int dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
   close(fd);
   if (dir)
-    return fail_at_key(s, err, key, "the %s '%s' is a directory: expected a file", what, path);
+    return fail_at_key(s, err, key, "the %s '%s' is a directory: expected a file%s", what, path,
+                       strcmp(key, "workload.traces") == 0 ? " (list the directory's trace files: 'traces: "
+                       "[DIR/trace.0.dtt, DIR/trace.1.dtt]')" : "");
   return DT_OK;
 }
 

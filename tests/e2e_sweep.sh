@@ -267,6 +267,17 @@ mkdir -p "$tmp/md/manifest.jsonl/x"
 "$DTSIM" sweep plan $D/grid.yaml --dir "$tmp/md" >/dev/null 2>"$tmp/sf.err"; rc=$?
 check "an unwritable manifest: exit 2 naming --dir" \
   '[ $rc -eq 2 ] && grep -q "cannot write .*manifest.jsonl.: Is a directory (the sweep folder .*md. given by --dir" "$tmp/sf.err"'
+cp $D/grid-base.yaml "$tmp/grid-base.yaml"
+printf 'dtsim_sweep: 1\nplatform: grid-base.yaml\nworkload: {gen: neox-19m}\naxes:\n  nodes: [1]\ndir: md\n' >"$tmp/mdspec.yaml"
+"$DTSIM" sweep plan "$tmp/mdspec.yaml" >/dev/null 2>"$tmp/sf.err"; rc=$?
+check "an unwritable manifest in the spec's 'dir': exit 2 naming 'dir' at its line:col and --dir" \
+  '[ $rc -eq 2 ] && grep -q "given by .dir. at .*mdspec.yaml:6:6: give one you can write there or with --dir DIR" "$tmp/sf.err"'
+mkdir -p "$tmp/tdir"
+cp tests/data/allreduce8.dtt "$tmp/tdir/"
+printf 'dtsim_sweep: 1\nplatform: grid-base.yaml\nworkload: {traces: [tdir]}\naxes:\n  nodes: [1]\n' >"$tmp/tdspec.yaml"
+"$DTSIM" sweep plan "$tmp/tdspec.yaml" >/dev/null 2>"$tmp/sf.err"; rc=$?
+check "a trace folder in workload.traces: exit 2 at its line:col, list its files (was: 'cannot read', no position)" \
+  '[ $rc -eq 2 ] && grep -q "tdspec.yaml:3:20: the trace file .*tdir. is a directory: expected a file (list the directory" "$tmp/sf.err"'
 # a device or a pipe as -o: written in place, CSV (was: refused, "-o expects FILE.csv")
 "$DTSIM" sweep collect $D/grid.yaml --dir "$tmp/g" -q -o /dev/null >/dev/null 2>"$tmp/sf.err"; rc=$?
 check "-o /dev/null: exit 0" '[ $rc -eq 0 ]'
