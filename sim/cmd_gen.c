@@ -177,6 +177,29 @@ static int is_yaml_path(const char *s)
   return (n > 5 && strcmp(s + n - 5, ".yaml") == 0) || (n > 4 && strcmp(s + n - 4, ".yml") == 0);
 }
 
+void dt_gen_flags_context(const dt_gen_flags *f, dt_error *err)
+{
+  if (!err || f->n == 0 || !f->flags || err->line > 0)
+    return;
+  char given[512] = "";
+  size_t used = 0;
+  for (size_t i = 0; i < f->n && used < sizeof given; i++) {
+    int takes_value = 1;
+    for (size_t k = 0; k < NFLAGS; k++)
+      if (strcmp(flag_rows[k].flag, f->flags[i]) == 0)
+        takes_value = flag_rows[k].has_arg;
+    if (strcmp(f->flags[i], "set") == 0)
+      used += (size_t)snprintf(given + used, sizeof given - used, "%s--set %s=%s", used ? " " : "", f->keys[i],
+                               f->values[i]);
+    else
+      used += (size_t)snprintf(given + used, sizeof given - used, "%s--%s%s%s", used ? " " : "", f->flags[i],
+                               takes_value ? " " : "", takes_value ? f->values[i] : "");
+  }
+  char msg[sizeof err->msg + sizeof given + 64];
+  snprintf(msg, sizeof msg, "%s (given on the command line: %s)", err->msg, given);
+  snprintf(err->msg, sizeof err->msg, "%.*s", (int)sizeof err->msg - 1, msg);
+}
+
 int dt_gen_flags_config(const dt_gen_flags *f, dt_gen_config *c, dt_error *err)
 {
   dt_gen_config_init(c);
@@ -429,8 +452,10 @@ int dt_cmd_gen(int argc, char **argv)
   if (out && ((olen > 0 && out[olen - 1] != '/' && dt_cli_output_check("-o", out, "the trace", &err) != DT_OK) ||
               dt_cli_out_dir("gen", out, force, 0, &err) != DT_OK))
     goto fail;
-  if (dt_gen_build(&c, 0, &t, &err) != DT_OK)
+  if (dt_gen_build(&c, 0, &t, &err) != DT_OK) {
+    dt_gen_flags_context(&gf, &err); /* a check of keys together names the flags given (was: none) */
     goto fail;
+  }
   if (out) {
     if (dt_check_output_size(t, out, max_output, "gen", &err) != DT_OK ||
         (force && dt_cli_out_dir("gen", out, force, 1, &err) != DT_OK) ||

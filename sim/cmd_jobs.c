@@ -237,8 +237,13 @@ static int load_job(const dt_platform *p, job *j, int *next_node, dt_error *err)
 {
   if (j->gen) {
     dt_gen_config gc;
-    if (dt_gen_flags_config(&j->gf, &gc, err) != DT_OK || dt_gen_validate(&gc, dt_platform_gpu_count(p), err) != DT_OK ||
-        dt_gen_build(&gc, 0, &j->t, err) != DT_OK || dt_trace_validate(j->t, err) != DT_OK)
+    if (dt_gen_flags_config(&j->gf, &gc, err) != DT_OK)
+      return dt_error_prefix(err, "job '%s': ", j->name);
+    if (dt_gen_validate(&gc, dt_platform_gpu_count(p), err) != DT_OK || dt_gen_build(&gc, 0, &j->t, err) != DT_OK) {
+      dt_gen_flags_context(&j->gf, err); /* a check of keys together names the flags given (was: none) */
+      return dt_error_prefix(err, "job '%s': ", j->name);
+    }
+    if (dt_trace_validate(j->t, err) != DT_OK)
       return dt_error_prefix(err, "job '%s': ", j->name);
     size_t len = strlen(gc.name) + 8;
     j->label = dt_xmalloc(len);

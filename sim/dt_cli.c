@@ -924,8 +924,13 @@ static int cmd_run(int argc, char **argv)
   }
   if (gen) {
     dt_gen_config gc;
-    if (dt_gen_flags_config(&gf, &gc, &err) != DT_OK || dt_gen_validate(&gc, dt_platform_gpu_count(p), &err) != DT_OK ||
-        dt_gen_build(&gc, 0, &t, &err) != DT_OK || dt_trace_validate(t, &err) != DT_OK)
+    if (dt_gen_flags_config(&gf, &gc, &err) != DT_OK)
+      goto fail;
+    if (dt_gen_validate(&gc, dt_platform_gpu_count(p), &err) != DT_OK || dt_gen_build(&gc, 0, &t, &err) != DT_OK) {
+      dt_gen_flags_context(&gf, &err); /* a check of keys together names the flags given (was: none) */
+      goto fail;
+    }
+    if (dt_trace_validate(t, &err) != DT_OK)
       goto fail;
     size_t len = strlen(gc.name) + 8;
     label = dt_xmalloc(len);

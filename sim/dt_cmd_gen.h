@@ -37,6 +37,11 @@ int dt_gen_flags_source(dt_gen_flags *f, const char *flag, const char *arg, cons
  * when the name ends with .yaml / .yml or is not a preset but names a path), then the flags in order, then
  * Megatron's adjustments (dt_gen_resolve; its note goes to stderr). Returns DT_OK or DT_ERR. */
 int dt_gen_flags_config(const dt_gen_flags *f, dt_gen_config *c, dt_error *err);
+/* After the configuration built from f failed a check of several keys together (dt_gen_validate, dt_gen_build:
+ * "tensor parallel size 3 does not divide the 8 attention heads"), appends the generator flags the command line
+ * gave, as given (" (given on the command line: --tp 3 --set seq=4096)"), so that the error names its flags.
+ * Nothing when f has none or err has a file position. */
+void dt_gen_flags_context(const dt_gen_flags *f, dt_error *err);
 /* Frees the flags' copies and leaves f empty (reusable); source and source_flag are borrowed from argv. */
 void dt_gen_flags_free(dt_gen_flags *f);
 

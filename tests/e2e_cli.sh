@@ -302,6 +302,14 @@ for f in tp pp dp zero recompute schedule virtual-stages microbatch global-batch
   [ $? -eq 2 ] && grep -q -- "--$f" "$tmp/gf.err" && names=$((names + 1))
 done
 check "each of the 23 generator flags with a value: a bad value is exit 2 naming the flag (gen and run --gen: $names of 46)" '[ $names -eq 46 ]'
+# a check of several keys together names the flags that gave them (was: "tensor parallel size 3 does not divide the
+# 8 attention heads" alone)
+"$DTSIM" gen neox-19m --tp 3 --set seq=1024 --no-dp-overlap --summary >/dev/null 2>"$tmp/gf.err"; rc=$?
+check "gen --tp 3 (8 heads): exit 2 naming the flags given" \
+  '[ $rc -eq 2 ] && grep -q "does not divide the 8 attention heads (given on the command line: --tp 3 --set seq=1024 --no-dp-overlap)" "$tmp/gf.err"'
+"$DTSIM" run tests/data/node8.yaml --gen neox-19m --microbatch 7 --global-batch 8 >/dev/null 2>"$tmp/gf.err"; rc=$?
+check "run --gen --microbatch 7 --global-batch 8: exit 2 naming both flags" \
+  '[ $rc -eq 2 ] && grep -q "not a multiple of micro-batch 7 .* (given on the command line: --microbatch 7 --global-batch 8)" "$tmp/gf.err"'
 "$DTSIM" gen neox-19m --bucket 0.3 --summary >/dev/null 2>"$tmp/gf.err"; rc=$?
 check "gen --bucket 0.3: exit 2 naming --bucket" '[ $rc -eq 2 ] && grep -q -- "--bucket" "$tmp/gf.err"'
 # an unreadable --placement names the option (was: "nope.txt: cannot open placement file")
