@@ -417,12 +417,13 @@ static void fail_actor(int argc, char **argv)
   sg_actor_daemonize(sg_actor_self());
   fault_actor *a = sg_actor_self_get_data();
   sg_actor_sleep_until(a->x->at_s);
-  char name[128], why[512];
+  char name[128], why[512], at[32];
   dt_topology_link_name(a->topo, a->x->link, name, sizeof name);
+  dt_format_time(a->x->at_s, at, sizeof at); /* as the report writes times */
   if (dt_sg_link_in_use(a->sg[0]) || dt_sg_link_in_use(a->sg[1])) {
-    snprintf(why, sizeof why, "link %s failed at %.9g s while flows crossed it: NCCL has no retransmission over "
+    snprintf(why, sizeof why, "link %s failed at %s while flows crossed it: NCCL has no retransmission over "
              "another path, its communicator reports a transport error and the job stops (the ops listed were "
-             "running or waiting)", name, a->x->at_s);
+             "running or waiting)", name, at);
     a->abort_fn(a->data, simgrid_get_clock(), why);
     return;
   }
@@ -430,8 +431,8 @@ static void fail_actor(int argc, char **argv)
   a->abort_fn(a->data, simgrid_get_clock(), NULL);
   int32_t ra, rb;
   if (dt_faults_unreachable(a->topo, a->t, a->gpu_of_rank, &ra, &rb)) {
-    snprintf(why, sizeof why, "link %s failed at %.9g s: ranks %d and %d can no longer reach each other (every "
-             "route between gpu%d and gpu%d crosses a failed link)", name, a->x->at_s, (int)ra, (int)rb,
+    snprintf(why, sizeof why, "link %s failed at %s: ranks %d and %d can no longer reach each other (every "
+             "route between gpu%d and gpu%d crosses a failed link)", name, at, (int)ra, (int)rb,
              (int)a->gpu_of_rank[ra], (int)a->gpu_of_rank[rb]);
     a->abort_fn(a->data, simgrid_get_clock(), why);
   }

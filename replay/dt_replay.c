@@ -1855,9 +1855,10 @@ static dt_stats *collect_stats(replay_run *R)
           s->deadlock[s->ndeadlock++] = dt_xstrdup(line);
         }
       }
+    char at[32];
     if (R->abort_why)
-      add_note(s, &notes_cap, "aborted at %.9g s: %zu ops were running or waiting (listed), %zu ops never completed",
-               R->abort_s, s->ndeadlock, not_done);
+      add_note(s, &notes_cap, "aborted at %s: %zu ops were running or waiting (listed), %zu ops never completed",
+               dt_format_time(R->abort_s, at, sizeof at), s->ndeadlock, not_done);
     else
       add_note(s, &notes_cap,
                "deadlock: %zu ops blocked forever (listed), %zu ops never completed (with those queued behind them)",
@@ -2174,9 +2175,9 @@ int dt_replay_run(const dt_platform *p, const dt_trace *t, const dt_replay_opts 
     dt_timeline_link_counters(tl, (*out)->links);
     const dt_stats *o = *out;
     if (o->aborted || o->ndeadlock > 0) { /* the timeline as far as the run went, saying why it stopped */
-      char what[1200];
+      char what[1200], at[32];
       if (o->aborted)
-        snprintf(what, sizeof what, "aborted at %.9g s: %.1000s", o->aborted_s, o->aborted);
+        snprintf(what, sizeof what, "aborted at %s: %.1000s", dt_format_time(o->aborted_s, at, sizeof at), o->aborted);
       else
         snprintf(what, sizeof what, "deadlock: %zu ops blocked forever", o->ndeadlock);
       dt_timeline_outcome(tl, o->aborted ? o->aborted_s : o->stopped_s, what, o->ndeadlock ? o->deadlock[0] : NULL);

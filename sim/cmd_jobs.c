@@ -726,7 +726,9 @@ int dt_cmd_jobs(int argc, char **argv)
           cpu_together, njobs, cpu_alone, cpu_alone > 0 ? cpu_together / cpu_alone : 0);
   rc = EXIT_OK;
   if (s->aborted) {
-    fprintf(stderr, "dtsim: aborted at %.9g s when the jobs ran together: %s\n", s->aborted_s, s->aborted);
+    char at[32];
+    fprintf(stderr, "dtsim: aborted at %s when the jobs ran together: %s\n",
+            dt_format_time(s->aborted_s, at, sizeof at), s->aborted);
     rc = EXIT_PROBLEM;
   } else if (s->ndeadlock > 0) {
     fprintf(stderr, "dtsim: deadlock: %zu op%s blocked forever when the jobs ran together (first: %s)\n",

@@ -1035,7 +1035,8 @@ static int cmd_run(int argc, char **argv)
               plot_dir);
   }
   if (s->aborted) {
-    fprintf(stderr, "dtsim: aborted at %.9g s: %s\n", s->aborted_s, s->aborted);
+    char at[32];
+    fprintf(stderr, "dtsim: aborted at %s: %s\n", dt_format_time(s->aborted_s, at, sizeof at), s->aborted);
     rc = EXIT_PROBLEM;
   } else if (s->ndeadlock > 0) {
     fprintf(stderr, "dtsim: deadlock: %zu op%s blocked forever (first: %s)\n", s->ndeadlock,

@@ -31,6 +31,13 @@ static int run_incomplete(const dt_stats *s)
   return s->aborted || s->ndeadlock > 0;
 }
 
+/* 1 when the run has neither a makespan nor an iteration to give a validated band for: it stopped before every op
+ * completed and without completing an iteration (its makespan_s is only the end of the last op that completed) */
+static int no_run_time(const dt_stats *s)
+{
+  return run_incomplete(s) && s->niterations == 0;
+}
+
 /* mean of the simulated iterations, s */
 static double mean_iteration(const dt_stats *s)
 {
@@ -421,8 +428,9 @@ static void bound_sentence(const dt_report_input *in, char *buf, size_t size)
       snprintf(dim, sizeof dim, "%s ", dt_dim_name(b.dim));
     const dt_link_load *l = bottleneck_link(s->links, b.dim);
     if (l)
-      snprintf(buf, size, "exposed %s%s over the %s tier: %.1f %% of the iteration (busiest %s, busy %.0f %%)", dim,
-               kind_phrase(b.kind), dt_link_class_name(l->cls), pct, l->name, 100.0 * l->busy_s / dt_stats_link_span(s));
+      snprintf(buf, size, "exposed %s%s over the %s tier: %.1f %% of the iteration (busiest %s, busy %.0f %%)",
+               dim, kind_phrase(b.kind), dt_link_class_name(l->cls), pct, l->name,
+               100.0 * l->busy_s / dt_stats_link_span(s));
     else
       snprintf(buf, size, "exposed %s%s: %.1f %% of the iteration", dim, kind_phrase(b.kind), pct);
   }
@@ -815,7 +823,7 @@ static void json_validated(yajl_gen g, const dt_report_input *in)
   const dt_conf_class *it = dt_confidence_class("iteration", params);
   json_str(g, "validated_error");
   yajl_gen_map_open(g);
-  if (it) {
+  if (it && !no_run_time(s)) {
     json_str(g, "iteration");
     json_conf(g, it, s->niterations ? mean_iteration(s) : s->makespan_s, "params", params);
   }
@@ -842,7 +850,11 @@ static void text_validated(FILE *f, const dt_report_input *in)
   double params = trace_params(in->trace);
   const dt_conf_class *it = dt_confidence_class("iteration", params);
   fprintf(f, "\nvalidated error (median |error| of the nearest validated class; docs/validation.md)\n");
-  if (it) {
+  if (it && no_run_time(s)) {
+    fprintf(f, "  %-16s none: the run did not finish (%s at %s) and no iteration completed, so there is no time to "
+            "give a band for\n", "makespan", s->aborted ? "aborted" : "deadlock",
+            dt_format_time(s->stopped_s, b1, sizeof b1));
+  } else if (it) {
     double T = s->niterations ? mean_iteration(s) : s->makespan_s, lo, hi;
     interval(T, it->err, &lo, &hi);
     fprintf(f, "  %-16s +-%.1f %% (iterations, model size %s%s, %d row%s): %s, measured likely in [%s, %s]\n",
@@ -1302,14 +1314,16 @@ void dt_report_text(FILE *f, const dt_report_input *in)
     fprintf(f, "ranks %d (%d idle: no ops in the trace), fidelity %s\n\n", (int)s->nranks, (int)idle, in->fidelity);
   else
     fprintf(f, "ranks %d, fidelity %s\n\n", (int)s->nranks, in->fidelity);
-  if (s->aborted) /* the makespan is the last completed op: say when the run stopped and what completed */
-    fprintf(f, "makespan           %s (the end of the last op that completed; the run stopped at %s, aborted: %zu of "
-            "%zu ops completed)\n", dt_format_time(s->makespan_s, b1, sizeof b1),
-            dt_format_time(s->stopped_s, b2, sizeof b2), s->ops_done, s->ops_total);
-  else if (s->ndeadlock > 0)
-    fprintf(f, "makespan           %s (the end of the last op that completed; deadlock: %zu of %zu ops completed)\n",
-            dt_format_time(s->makespan_s, b1, sizeof b1), s->ops_done, s->ops_total);
-  else
+  if (run_incomplete(s)) { /* no makespan: the time the run reached, and what completed (JSON: stopped_s, ops) */
+    fprintf(f, "makespan           none (the run did not finish): it %s %s, %s; ",
+            s->aborted ? "stopped at" : "reached", dt_format_time(s->stopped_s, b2, sizeof b2),
+            s->aborted ? "aborted" : "deadlocked");
+    if (s->ops_done > 0)
+      fprintf(f, "%zu of %zu ops completed, the last at %s\n", s->ops_done, s->ops_total,
+              dt_format_time(s->makespan_s, b1, sizeof b1));
+    else
+      fprintf(f, "none of its %zu ops completed\n", s->ops_total);
+  } else
     fprintf(f, "makespan           %s\n", dt_format_time(s->makespan_s, b1, sizeof b1));
   if (s->niterations > 0) {
     double sim = mean_iteration(s);

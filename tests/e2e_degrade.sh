@@ -81,7 +81,8 @@ check "fail during the flows: aborted at 2 ms, naming the link" \
   "close $(js "$tmp/abort.json" .aborted.time_s) 0.002 && js $tmp/abort.json .aborted.reason | grep -q 'cable:leaf0-spine3 failed'"
 check "fail during the flows: no deadlock key, the unfinished ops listed" \
   "[ \"\$(js $tmp/abort.json '.deadlock // empty')\" = '' ] && [ \$(js $tmp/abort.json '.aborted.unfinished | length') -gt 0 ]"
-check "fail during the flows: stderr says aborted" "grep -q 'dtsim: aborted at 0.002 s' $tmp/err"
+check "fail during the flows: stderr says aborted, its times written as the report writes them (was '0.002 s')" \
+  "grep -q 'dtsim: aborted at 2 ms: link cable:leaf0-spine3 failed at 2 ms while' $tmp/err && js $tmp/abort.json .aborted.reason | grep -q 'failed at 2 ms while'"
 check "fail during the flows: a trace without marks completed no iteration, nothing to compare" \
   "[ \$(js $tmp/abort.json '.iterations_s | length') = 0 ] && [ \"\$(js $tmp/abort.json '.faults.iteration_s')\" = null ] && [ \"\$(js $tmp/abort.json '.faults.iteration_delta_s')\" = null ]"
 
@@ -151,7 +152,7 @@ rd=$(awk 'BEGIN { printf "%.12g", 2e-6 + 8 * 1048576 / 100e9 }')
 k=$(awk -v r="$rd" 'BEGIN { print int((1e-3 - 60e-6) / r) }')
 check "fail inside a batch: exit 1, aborted at 1 ms" "[ \$(cat $tmp/rc) = 1 ] && close \$(js $tmp/bfail.json .aborted.time_s) 0.001"
 check "fail inside a batch: no SimGrid backtrace on stderr (was ~19: Comm::~Comm <- dt_sg_comm_wait_any_times)" \
-  "! grep -q -e Backtrace -e 'Comm::' $tmp/err && grep -q '^dtsim: aborted at 0.001 s: link gpu0 failed' $tmp/err"
+  "! grep -q -e Backtrace -e 'Comm::' $tmp/err && grep -q '^dtsim: aborted at 1 ms: link gpu0 failed' $tmp/err"
 done_ops=$(js "$tmp/bfail.json" .ops.completed)
 check "fail inside a batch: $done_ops ops completed, 2 x 8 x $k = $((16 * k)) by the closed form (within a round)" \
   "[ $done_ops -ge $((16 * (k - 1))) ] && [ $done_ops -le $((16 * (k + 1))) ]"
@@ -201,6 +202,8 @@ check "abort before any op completed: gpu0 up carries (T - a - l) B bytes (was n
   "close \$(js $tmp/ar8early.json '.links.top[] | select(.name == \"gpu0 up\") | .bytes') \$(awk 'BEGIN { print (10e-6 - 8.4e-6 - 0.1e-6) * 240e9 }') 1e-6 &&
    close \$(js $tmp/ar8early.json '.links.top[] | select(.name == \"gpu0 up\") | .busy') \$(awk 'BEGIN { print (10e-6 - 8.4e-6) / 10e-6 }') 1e-6 &&
    [ \$(js $tmp/ar8early.json .ops.completed) = 0 ]"
+check "abort at 10 us: stderr writes its times as the report does, '10 us' (was '1e-05 s')" \
+  "grep -q '^dtsim: aborted at 10 us: link gpu0 failed at 10 us while flows crossed it' $tmp/err"
 
 # 8. errors: unknown names (with near matches and how to list them), bad factors and times, a class to --fail,
 #    a partition naming a pair

@@ -42,8 +42,11 @@ check "aborted: 8 of 24 ops completed" \
 check "aborted: rank 0 computed 5 ms, no iteration completed" \
   "close $(js "$tmp/ab.json" '.per_rank[0].compute_s') 0.005 && [ $(js "$tmp/ab.json" '.iterations_s | length') = 0 ]"
 "$DTSIM" run "$tmp/ft8c.yaml" "$tmp/permc.dtt" --fail leaf0-spine3@7ms >"$tmp/ab.txt" 2>/dev/null
-check "aborted, text: the makespan line gives the stop time and the ops completed" \
-  "grep -q '^makespan  *5 ms (the end of the last op that completed; the run stopped at 7 ms, aborted: 8 of 24 ops completed)' $tmp/ab.txt"
+check "aborted, text: no makespan, the time the run reached and the ops completed (was 'makespan 5 ms (...)')" \
+  "grep -q '^makespan  *none (the run did not finish): it stopped at 7 ms, aborted; 8 of 24 ops completed, the last at 5 ms' $tmp/ab.txt"
+check "aborted, text and JSON: no validated band for a run without a makespan or an iteration (was [4.79 ms, 5.22 ms])" \
+  "grep -q '^  makespan  *none: the run did not finish (aborted at 7 ms) and no iteration completed' $tmp/ab.txt &&
+   ! grep -q 'measured likely in' $tmp/ab.txt && [ \"\$(js $tmp/ab.json '.validated_error.iteration // \"none\"')\" = none ]"
 run "$tmp/ab0.json" $P "$tmp/permc.dtt" --fail leaf0-spine3@2ms
 check "aborted during the computes (2 ms): makespan 0, stopped 2 ms, 0 of 24 completed, the bound says so" \
   "[ $(js "$tmp/ab0.json" .makespan_s) = 0 ] && close $(js "$tmp/ab0.json" .stopped_s) 0.002 && [ $(js "$tmp/ab0.json" .ops.completed) = 0 ] && js $tmp/ab0.json .bound.sentence | grep -q 'no op completed before the run stopped (aborted at 2 ms)'"
@@ -75,7 +78,11 @@ check "deadlock: exit 1, 2 of 6 ops completed, makespan 3 ms, no iteration" \
 "$DTSIM" run $P "$tmp/dl.dtt" >"$tmp/dl.txt" 2>"$tmp/dl.err"
 echo $? >"$tmp/rc"
 check "deadlock, text: exit 1, the makespan line says deadlock and what completed" \
-  "[ \$(cat $tmp/rc) = 1 ] && grep -q '^makespan  *3 ms (the end of the last op that completed; deadlock: 2 of 6 ops completed)' $tmp/dl.txt"
+  "[ \$(cat $tmp/rc) = 1 ] && grep -q '^makespan  *none (the run did not finish): it reached 3 ms, deadlocked; 2 of 6 ops completed, the last at 3 ms' $tmp/dl.txt"
+"$DTSIM" run $P tests/data/deadlock.dtt >"$tmp/dl0.txt" 2>/dev/null
+check "deadlock at 0 s, text: no 'makespan 0 s', no validated band [0 s, 0 s]" \
+  "grep -q '^makespan  *none (the run did not finish): it reached 0 s, deadlocked; none of its' $tmp/dl0.txt &&
+   ! grep -q '\[0 s, 0 s\]' $tmp/dl0.txt && grep -q '^  makespan  *none: the run did not finish (deadlock at 0 s)' $tmp/dl0.txt"
 "$DTSIM" run $P tests/data/deadlock.dtt >/dev/null 2>&1
 check "deadlock at 0 s (tests/data/deadlock.dtt): exit 1, not 0" "[ \$? = 1 ]"
 "$DTSIM" run $P --job a tests/data/deadlock.dtt >/dev/null 2>&1
