@@ -304,7 +304,7 @@ void dt_faultcmp_text(FILE *f, const dt_fault_cmp *cmp)
       text_row(f, dt_dim_name((dt_dim)dd), r[D_AT(dd)], b[D_AT(dd) + 1], r[D_AT(dd) + 1]);
   for (int dd = 0; dd < DT_DIM_COUNT; dd++)
     if (r[D_AT(dd) + 2] > 0 || b[D_AT(dd) + 2] > 0)
-      fprintf(f, "  exposed %-4s on the critical path: %s without, %s with\n", dt_dim_name((dt_dim)dd),
+      fprintf(f, "  %-4s comm on the path: %s without, %s with\n", dt_dim_name((dt_dim)dd),
               dt_format_time(b[D_AT(dd) + 2], b1, sizeof b1), dt_format_time(r[D_AT(dd) + 2], b2, sizeof b2));
   size_t n;
   size_t *idx = groups_by_delta(cmp, &n);

@@ -428,11 +428,11 @@ static void bound_sentence(const dt_report_input *in, char *buf, size_t size)
       snprintf(dim, sizeof dim, "%s ", dt_dim_name(b.dim));
     const dt_link_load *l = bottleneck_link(s->links, b.dim);
     if (l)
-      snprintf(buf, size, "exposed %s%s over the %s tier: %.1f %% of the iteration (busiest %s, busy %.0f %%)",
+      snprintf(buf, size, "comm on the path %s%s over the %s tier: %.1f %% of the iteration (busiest %s, busy %.0f %%)",
                dim, kind_phrase(b.kind), dt_link_class_name(l->cls), pct, l->name,
                100.0 * l->busy_s / dt_stats_link_span(s));
     else
-      snprintf(buf, size, "exposed %s%s: %.1f %% of the iteration", dim, kind_phrase(b.kind), pct);
+      snprintf(buf, size, "comm on the path %s%s: %.1f %% of the iteration", dim, kind_phrase(b.kind), pct);
   }
   size_t len = strlen(buf);
   if (run_incomplete(s) && len < size) /* the critical path of what completed, not of a whole iteration */

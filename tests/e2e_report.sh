@@ -61,6 +61,9 @@ check "exposed: 50 MB, the bound is compute" '[ "$(jq -r .bound.what "$tmp/ex500
 "$DTSIM" run tests/data/node2.yaml "$tmp/ex200000000.dtt" >"$tmp/ex.txt" 2>/dev/null
 check "text: the critical-path line says 'comm on the path DP allreduce 50.0 %', not 'exposed comm'" \
   'grep -q "^critical path .*waiting 0.0 %, comm on the path DP allreduce 50.0 %$" "$tmp/ex.txt" && ! grep "^critical path" "$tmp/ex.txt" | grep -q exposed'
+check "the bound sentence uses the same term, text and JSON: 'comm on the path DP allreduce ...: 50.0 %' (was 'exposed DP allreduce')" \
+  'grep -q "^bound  *comm on the path DP allreduce.*: 50.0 % of the iteration" "$tmp/ex.txt" && ! grep "^bound" "$tmp/ex.txt" | grep -q exposed &&
+   jq -r .bound.sentence "$tmp/ex200000000.json" | grep -q "^comm on the path DP allreduce.*: 50.0 % of the iteration"'
 check "text: the per-rank table keeps 'exposed comm' (10 ms, rank 0)" \
   'grep -q "^per rank .* exposed comm " "$tmp/ex.txt" && grep -Eq "^  rank 0 .* 10(\.0*)? ms" "$tmp/ex.txt"'
 
