@@ -79,6 +79,16 @@ check "deepspeed: without --world it is an error saying so" '[ $rc -eq 2 ] && gr
 sed '0,/time (ms): [0-9.]*/s//time (ms): -3/' $D/verbose.log >"$tmp/neg.log"
 "$DTSIM" import --world 8 "$tmp/neg.log" -o "$tmp/x.dtt" >/dev/null 2>"$tmp/neg.err"; rc=$?
 check "deepspeed: a negative time is exit 2 naming the line and the value" '[ $rc -eq 2 ] && grep -q "neg.log:[0-9]*: .time (ms):. of all_reduce: expected a non-negative number of milliseconds, found .-3." "$tmp/neg.err"'
+# a size past what one op may move: exit 2 naming the size and the 2^53-byte limit (verbose: was "expected a size
+# such as '6.0 MB'" with no maximum; summary: the row ended the table and its calls were dropped, exit 0)
+sed '0,/msg size: [0-9.]* [KMG]*B/s//msg size: 99999999999 GB/' $D/verbose.log >"$tmp/big.log"
+"$DTSIM" import --world 8 "$tmp/big.log" -o "$tmp/x.dtt" >/dev/null 2>"$tmp/big.err"; rc=$?
+check "deepspeed: msg size 99999999999 GB is exit 2 naming the 2^53-byte limit" \
+  '[ $rc -eq 2 ] && grep -q "big.log:[0-9]*: .msg size:. of all_reduce .99999999999 GB. is more than the 9007199254740992 bytes (2^53) one op may move" "$tmp/big.err"'
+sed 's/^\( *\)64.0 MB  /\199999999 TB/' $D/summary.log >"$tmp/bigsum.log"
+"$DTSIM" import --world 8 "$tmp/bigsum.log" -o "$tmp/x.dtt" >/dev/null 2>"$tmp/bigsum.err"; rc=$?
+check "deepspeed: a summary row of 99999999 TB is exit 2 at its line (was dropped with the rest of the table)" \
+  '[ $rc -eq 2 ] && grep -q "bigsum.log:7: the message size of a summary row of all_reduce .99999999 TB.* is more than the 9007199254740992 bytes (2^53)" "$tmp/bigsum.err"'
 # a misspelt --group-size kind would leave its ops on the whole world: an error naming it, not a silent default
 "$DTSIM" import --world 8 --group-size allgahter=4 $D/verbose.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/gs.err"; rc=$?
 check "deepspeed: an unknown --group-size kind is exit 2 naming it" '[ $rc -eq 2 ] && grep -q -- "--group-size allgahter=4: .allgahter. is no op this importer knows" "$tmp/gs.err"'

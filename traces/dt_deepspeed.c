@@ -5,6 +5,7 @@
  * contiguous blocks. docs/import-deepspeed.md has the mappings. */
 #include "dt_import_util.h"
 
+#include "../common/dt_units.h"
 #include "../common/dt_util.h"
 
 #include <ctype.h>
@@ -74,15 +75,17 @@ static int lookup(const char *name, int *p2p)
   return -1;
 }
 
-/* "6.0 MB", "678.86 MB", "128.0 B", "0B": DeepSpeed's convert_size, powers of 1024 rounded to 2 decimals.
- * Reads from s, sets *end past the size. */
+/* "6.0 MB", "678.86 MB", "128.0 B", "0B": DeepSpeed's convert_size, powers of 1024 rounded to 2 decimals, into
+ * bytes (rounded). Reads from s, sets *end past the size. Returns DT_OK, DT_ERR when s does not start with one, or
+ * SIZE_TOO_LARGE (*end set) when it is above DT_BYTES_MAX, the most one op may move (infinity included). */
+#define SIZE_TOO_LARGE (-2)
 static int parse_size(const char *s, uint64_t *bytes, const char **end)
 {
   while (*s == ' ')
     s++;
   char *e;
   double v = strtod(s, &e);
-  if (e == s || !isfinite(v) || v < 0)
+  if (e == s || isnan(v) || v < 0)
     return DT_ERR;
   s = e;
   while (*s == ' ')
@@ -97,11 +100,26 @@ static int parse_size(const char *s, uint64_t *bytes, const char **end)
   if (k < 0)
     return DT_ERR;
   double b = v * pow(1024.0, k);
-  if (b > 1.8e19)
-    return DT_ERR;
-  *bytes = (uint64_t)llround(b);
   *end = s + strlen(units[k]);
+  if (!(b <= (double)DT_BYTES_MAX))
+    return SIZE_TOO_LARGE;
+  *bytes = (uint64_t)llround(b);
   return DT_OK;
+}
+
+/* The error for a size parse_size found above DT_BYTES_MAX: its text (number and unit) and the limit. */
+static int size_too_large(dt_error *err, const char *path, long line, const char *what, const char *text)
+{
+  while (*text == ' ')
+    text++;
+  char *e;
+  strtod(text, &e);
+  while (*e == ' ')
+    e++;
+  while (isalpha((unsigned char)*e))
+    e++;
+  return dt_error_set(err, path, line, 0, "%s '%.*s' is more than the %" PRIu64 " bytes (2^53) one op may move",
+                      what, (int)(e - text), text, DT_BYTES_MAX);
 }
 
 static void add_op(ds *d, const char *name, uint64_t bytes, uint64_t count, double time_s, long line)
@@ -170,9 +188,15 @@ static int on_verbose(ds *d, const char *s, long line, const char *path, dt_erro
   }
   uint64_t bytes;
   const char *end;
-  if (parse_size(m + 9, &bytes, &end) != DT_OK)
-    return dt_error_set(err, path, line, 0, "'msg size:' of %s is '%.20s': expected a size such as '6.0 MB' or "
-                        "'0B' (units B, KB, MB, GB, TB: powers of 1024)", name, m + 9);
+  int src = parse_size(m + 9, &bytes, &end);
+  if (src == SIZE_TOO_LARGE) {
+    char what[96];
+    snprintf(what, sizeof what, "'msg size:' of %s", name);
+    return size_too_large(err, path, line, what, m + 9);
+  }
+  if (src != DT_OK)
+    return dt_error_set(err, path, line, 0, "'msg size:' of %s is '%.*s': expected a size such as '6.0 MB' or "
+                        "'0B' (units B, KB, MB, GB, TB: powers of 1024)", name, (int)strcspn(m + 9, "|\r\n"), m + 9);
   add_op(d, name, bytes, 1, ms * 1e-3, line);
   d->nverbose++;
   return DT_OK;
@@ -203,8 +227,9 @@ static const char *strip_prefix(const char *s)
 static int summary_row(const char *s, uint64_t *bytes, uint64_t *count, double *total_ms)
 {
   const char *p;
-  if (parse_size(s, bytes, &p) != DT_OK)
-    return DT_ERR;
+  int rc = parse_size(s, bytes, &p);
+  if (rc != DT_OK)
+    return rc; /* SIZE_TOO_LARGE is an error of the row; DT_ERR: not a row */
   char *e;
   while (*p == ' ')
     p++;
@@ -264,7 +289,14 @@ static int parse(ds *d, const char *path, dt_error *err)
       continue;
     uint64_t bytes, count;
     double total_ms;
-    if (p != s && summary_row(p, &bytes, &count, &total_ms) == DT_OK) {
+    int row = p != s ? summary_row(p, &bytes, &count, &total_ms) : DT_ERR;
+    if (row == SIZE_TOO_LARGE) { /* a row, not the table's end: refused, never dropped */
+      char what[96];
+      snprintf(what, sizeof what, "the message size of a summary row of %s", op[0] ? op : "an unnamed op");
+      rc = size_too_large(err, path, l.lineno, what, p);
+      break;
+    }
+    if (row == DT_OK) {
       if (!op[0]) {
         rc = dt_error_set(err, path, l.lineno, 0, "summary row before any op name");
         break;
