@@ -820,10 +820,10 @@ START_TEST(sample_host_timeline)
 }
 END_TEST
 
-START_TEST(truncated_json_reports_offset)
+/* The error of importing the first len bytes of text (written to a .json file) must say `expect`. */
+static void import_err_n(const char *text, size_t len, const char *expect)
 {
-  size_t cut = strlen(dep_json) - 40;
-  const char *path = write_tmp(dep_json, cut, ".json");
+  const char *path = write_tmp(text, len, ".json");
   dt_import_opts o;
   opts_default(&o);
   dt_trace *t = NULL;
@@ -831,38 +831,33 @@ START_TEST(truncated_json_reports_offset)
   dt_error_clear(&err);
   ck_assert_int_eq(dt_kineto_import(path, &o, &t, &err), DT_ERR);
   ck_assert_ptr_null(t);
-  char expect[64];
-  snprintf(expect, sizeof expect, "byte %zu", cut);
   ck_assert_msg(strstr(err.msg, expect) != NULL, "'%s' does not say '%s'", err.msg, expect);
   remove_tmp(path);
+}
 
+static void import_err(const char *text, const char *expect)
+{
+  import_err_n(text, strlen(text), expect);
+}
+
+START_TEST(truncated_json_reports_offset)
+{
+  size_t cut = strlen(dep_json) - 40;
+  char expect[64];
+  snprintf(expect, sizeof expect, "byte %zu", cut);
+  import_err_n(dep_json, cut, expect);
   /* a syntax error in the middle: position of the bad byte */
-  static const char bad[] = "{\"traceEvents\":[{\"ph\":\"X\",,}]}";
-  path = write_tmp(bad, strlen(bad), ".json");
-  ck_assert_int_eq(dt_kineto_import(path, &o, &t, &err), DT_ERR);
-  ck_assert_ptr_nonnull(strstr(err.msg, "invalid JSON at byte"));
-  remove_tmp(path);
+  import_err("{\"traceEvents\":[{\"ph\":\"X\",,}]}", "invalid JSON at byte");
 
+  dt_import_opts o;
+  opts_default(&o);
+  dt_trace *t = NULL;
+  dt_error err;
   ck_assert_int_eq(dt_kineto_import("/nonexistent/x.json", &o, &t, &err), DT_ERR);
   ck_assert_ptr_nonnull(strstr(err.msg, "cannot open"));
 }
 END_TEST
 
-
-/* The error of importing text (written to a .json file) must say `expect`. */
-static void import_err(const char *text, const char *expect)
-{
-  const char *path = write_tmp(text, strlen(text), ".json");
-  dt_import_opts o;
-  opts_default(&o);
-  dt_trace *t = NULL;
-  dt_error err;
-  dt_error_clear(&err);
-  ck_assert_int_eq(dt_kineto_import(path, &o, &t, &err), DT_ERR);
-  ck_assert_ptr_null(t);
-  ck_assert_msg(strstr(err.msg, expect) != NULL, "'%s' does not say '%s'", err.msg, expect);
-  remove_tmp(path);
-}
 
 /* A key dtsim reads given twice in one object is refused at the byte after each occurrence (the second
  * `traceEvents` was read as well and won, unsaid); nesting past the documented 64 levels is refused at the bracket
