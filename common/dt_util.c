@@ -230,6 +230,21 @@ int dt_read_file(const char *path, size_t max, char **out, size_t *len)
   return 0;
 }
 
+int dt_read_config(const char *path, const char *what, char **out, size_t *len, dt_error *err)
+{
+  /* "an nccl-tests output": the article as the kind is read aloud */
+  const char *art = strchr("aeiou", what[0]) || strncmp(what, "nccl", 4) == 0 ? "an" : "a";
+  int got = dt_read_file(path, DT_CONFIG_FILE_MAX, out, len);
+  if (got == -2)
+    return dt_error_set(err, path, 0, 0, "holds more than %zu MiB, the most %s %s may (a device such as /dev/zero is "
+                        "read up to that)", DT_CONFIG_FILE_MAX >> 20, art, what);
+  if (got != 0 && errno == EISDIR)
+    return dt_error_set(err, path, 0, 0, "is a directory, not %s %s", art, what);
+  if (got != 0)
+    return dt_error_set(err, path, 0, 0, "cannot open %s: %s", what, strerror(errno));
+  return DT_OK;
+}
+
 void *dt_grow(void *array, size_t *cap, size_t need, size_t elem)
 {
   if (need < *cap)

@@ -77,6 +77,13 @@ int dt_parse_rank_list(const char *s, int32_t limit, int32_t **out, size_t *n);
  * *out NULL. */
 int dt_read_file(const char *path, size_t max, char **out, size_t *len);
 
+/* Reads a configuration input (a platform, workload or sweep spec file, an nccl-tests output) through dt_read_file,
+ * up to DT_CONFIG_FILE_MAX bytes. `what` names the kind in errors, without its article ("platform file"). Returns
+ * DT_OK with *out (NUL-terminated, the caller frees) and *len, or DT_ERR with *out NULL and err set, one wording
+ * for every kind, after the path: "path: cannot open WHAT: reason", "path: is a directory, not a WHAT", "path: holds more than
+ * 64 MiB, the most a WHAT may (a device such as /dev/zero is read up to that)" ("an" before "nccl-tests"). */
+int dt_read_config(const char *path, const char *what, char **out, size_t *len, dt_error *err);
+
 /* Grows an array so that index `need` fits: *cap doubles (from at least 8). elem is sizeof one element.
  * Returns the (possibly moved) array; new elements are zeroed. */
 void *dt_grow(void *array, size_t *cap, size_t need, size_t elem);

@@ -162,3 +162,10 @@ const char *dt_yaml_not_plain(const yaml_node_t *n, char *buf, size_t size)
     return NULL;
   }
 }
+
+const char *dt_yaml_mapping_at(const yaml_node_t *n, char *buf, size_t size)
+{
+  snprintf(buf, size, "the mapping starting at %lu:%lu", (unsigned long)n->start_mark.line + 1,
+           (unsigned long)n->start_mark.column + 1);
+  return buf;
+}

@@ -32,4 +32,9 @@ int dt_yaml_check(const char *text, size_t len, const char *source, dt_error *er
  * value with the tag '...'" (the tag text is copied into buf, size bytes). */
 const char *dt_yaml_not_plain(const yaml_node_t *n, char *buf, size_t size);
 
+/* Where a missing key was looked for: "the mapping starting at L:C" with n's 1-based line and column (libyaml's
+ * marks are 0-based), written into buf (size bytes); returns buf. A key that is absent has no position of its own:
+ * the error sits at its mapping and says which one, so that 1:1 reads as the top-level mapping's start. */
+const char *dt_yaml_mapping_at(const yaml_node_t *n, char *buf, size_t size);
+
 #endif

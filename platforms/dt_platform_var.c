@@ -3,6 +3,7 @@
 #include "dt_platform_var.h"
 
 #include "../common/dt_units.h"
+#include "../common/dt_yaml.h"
 #include "../common/dt_util.h"
 
 #include <ctype.h>
@@ -235,7 +236,8 @@ static int entries(vloader *L, yaml_node_t *seq, int late, dt_var_entry **out, s
     if (!v[0] == !v[1])
       return vfail(L, e, "an entry of '%s' needs exactly one of 'gpus' and 'nodes'", what);
     if (!v[2])
-      return vfail(L, e, "missing required key '%s' in an entry of '%s'", vkey, what);
+      return vfail(L, e, "missing required key '%s' in an entry of '%s' (%s)", vkey, what,
+                   dt_yaml_mapping_at(e, buf, sizeof buf));
     x->by_node = v[1] != NULL;
     yaml_node_t *w = v[x->by_node ? 1 : 0];
     if (!text_of(w) || dt_var_list_parse(text_of(w), INT32_MAX, &x->which, why, sizeof why) != 0)
@@ -293,7 +295,8 @@ int dt_platform_var_parse_yaml(yaml_document_t *doc, yaml_node_t *map, const cha
       return vfail(&L, j[0], "unknown value %s for 'variability.jitter.distribution' (expected 'lognormal')",
                    found(j[0], buf, sizeof buf));
     if (!j[1])
-      return vfail(&L, v[1], "missing required key 'sigma' in 'variability.jitter'");
+      return vfail(&L, v[1], "missing required key 'sigma' in 'variability.jitter' (%s)",
+                   dt_yaml_mapping_at(v[1], buf, sizeof buf));
     if (dt_var_plain_real(text_of(j[1]), &pv->jitter_sigma) != 0 ||
         !(pv->jitter_sigma >= 0 && pv->jitter_sigma <= DT_VAR_SIGMA_MAX))
       return vfail(&L, j[1], "expected a number from 0 to %g for 'variability.jitter.sigma', found %s",

@@ -481,8 +481,11 @@ static int convert_power(loader *L, int row, yaml_node_t *v)
       return DT_ERR;
   }
   for (int i = 0; i < 2; i++)
-    if (!seen[i])
-      return fail_at(L, v, "missing required key '%s' in '%s' (give both idle and busy power)", keys[i], path);
+    if (!seen[i]) {
+      char map[64];
+      return fail_at(L, v, "missing required key '%s' in '%s' (%s; give both idle and busy power)", keys[i], path,
+                     dt_yaml_mapping_at(v, map, sizeof map));
+    }
   if (val[0] > val[1])
     return fail_at(L, seen[0], "'%s.idle' (%g W) is above '%s.busy' (%g W): a device draws at least its idle power "
                    "when busy", path, val[0], path, val[1]);
@@ -586,10 +589,14 @@ static int convert(loader *L, int row, yaml_node_t *v)
     if (rc == -1)
       return fail_at(L, v, "expected a plain number for '%s', found %s", path, found);
     if (rc == -2 || !(x > k->rlo && x <= k->rhi)) {
+      /* a nonzero number too small to read is out of range on its own only above 0: one range, said once */
+      const char *small = rc == -2 && k->rlo == 0 ? " (below " DT_NONZERO_MIN_TEXT ", the smallest positive "
+                                                    "number dtsim reads)"
+                                                  : "";
       if (isinf(k->rhi))
-        return fail_at(L, v, "expected a number above %g for '%s', found %s%s", k->rlo, path, found, tiny(rc));
+        return fail_at(L, v, "expected a number above %g for '%s', found %s%s", k->rlo, path, found, small);
       return fail_at(L, v, "expected a number above %g and at most %g for '%s', found %s%s", k->rlo, k->rhi, path,
-                     found, tiny(rc));
+                     found, small);
     }
     *(double *)field = x;
     return DT_OK;
@@ -601,13 +608,13 @@ static int convert(loader *L, int row, yaml_node_t *v)
     int rc = k->type == T_BANDWIDTH ? dt_parse_bandwidth(text, &x, why, sizeof why)
              : k->type == T_TIME    ? dt_parse_time(text, &x, why, sizeof why)
                                     : dt_parse_flop_rate(text, &x, why, sizeof why);
-    /* a nonzero bandwidth or rate below DT_NONZERO_MIN is below the platform's own minimum: say that range */
+    /* a nonzero bandwidth or rate below DT_NONZERO_MIN is below the platform's own minimum: that range alone */
     if (rc == -2 && k->type == T_BANDWIDTH)
-      return fail_at(L, v, "expected a bandwidth from %g B/s to %g B/s for '%s', found %s (nonzero, but below "
-                     "%g B/s)", DT_BANDWIDTH_MIN, DT_BANDWIDTH_MAX, path, found, DT_NONZERO_MIN);
+      return fail_at(L, v, "expected a bandwidth from %g B/s to %g B/s for '%s', found %s (below %g B/s)",
+                     DT_BANDWIDTH_MIN, DT_BANDWIDTH_MAX, path, found, DT_BANDWIDTH_MIN);
     if (rc == -2 && k->type == T_FLOPS)
-      return fail_at(L, v, "expected a compute rate from %g FLOP/s to %g FLOP/s for '%s', found %s (nonzero, but "
-                     "below %g FLOP/s)", DT_FLOP_RATE_MIN, DT_FLOP_RATE_MAX, path, found, DT_NONZERO_MIN);
+      return fail_at(L, v, "expected a compute rate from %g FLOP/s to %g FLOP/s for '%s', found %s (below %g "
+                     "FLOP/s)", DT_FLOP_RATE_MIN, DT_FLOP_RATE_MAX, path, found, DT_FLOP_RATE_MIN);
     if (rc != 0)
       return fail_at(L, v, "bad value for '%s': %s", path, why);
     if (k->type != T_TIME && x <= 0)
@@ -728,16 +735,19 @@ static int walk(loader *L, yaml_node_t *map, int section)
   return DT_OK;
 }
 
+/* The error for a required key (row) that its mapping lacks, at the mapping, which it names with its start; because
+ * (NULL or a phrase such as "required when 'nodes' is more than 1") says why it is required there. */
 static int require(loader *L, int row, const char *because)
 {
   if (L->val[row])
     return DT_OK;
   int parent = schema[row].parent;
   yaml_node_t *at = parent < 0 ? L->root : L->val[parent];
-  char in[160] = "";
+  char in[160] = "at the top level", map[64], path[128];
   if (parent >= 0)
-    snprintf(in, sizeof in, " in '%s'", schema[parent].key);
-  return fail_at(L, at, "missing required key '%s'%s%s", schema[row].key, in, because ? because : "");
+    snprintf(in, sizeof in, "in '%s'", path_of(parent, path, sizeof path));
+  return fail_at(L, at, "missing required key '%s' %s (%s%s%s)", schema[row].key, in,
+                 dt_yaml_mapping_at(at, map, sizeof map), because ? "; " : "", because ? because : "");
 }
 
 /* Keys that belong to other kinds (or topologies) than the one chosen are errors at the key; keys the chosen
@@ -765,7 +775,7 @@ static int check_kind_rules(loader *L, const kind_rule *rules, size_t n, int cho
   for (size_t i = 0; i < n; i++)
     if (rules[i].required & bit) {
       char because[128];
-      snprintf(because, sizeof because, " (required for %s '%s')", what, names[choice]);
+      snprintf(because, sizeof because, "required for %s '%s'", what, names[choice]);
       if (require(L, rules[i].row, because) != DT_OK)
         return DT_ERR;
     }
@@ -893,11 +903,11 @@ static int validate(loader *L)
       return DT_ERR;
   }
   if (p->nodes > 1) {
-    if (require(L, R_NICS, " (required when 'nodes' is more than 1)") != DT_OK ||
-        require(L, R_NET, " (required when 'nodes' is more than 1)") != DT_OK)
+    if (require(L, R_NICS, "required when 'nodes' is more than 1") != DT_OK ||
+        require(L, R_NET, "required when 'nodes' is more than 1") != DT_OK)
       return DT_ERR;
   }
-  if (L->val[R_NET] && require(L, R_NICS, " (required when 'network' is given)") != DT_OK)
+  if (L->val[R_NET] && require(L, R_NICS, "required when 'network' is given") != DT_OK)
     return DT_ERR;
 
   if (validate_energy(L) != DT_OK)
@@ -916,8 +926,8 @@ static int validate(loader *L)
       return fail_at(L, L->val[R_INTRA_GPS], "'intra_node.gpus_per_switch' (%d) does not divide 'gpus_per_node' (%d)",
                      p->gpus_per_switch, p->gpus_per_node);
     if (p->gpus_per_node / p->gpus_per_switch > 1 &&
-        (require(L, R_INTRA_CPU_BW, " (required for kind 'pcie' with more than one switch)") != DT_OK ||
-         require(L, R_INTRA_CPU_LAT, " (required for kind 'pcie' with more than one switch)") != DT_OK))
+        (require(L, R_INTRA_CPU_BW, "required for kind 'pcie' with more than one switch") != DT_OK ||
+         require(L, R_INTRA_CPU_LAT, "required for kind 'pcie' with more than one switch") != DT_OK))
       return DT_ERR;
   }
   if (dt_platform_var_check(p->variability, L->file, p->nodes, p->gpus_per_node, L->err) != DT_OK)
@@ -1135,13 +1145,8 @@ int dt_platform_load(const char *path, dt_platform **out, dt_error *err)
   dt_phase("reading the platform %s", path);
   char *buf;
   size_t len;
-  int got = dt_read_file(path, DT_CONFIG_FILE_MAX, &buf, &len);
-  if (got == -2)
-    return dt_error_set(err, path, 0, 0, "holds more than %zu MiB, the most a platform file may (a device such as "
-                        "/dev/zero is read up to that): expected a platform YAML file", DT_CONFIG_FILE_MAX >> 20);
-  if (got != 0)
-    return dt_error_set(err, NULL, 0, 0, errno == EISDIR ? "cannot read '%s': %s (expected a platform YAML file)"
-                                                         : "cannot open '%s': %s", path, strerror(errno));
+  if (dt_read_config(path, "platform file", &buf, &len, err) != DT_OK)
+    return DT_ERR;
   int rc = dt_platform_parse(buf, len, path, out, err);
   free(buf);
   return rc;

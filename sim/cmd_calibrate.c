@@ -241,12 +241,8 @@ static int read_table(const char *path, const char *op_name, int in_place, table
   dt_phase("reading the nccl-tests output %s", path);
   char *text;
   size_t n;
-  int got = dt_read_file(path, DT_CONFIG_FILE_MAX, &text, &n);
-  if (got == -2)
-    return dt_error_set(err, path, 0, 0, "holds more than %zu MiB, the most an nccl-tests output may (a device such "
-                        "as /dev/zero is read up to that)", DT_CONFIG_FILE_MAX >> 20);
-  if (got != 0)
-    return dt_error_set(err, path, 0, 0, "%s: %s", errno == EISDIR ? "read error" : "cannot open", strerror(errno));
+  if (dt_read_config(path, "nccl-tests output", &text, &n, err) != DT_OK)
+    return DT_ERR;
   const char *nul = memchr(text, '\0', n);
   if (nul) {
     size_t at = (size_t)(nul - text);

@@ -788,12 +788,8 @@ static int load_yaml(const char *path, dt_sweep_spec *s, dt_error *err)
                                          "'dtsim_sweep: 1', docs/sweep.md)");
   size_t len;
   char *text;
-  int got = dt_read_file(path, DT_CONFIG_FILE_MAX, &text, &len);
-  if (got == -2)
-    return dt_error_set(err, path, 0, 0, "holds more than %zu MiB, the most a sweep spec may (a device such as "
-                        "/dev/zero is read up to that)", DT_CONFIG_FILE_MAX >> 20);
-  if (got != 0)
-    return dt_error_set(err, NULL, 0, 0, "cannot open '%s': %s", path, strerror(errno));
+  if (dt_read_config(path, "sweep spec", &text, &len, err) != DT_OK)
+    return DT_ERR;
   if (dt_yaml_check(text, len, path, err) != DT_OK) { /* nesting and tags, as for platform and workload files */
     free(text);
     return DT_ERR;
@@ -821,8 +817,12 @@ static int load_yaml(const char *path, dt_sweep_spec *s, dt_error *err)
       yaml_node_t *k = yaml_document_get_node(&Y.doc, pr->key);
       versioned |= k->type == YAML_SCALAR_NODE && strcmp(scalar(k), "dtsim_sweep") == 0;
     }
+    char map[64];
+    s->line = (long)root->start_mark.line + 1;
+    s->col = (long)root->start_mark.column + 1;
     if (!versioned)
-      rc = dt_error_set(err, path, 1, 1, "missing required key 'dtsim_sweep' (the spec's version, 1)");
+      rc = dt_error_set(err, path, s->line, s->col, "missing required key 'dtsim_sweep' at the top level (%s; the "
+                        "spec's version, 1)", dt_yaml_mapping_at(root, map, sizeof map));
     else
       rc = walk_map(&Y, root, "", 0);
   }
@@ -935,12 +935,15 @@ static int check_named_files(const dt_sweep_spec *s, dt_error *err)
 static int spec_check(dt_sweep_spec *s, dt_error *err)
 {
   const char *f = s->source;
+  if (!s->platform && s->line > 0) /* at the spec's top-level mapping (a --set platform=... would have given it) */
+    return dt_error_set(err, f, s->line, s->col, "missing required key 'platform' at the top level (the mapping "
+                        "starting at %ld:%ld; the base platform file)", s->line, s->col);
   if (!s->platform)
     return dt_error_set(err, f, 0, 0, "missing required key 'platform' (the base platform file)");
   int sources = !!s->gen + !!s->workload + (s->ntraces > 0);
   if (sources == 0)
-    return dt_error_set(err, f, 0, 0, "missing workload: give 'workload.gen' (a preset or workload file), "
-                        "'workload.workload' or 'workload.traces'");
+    return dt_error_set(err, f, s->line, s->col, "missing workload: give 'workload.gen' (a preset or workload file), "
+                        "'workload.workload' or 'workload.traces'%s", s->line > 0 ? " (in the mapping starting here)" : "");
   if (sources > 1) { /* at the later of the two (the keys are given in this order in the docs) */
     const char *second = s->ntraces ? "workload.traces" : "workload.workload";
     return fail_at_key(s, err, second, "give one workload: '%s' and '%s' both give one (expected one of "

@@ -34,6 +34,7 @@ typedef struct dt_sweep_given {
 /* A parsed specification. Paths are resolved against the spec file's folder (the current folder for --set). */
 typedef struct dt_sweep_spec {
   char *source;          /* spec file path, or "--set" */
+  long line, col;        /* start of the spec file's top-level mapping (a missing key's position), 0 when none */
   char *base_dir;        /* folder relative paths resolve against, "" for the current one */
   char *platform;        /* base platform path */
   char *gen;             /* --gen source (preset or workload file), or NULL */

@@ -275,17 +275,21 @@ END_TEST
 
 START_TEST(test_missing_key)
 {
-  /* block mapping: its position is its first key */
-  parse_err(variant(9, "", 0), 8, 3, "missing required key 'bandwidth' in 'nics'", NULL);
-  parse_err(variant(2, "", 0), 1, 1, "missing required key 'name'", NULL);
+  /* block mapping: its position is its first key, and the message says it is the mapping's (a top-level key at
+   * 1:1 read as a position in the file's first line) */
+  parse_err(variant(9, "", 0), 8, 3, "missing required key 'bandwidth' in 'nics' (the mapping starting at 8:3)", NULL);
+  parse_err(variant(2, "", 0), 1, 1, "missing required key 'name' at the top level (the mapping starting at 1:1)",
+            NULL);
   /* flow mapping: its position is the '{' (column 6 after "gpu: ") */
-  parse_err(variant(3, "gpu: {model: H100}", 0), 3, 6, "missing required key 'peak' in 'gpu'", NULL);
+  parse_err(variant(3, "gpu: {model: H100}", 0), 3, 6,
+            "missing required key 'peak' in 'gpu' (the mapping starting at 3:6)", NULL);
   parse_err(variant(12, "", 0), 13, 3, "missing required key 'topology' in 'network'", NULL);
   parse_err(variant(14, "", 0), 12, 3, "missing required key 'radix' in 'network'", "fat-tree", NULL);
   parse_err(variant(13, "", 0), 12, 3, "missing required key 'levels' in 'network'", NULL);
   /* nics and network are required when nodes > 1 */
-  parse_err(variant(7, "", 8, "", 9, "", 10, "", 0), 1, 1, "missing required key 'nics'", "'nodes' is more than 1",
-            NULL);
+  parse_err(variant(7, "", 8, "", 9, "", 10, "", 0), 1, 1,
+            "missing required key 'nics' at the top level (the mapping starting at 1:1; required when 'nodes' is more "
+            "than 1)", NULL);
   parse_err(variant(11, "", 12, "", 13, "", 14, "", 15, "", 16, "", 0), 1, 1, "missing required key 'network'",
             NULL);
   /* one node with a network but no NICs */
@@ -323,7 +327,8 @@ START_TEST(test_choices)
 {
   /* the kinds exist now: their own keys are missing (position: the '{' of the flow mapping) */
   parse_err(variant(6, "intra_node: {kind: pcie, bandwidth: 64GB/s, latency: 1us}", 0), 6, 13,
-            "missing required key 'gpus_per_switch' in 'intra_node' (required for kind 'pcie')", NULL);
+            "missing required key 'gpus_per_switch' in 'intra_node' (the mapping starting at 6:13; required for kind "
+            "'pcie')", NULL);
   parse_err(variant(6, "intra_node: {kind: nvlink-mesh, bandwidth: 64GB/s, latency: 1us}", 0), 6, 33,
             "key 'bandwidth' in 'intra_node' applies only to kinds 'nvswitch', 'pcie' (not 'nvlink-mesh')", NULL);
   parse_err(variant(6, "intra_node: {kind: nvswich, bandwidth: 64GB/s, latency: 1us}", 0), 6, 20,
@@ -498,7 +503,8 @@ START_TEST(test_open_fail)
   dt_error e;
   ck_assert_int_eq(dt_platform_load("platforms/no-such-platform.yaml", &p, &e), DT_ERR);
   ck_assert_ptr_null(p);
-  ck_assert_msg(strstr(e.msg, "cannot open 'platforms/no-such-platform.yaml'") != NULL, "%s", e.msg);
+  ck_assert_str_eq(e.file, "platforms/no-such-platform.yaml");
+  ck_assert_msg(strstr(e.msg, "cannot open platform file: ") != NULL, "%s", e.msg);
   ck_assert_msg(strstr(e.msg, "No such file") != NULL, "%s", e.msg);
 }
 END_TEST
@@ -742,7 +748,7 @@ START_TEST(test_mesh_errors)
   parse_err(MESH(10, "  links: [[0,1]]"), 10, 11, "expected an entry [gpu, gpu, count]", NULL);
   parse_err(MESH(10, "  links: 3"), 10, 10, "expected a sequence of [gpu, gpu, count]", "found '3'", NULL);
   parse_err(MESH(10, "  links: []"), 10, 10, "expected a sequence of [gpu, gpu, count]", NULL);
-  parse_err(MESH(10, ""), 7, 3, "missing required key 'links' in 'intra_node' (required for kind 'nvlink-mesh')",
+  parse_err(MESH(10, ""), 7, 3, "missing required key 'links' in 'intra_node'", "required for kind 'nvlink-mesh')",
             NULL);
   parse_err(MESH(8, ""), 7, 3, "missing required key 'link_bandwidth'", NULL);
   /* keys of another kind */
@@ -797,8 +803,9 @@ START_TEST(test_pcie_errors)
             "'intra_node.gpus_per_switch' (3) does not divide 'gpus_per_node' (8)", NULL);
   parse_err(PCIE(8, "  gpus_per_switch: 0"), 8, 20, "a whole number from 1 to 1024 for 'intra_node.gpus_per_switch'", NULL);
   parse_err(PCIE(11, ""), 7, 3, "missing required key 'cpu_bandwidth' in 'intra_node'",
-            "(required for kind 'pcie' with more than one switch)", NULL);
-  parse_err(PCIE(9, ""), 7, 3, "missing required key 'bandwidth' in 'intra_node' (required for kind 'pcie')", NULL);
+            "(the mapping starting at 7:3; required for kind 'pcie' with more than one switch)", NULL);
+  parse_err(PCIE(9, ""), 7, 3, "missing required key 'bandwidth' in 'intra_node'", "; required for kind 'pcie')",
+            NULL);
   parse_err(PCIE(8, ""), 7, 3, "missing required key 'gpus_per_switch'", NULL);
   parse_err(PCIE(12, "  cpu_latency: 1"), 12, 16, "'intra_node.cpu_latency'", "bare number '1'", NULL);
   parse_err(PCIE(11, "  cpu_bandwith: 32GB/s"), 11, 3, "unknown key 'cpu_bandwith' in 'intra_node'",
@@ -867,7 +874,7 @@ START_TEST(test_dragonfly_errors)
   parse_err(DF(4, "nodes: 13"), 9, 3, "holds at most 12 nodes, the platform has 13", NULL);
   parse_err(DF(13, "  global_links_per_router: 0"), 9, 3, "a dragonfly of 3 groups needs at least 2 global links per "
             "group", "2 x 0 = 0", NULL);
-  parse_err(DF(10, ""), 9, 3, "missing required key 'groups' in 'network' (required for topology 'dragonfly')", NULL);
+  parse_err(DF(10, ""), 9, 3, "missing required key 'groups' in 'network' (the mapping starting at 9:3; required for topology 'dragonfly')", NULL);
   parse_err(DF(19, ""), 9, 3, "missing required key 'global_latency'", NULL);
   parse_err(DF(18, "  global_bandwidth: 25"), 18, 21, "'network.global_bandwidth'", "bare number '25'", NULL);
   parse_err(DF(17, "  local_latency: 3 furlongs"), 17, 18, "'network.local_latency'", NULL);
@@ -974,8 +981,24 @@ START_TEST(test_number_overflow)
             NULL);
   parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, efficiency: 1e400}", 0), 3, 49,
             "expected a number above 0.001 and at most 1 for 'gpu.efficiency', found '1e400'", NULL);
+  /* a nonzero value too small to read, below a range that starts higher: that range alone (the message said
+   * "(nonzero, but below 1e-300 ...)" beside "from 1 B/s", two limits) */
   parse_err(variant(3, "gpu: {model: H100, peak: 989TFLOPS, efficiency: 1e-400}", 0), 3, 49,
             "expected a number above 0.001 and at most 1 for 'gpu.efficiency', found '1e-400'", NULL);
+  const char *one_range[][2] = {
+      {"gpu: {model: H100, peak: 989TFLOPS, efficiency: 1e-400}", "found '1e-400'"},
+      {"gpu: {model: H100, peak: 1e-400TFLOPS}", "found '1e-400TFLOPS' (below 1 FLOP/s)"},
+  };
+  for (size_t i = 0; i < 2; i++) {
+    dt_platform *p = NULL;
+    dt_error e;
+    const char *text = variant(3, one_range[i][0], 0);
+    ck_assert_int_eq(dt_platform_parse(text, strlen(text), "p.yaml", &p, &e), DT_ERR);
+    ck_assert_msg(strstr(e.msg, one_range[i][1]) && !strstr(e.msg, "1e-300") && !strstr(e.msg, "nonzero"), "%s",
+                  e.msg);
+  }
+  parse_err(variant(9, "  bandwidth: 1e-400GB/s", 0), 9, 14,
+            "expected a bandwidth from 1 B/s to 1e+18 B/s for 'nics.bandwidth', found '1e-400GB/s' (below 1 B/s)", NULL);
   parse_err(variant(4, "nodes: 1e400", 0), 4, 8, "expected a whole number for 'nodes', found '1e400'", NULL);
   parse_err(variant(4, "nodes: 99999999999999999999999", 0), 4, 8, "expected a whole number from 1 to 1000000 for 'nodes', found '99999999999999999999999'", NULL);
 }

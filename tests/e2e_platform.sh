@@ -74,6 +74,6 @@ check "--route with one GPU exits 2" '[ $rc -eq 2 ]'
 
 mkdir -p "$tmp/adir"
 "$DTSIM" platform check "$tmp/adir" >/dev/null 2>"$tmp/err"; rc=$?
-check "a directory given as the platform exits 2 and says it is one" '[ $rc -eq 2 ] && grep -q "Is a directory" "$tmp/err"'
+check "a directory given as the platform exits 2 and says it is one" '[ $rc -eq 2 ] && grep -q "adir: is a directory, not a platform file" "$tmp/err"'
 
 finish

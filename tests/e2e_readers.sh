@@ -103,6 +103,8 @@ plat 1e-400GB/s 1us
 "$DTSIM" platform check "$tmp/p.yaml" >/dev/null 2>"$tmp/e"; rc=$?
 check "bandwidth 1e-400GB/s: exit 2 at 9:14 with the platform's range" \
   '[ $rc -eq 2 ] && grep -qF "p.yaml:9:14: expected a bandwidth from 1 B/s to 1e+18 B/s for '"'nics.bandwidth'"', found '"'1e-400GB/s'"'" "$tmp/e"'
+check "bandwidth 1e-400GB/s: one range in the message (was '(nonzero, but below 1e-300 B/s)' beside 'from 1 B/s')" \
+  'grep -qF "found '"'1e-400GB/s'"' (below 1 B/s)" "$tmp/e" && ! grep -q "1e-300" "$tmp/e"'
 plat 100Gb/s 0e-400s
 "$DTSIM" platform check "$tmp/p.yaml" >/dev/null 2>"$tmp/e"; rc=$?
 check "latency 0e-400s is zero (exit 0)" '[ $rc -eq 0 ]'
@@ -142,5 +144,29 @@ check "ranks 16 with 4 sections: idle_ranks 12, per-dimension mean over the 4 (=
    close "$(jq .exposed_by_dim.none.mean_s "$tmp/r16.json")" "$(jq .exposed_by_dim.none.max_s "$tmp/r16.json")" 1e-12'
 check "ranks 16 with 4 sections: the text report says 12 idle and the means' 4 ranks" \
   'grep -q "^ranks 16 (12 idle: no ops in the trace), fidelity flow" "$tmp/r16.txt" && grep -q "over the 4 ranks with ops (12 idle left out)" "$tmp/r16.txt"'
+
+# --- a missing required key is reported at the mapping that lacks it, and says so (was 1:1 for a top-level key of
+# the sweep spec whatever its first line, 0:0 for 'platform'; platform files: at the mapping without saying it)
+printf '# spec\ndtsim_sweep: 1\naxes: {tp: [1]}\nworkload: {gen: gpt3-1.3b}\n' >"$tmp/swp.yaml"
+"$DTSIM" sweep run "$tmp/swp.yaml" --dir "$tmp/swd" >/dev/null 2>"$tmp/e"; rc=$?
+check "sweep spec without platform: exit 2 at 2:1, the top-level mapping's start" \
+  '[ $rc -eq 2 ] && grep -qF "swp.yaml:2:1: missing required key '"'platform'"' at the top level (the mapping starting at 2:1; the base platform file)" "$tmp/e"'
+printf '# spec\naxes: {tp: [1]}\n' >"$tmp/swv.yaml"
+"$DTSIM" sweep run "$tmp/swv.yaml" --dir "$tmp/swd" >/dev/null 2>"$tmp/e"; rc=$?
+check "sweep spec without dtsim_sweep: exit 2 at 2:1 (was 1:1, a comment line)" \
+  '[ $rc -eq 2 ] && grep -qF "swv.yaml:2:1: missing required key '"'dtsim_sweep'"' at the top level (the mapping starting at 2:1" "$tmp/e"'
+printf '# two nodes, no NICs\ndtsim_platform: 1\nname: x\ngpu: {model: T, peak: 1TFLOPS}\nnodes: 2\ngpus_per_node: 2\nintra_node: {kind: nvswitch, latency: 1us, bandwidth: 1GB/s}\n' >"$tmp/nonic.yaml"
+"$DTSIM" platform check "$tmp/nonic.yaml" >/dev/null 2>"$tmp/e"; rc=$?
+check "platform without nics: exit 2 at the top-level mapping, named as such" \
+  '[ $rc -eq 2 ] && grep -qF "nonic.yaml:2:1: missing required key '"'nics'"' at the top level (the mapping starting at 2:1; required when '"'nodes'"' is more than 1)" "$tmp/e"'
+# --- the configuration readers word their read errors alike (dt_read_config)
+for c in "platform check:platform file" "sweep run:sweep spec" "calibrate platforms/dgx-a100.yaml:nccl-tests output"; do
+  "$DTSIM" ${c%:*} "$tmp/none.yaml" >/dev/null 2>"$tmp/e"; rc=$?
+  check "${c%:*} of a missing file: exit 2, 'none.yaml: cannot open ${c#*:}: No such file'" \
+    '[ $rc -eq 2 ] && grep -qF "none.yaml: cannot open ${c#*:}: No such file or directory" "$tmp/e"'
+done
+"$DTSIM" gen --workload "$tmp/none.yaml" -o "$tmp/g.dtt" >/dev/null 2>"$tmp/e"; rc=$?
+check "gen --workload of a missing file: exit 2, 'cannot open workload file'" \
+  '[ $rc -eq 2 ] && grep -qF "none.yaml: cannot open workload file: No such file or directory" "$tmp/e"'
 
 finish

@@ -918,19 +918,11 @@ done:
 
 int dt_gen_load_yaml(const char *path, dt_gen_config *c, dt_error *err)
 {
-  struct stat sb;
-  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-    return dt_error_set(err, path, 0, 0, "is a directory, not a workload file");
   dt_phase("reading the workload %s", path);
   char *buf;
   size_t len;
-  int got = dt_read_file(path, DT_CONFIG_FILE_MAX, &buf, &len);
-  if (got == -2)
-    return dt_error_set(err, path, 0, 0, "holds more than %zu MiB, the most a workload file may (a device such as "
-                        "/dev/zero is read up to that)", DT_CONFIG_FILE_MAX >> 20);
-  if (got != 0)
-    return dt_error_set(err, path, 0, 0, "cannot %s workload file: %s", errno == EISDIR ? "read" : "open",
-                        strerror(errno));
+  if (dt_read_config(path, "workload file", &buf, &len, err) != DT_OK)
+    return DT_ERR;
   int rc = dt_gen_parse_yaml(buf, len, path, c, err);
   free(buf);
   return rc;
