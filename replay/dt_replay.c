@@ -115,8 +115,7 @@ typedef struct batch_scratch {
   size_t npend;       /* pairs whose data arrived but whose own completion (after their p2p cost) is later:
                          pend[0, npend) */
   batch_pend *pend;
-  double send_arrival, send_end; /* over its sends that completed: the latest arrival of a pair (both sides), the
-                                    latest own completion (the batch's time on the send row, dt_kind_add_batch) */
+  int send_added;     /* its sends' time is on the send row (batch_send_time): a run stopped later adds nothing */
   struct batch_coll {
     double arrival, end; /* over the batch's completed collectives of one kind: the latest last-member arrival of
                             their instances, the latest own completion (s) */
@@ -511,13 +510,8 @@ static void pairs_done(replay_run *R, int32_t rank, const dt_stream *st, size_t 
       b->pend[k++] = *e;
       continue;
     }
-    if (op->kind == DT_OP_SEND) {
-      if (e->arrival > b->send_arrival)
-        b->send_arrival = e->arrival;
+    if (op->kind == DT_OP_SEND)
       b->arr[off] = e->arrival;
-      if (b->end[off] > b->send_end)
-        b->send_end = b->end[off];
-    }
     b->done[off] = 1;
     op_done(R, rank, b->fs, i + off, op, b->issue, b->end[off]);
   }
@@ -855,6 +849,31 @@ static void actor_stacks_exit(const char *why)
 
 static uint64_t sat_add(uint64_t a, uint64_t b);
 
+/* Adds the time of batch b's sends that completed to the send row, once (docs/report.md): the length of the
+ * union of their pairs' [latest arrival of both sides, own completion] intervals, times the folded ranks it
+ * stands for. A batch whose pairs all arrive at its post (the peer batched too) adds its latest completion less
+ * that arrival; a peer that posts its receives one after the other adds each pair's own time (10 sequential
+ * pairs: 10 pair times, not the last one's). */
+static void batch_send_time(replay_run *R, const dt_stream *st, batch_scratch *b)
+{
+  if (b->send_added)
+    return;
+  b->send_added = 1;
+  size_t n = 0, j = b->first;
+  while (j < st->nops && st->ops[j].batch == st->ops[b->first].batch)
+    j++;
+  double(*iv)[2] = dt_xmalloc(sizeof *iv * (j - b->first + 1));
+  for (size_t off = 0; off < j - b->first; off++)
+    if (b->done[off] && st->ops[b->first + off].kind == DT_OP_SEND) {
+      iv[n][0] = b->arr[off];
+      iv[n][1] = b->end[off];
+      n++;
+    }
+  if (n > 0)
+    dt_kind_add_batch(&R->by_kind[DT_OP_SEND], 0, dt_interval_union(iv, n), R->c.fold ? R->c.fold : 1);
+  free(iv);
+}
+
 /* --explain: each queue of sends of the completed batch starting at op i (nq queues) as one entry, timed as the send
  * row times a batch, from the latest arrival of its pairs to its last send's completion (each pair alone was
  * compared with an uncontended single pair: +903,746 % for a batch that ran at 98 % of the NIC). */
@@ -899,8 +918,7 @@ static void run_batch(replay_run *R, int32_t rank, size_t fs, const dt_stream *s
   b->issue = simgrid_get_clock();
   b->fs = fs;
   b->npend = 0;
-  b->send_arrival = -INFINITY;
-  b->send_end = -INFINITY;
+  b->send_added = 0;
   b->first = i;
   b->open = 1;
   memset(b->done, 0, j - i);
@@ -989,10 +1007,9 @@ static void run_batch(replay_run *R, int32_t rank, size_t fs, const dt_stream *s
   if (last > simgrid_get_clock())
     sg_actor_sleep_for(last - simgrid_get_clock());
   pairs_done(R, rank, st, i, b, 1);
-  dt_kind_add_batch(&R->by_kind[DT_OP_SEND], b->send_arrival, b->send_end, R->c.fold ? R->c.fold : 1);
+  batch_send_time(R, st, b);
   if (R->c.explain)
     explain_batch(R, rank, st, i, b, nq);
-  b->send_arrival = b->send_end = -INFINITY; /* added: a run stopped before the stream goes on adds nothing more */
 }
 
 /* A rank's batch has completed: per collective kind, its time once on the kind's row, as the send row counts a
@@ -1526,6 +1543,21 @@ static void stream_actor(int argc, char **argv)
     sg_sem_release(R->all_done);
 }
 
+/* The run stops (an abort, a deadlock's end): the pairs of the batches still open whose data arrived and whose p2p
+ * cost ended by now completed, though their actor, waiting on others, was not woken to say so (pairs_done): they
+ * count as completed, not as running. */
+static void batches_settle(replay_run *R)
+{
+  for (size_t fs = 0; fs < R->nstreams; fs++) {
+    batch_scratch *b = &R->args[fs].b;
+    if (!b->open || b->npend == 0)
+      continue;
+    int32_t rank = R->args[fs].rank;
+    const dt_stream *st = &dt_trace_rank_body(R->c.t, rank)->streams[fs - R->rank_stream0[rank]];
+    pairs_done(R, rank, st, b->first, b, 0);
+  }
+}
+
 /* The only non-daemon actor: ends the simulation when every stream has finished, or, if they are all
  * blocked forever, when its timeout fires. Its exit kills the daemon stream actors, so a deadlock ends the
  * run quietly instead of through SimGrid's deadlock report. */
@@ -1536,8 +1568,10 @@ static void watchdog_actor(int argc, char **argv)
   replay_run *R = sg_actor_self_get_data();
   if (R->streams_left > 0)
     (void)sg_sem_acquire_timeout(R->all_done, WATCHDOG_TIMEOUT_S);
-  if (R->streams_left > 0 && !R->abort_why) /* a deadlock: the flows that completed while their waiters blocked */
+  if (R->streams_left > 0 && !R->abort_why) { /* a deadlock: the flows that completed while their waiters blocked */
     rp_flights_cut(&R->c, R->makespan > R->c.reached ? R->makespan : R->c.reached);
+    batches_settle(R);
+  }
 }
 
 /* ---- setup checks ---- */
@@ -1655,11 +1689,12 @@ static dt_stats *collect_stats(replay_run *R)
   s->makespan_s = R->makespan;
   /* a deadlock: the last time anything moved, an op's end or a flow's (a ring's steps before it blocked) */
   s->stopped_s = R->abort_why ? R->abort_s : R->makespan > R->c.reached ? R->makespan : R->c.reached;
-  /* batches that a failure or a deadlock stopped: their completed sends' span, as a batch adds at its end */
+  /* batches that a failure or a deadlock stopped: their completed sends' time, as a batch adds at its end */
   for (size_t fs = 0; fs < R->nstreams; fs++)
-    if (R->args[fs].b.open)
-      dt_kind_add_batch(&R->by_kind[DT_OP_SEND], R->args[fs].b.send_arrival, R->args[fs].b.send_end,
-                        R->c.fold ? R->c.fold : 1);
+    if (R->args[fs].b.open) {
+      int32_t rank = R->args[fs].rank;
+      batch_send_time(R, &dt_trace_rank_body(t, rank)->streams[fs - R->rank_stream0[rank]], &R->args[fs].b);
+    }
   memcpy(s->by_kind, R->by_kind, sizeof s->by_kind);
   if (R->c.linkload) {
     s->links = dt_linkload_finish(R->c.linkload);
@@ -1917,6 +1952,7 @@ static void on_fault_abort(void *data, double now, const char *why)
   R->abort_s = now;
   dt_linkload_stop(R->c.linkload, now); /* what is recorded from now on counts up to now only */
   rp_flights_cut(&R->c, now);           /* the flows in flight: what each moved */
+  batches_settle(R);
   sg_sem_release(R->all_done);
 }
 

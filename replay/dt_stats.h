@@ -208,8 +208,8 @@ double dt_kind_pair_time(int send_batched, double arrival_s, double end_s);
 
 /* A rank's batch (ncclGroupStart/End) that held sends has completed: adds m times (folded ranks) its time to the
  * `send` row, once, as nccl-tests times a grouped sendrecv (the group's time, the bytes of all its sends; the
- * bytes come from its pairs). Its time runs from the latest arrival of its sends' pairs (the later of the two
- * sides) to the latest completion of its sends (s); nothing when it is not positive. */
+ * bytes come from its pairs). It adds end_s - arrival_s (s), nothing when it is not positive: the replay passes
+ * 0 and the length of the union of its sends' pairs' [arrival of the later side, completion] intervals. */
 void dt_kind_add_batch(dt_kind_stats *send, double arrival_s, double end_s, int m);
 
 /* busbw factor of a collective of kind on n ranks (nccl-tests PERFORMANCE.md): allreduce 2(n-1)/n;

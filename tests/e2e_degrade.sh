@@ -172,6 +172,16 @@ check "fail inside a batch: busy over the time the run reached = T / T = 1, neve
   "close \$(js $tmp/bfail.json .bound.link_busy) 1 1e-9 && [ \$(js $tmp/bfail.json '[.links.top[].busy | select(. > 1)] | length') = 0 ]"
 check "fail inside a batch: the send row has the completed pairs' span (was 0 s, algbw 0)" \
   "[ \$(js $tmp/bfail.json .by_kind.send.count) = $((8 * k)) ] && close \$(js $tmp/bfail.json .by_kind.send.time_s) \$(js $tmp/bfail.json .makespan_s) 1e-9"
+# the same batch with a p2p cost c = 200 us, longer than a round r: a round's pairs complete c after its data, while
+# the sending actor waits for the next round's; at T = 1 ms the pairs of round 9 (9 r + c = 973 us) had completed
+# with no wake-up since (the last was round 11's data at 945 us): they completed, k = floor((T - c) / r) = 9 rounds,
+# 144 ops (they were listed as running: 128)
+{ cat tests/data/node8.yaml; printf 'nccl:\n  protocols:\n    Simple: {latency: 100us, hop_latency: 100us, efficiency: 1.0}\n'; } >"$tmp/n8slow.yaml"
+run "$tmp/bslow.json" "$tmp/n8slow.yaml" "$tmp/b1000.dtt" --fail gpu0@1ms
+k2=$(awk -v r="$rd" 'BEGIN { print int((1e-3 - 200e-6) / r) }')
+check "fail inside a batch, p2p cost c > r: $((16 * k2)) ops completed (k = $k2 rounds), the rest listed, makespan k r + c" \
+  "[ \$(js $tmp/bslow.json .ops.completed) = $((16 * k2)) ] && [ \$(js $tmp/bslow.json '.aborted.unfinished | length') = $((2000 - 16 * k2)) ] &&
+   close \$(js $tmp/bslow.json .makespan_s) \$(awk -v k=$k2 -v r=$rd 'BEGIN { printf \"%.12g\", k * r + 200e-6 }') 1e-9"
 
 # 7c. --fail in the middle of unbatched ring all-reduces at step fidelity (busy was 1.238: the completed ring steps
 #     of the op the failure cut were on the links, the shares over the makespan of the completed ops). dgx-a100: the

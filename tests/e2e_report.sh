@@ -177,4 +177,15 @@ check "huge values keep the by-op-kind columns (engineering notation)" \
   'aligned "^by op kind" "^  allreduce " "count bytes time algbw busbw" && grep -q "^  allreduce .* 9.99[0-9]e+08 " "$tmp/huge.txt"'
 check "huge times keep the per-rank columns" 'aligned "^per rank" "^  rank 0 " "compute comm exposed wait" && grep -q "^makespan *1e+07 s" "$tmp/huge.txt"'
 
+# --- the send row of a batch whose peer posts its receives one after the other (tests/data/node8.yaml: a pair of
+# S = 1 MiB takes alpha + S/B = 2 us + 10.49 us): rank 0 batches 10 sends, rank 1 posts 10 receives unbatched, so
+# the pairs run one after the other and the row's time is 10 (alpha + S/B), as the makespan (it counted the last
+# pair's 12.5 us only: the batch's latest arrival to its last completion, algbw 840 GB/s on a 100 GB/s link)
+{ printf 'dtsim_trace 1\nranks 2\nrank 0\n'; for i in 1 2 3 4 5 6 7 8 9 10; do echo "s0 send peer=1 bytes=1048576 batch=1"; done
+  echo "rank 1"; for i in 1 2 3 4 5 6 7 8 9 10; do echo "s0 recv peer=0 bytes=1048576"; done; } >"$tmp/seq10.dtt"
+"$DTSIM" run --json tests/data/node8.yaml "$tmp/seq10.dtt" >"$tmp/seq10.json" 2>/dev/null
+want=$(awk 'BEGIN { printf "%.12g", 10 * (2e-6 + 1048576 / 100e9) }')
+check "a batch whose peer posts unbatched: the send row counts 10 (alpha + S/B) = $want s (was the last pair's)" \
+  'close "$(jq -r .makespan_s "$tmp/seq10.json")" "$want" 1e-9 && close "$(jq -r .by_kind.send.time_s "$tmp/seq10.json")" "$want" 1e-9'
+
 finish
