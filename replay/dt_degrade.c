@@ -22,6 +22,8 @@ void dt_faults_init(dt_faults *f)
 {
   f->n = 0;
   f->v = NULL;
+  f->has_end = 0;
+  f->end_s = 0;
 }
 
 void dt_faults_clear(dt_faults *f)
@@ -128,12 +130,27 @@ static int fault_dynamic(const dt_fault *x)
   return x->kind == DT_FAULT_FLAP || (x->kind == DT_FAULT_FAIL && x->at_s > 0);
 }
 
+/* When a dynamic fault first changes its link (s). */
+static double fault_time(const dt_fault *x)
+{
+  return x->kind == DT_FAULT_FLAP ? x->start_s : x->at_s;
+}
+
 int dt_faults_dynamic(const dt_faults *f)
 {
-  for (size_t i = 0; f && i < f->n; i++)
-    if (fault_dynamic(&f->v[i]))
-      return 1;
-  return 0;
+  int any = 0, moot = f && f->has_end; /* moot: every fault a change at or after the natural end */
+  for (size_t i = 0; f && i < f->n; i++) {
+    const dt_fault *x = &f->v[i];
+    any |= fault_dynamic(x);
+    moot &= fault_dynamic(x) && fault_time(x) >= f->end_s;
+  }
+  return any && !moot;
+}
+
+void dt_faults_set_natural_end(dt_faults *f, double end_s)
+{
+  f->has_end = 1;
+  f->end_s = end_s;
 }
 
 /* A degraded link keeps at least the platform's smallest bandwidth (DT_BANDWIDTH_MIN): below it, SimGrid's

@@ -37,6 +37,8 @@ typedef struct dt_fault {
 typedef struct dt_faults {
   size_t n;
   dt_fault *v;
+  int has_end;     /* dt_faults_set_natural_end was called: */
+  double end_s;    /* the end of the same run without the faults (s) */
 } dt_faults;
 
 void dt_faults_init(dt_faults *f);
@@ -50,8 +52,13 @@ void dt_faults_clear(dt_faults *f);
 int dt_faults_parse(dt_faults *f, dt_fault_kind kind, const char *arg, char *why, size_t why_size);
 
 /* 1 when a fault changes the links during the run (a --fail at a time > 0, a --flap): the replay's shortcuts
- * are then turned off (they decide from the links before the run). */
+ * are then turned off (they decide from the links before the run) and dt_faults_start starts its daemons. 0 when
+ * every fault is such a change at or after the natural end (dt_faults_set_natural_end): the run is the one without
+ * them up to that end, so none can act, and the run is simulated as without them. */
 int dt_faults_dynamic(const dt_faults *f);
+
+/* The same run without the faults ends at end_s (s; its last op, docs/whatif.md): what dt_faults_dynamic weighs. */
+void dt_faults_set_natural_end(dt_faults *f, double end_s);
 
 /* Resolves every target against topo's link names and classes (fills nlinks and link) and applies what holds
  * from the start: a degrade multiplies the bandwidth of each link it names (dt_topology_scale_bandwidth), a fail

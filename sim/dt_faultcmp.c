@@ -54,7 +54,7 @@ static void on_instance(const dt_instance_record *rec, void *data)
   }
 }
 
-void dt_faultcmp_init(dt_fault_cmp *cmp, const dt_trace *t, const dt_faults *f, dt_replay_opts *opts)
+void dt_faultcmp_init(dt_fault_cmp *cmp, const dt_trace *t, dt_faults *f, dt_replay_opts *opts)
 {
   memset(cmp, 0, sizeof *cmp);
   cmp->trace = t;
@@ -141,6 +141,8 @@ int dt_faultcmp_baseline(dt_fault_cmp *cmp, const dt_platform *p, const dt_repla
   if (dt_run_forked(run_base, &j, cmp->base.v, cmp->base.n * sizeof *cmp->base.v, "the baseline run (without "
                     "the link faults)", err) != DT_OK)
     return DT_ERR;
+  /* faults that change links only at or after this end cannot act: the run keeps its shortcuts (dt_degrade.h) */
+  dt_faults_set_natural_end(cmp->faults, cmp->base.v[H_MAKESPAN]);
   /* up front: a flap's outages over the run (no faster than without faults) each re-solve the sharing */
   for (size_t i = 0; i < cmp->faults->n; i++) {
     const dt_fault *x = &cmp->faults->v[i];

@@ -21,20 +21,22 @@ typedef struct dt_fault_tally {
 
 typedef struct dt_fault_cmp {
   const dt_trace *trace;    /* borrowed */
-  const dt_faults *faults;  /* borrowed, resolved (dt_faults_apply filled their link counts) */
+  dt_faults *faults;        /* borrowed, resolved (dt_faults_apply filled their link counts); the baseline sets
+                               its natural end (dt_faults_set_natural_end) */
   dt_fault_tally base, run; /* without and with the faults */
   dt_fault_tally *cur;      /* the one the per-instance callback fills */
 } dt_fault_cmp;
 
 /* Prepares cmp for trace t and faults f (both borrowed, must outlive cmp) and hooks the per-instance tally into
  * opts (on_instance): call before dt_replay_run of the run with the faults. */
-void dt_faultcmp_init(dt_fault_cmp *cmp, const dt_trace *t, const dt_faults *f, dt_replay_opts *opts);
+void dt_faultcmp_init(dt_fault_cmp *cmp, const dt_trace *t, dt_faults *f, dt_replay_opts *opts);
 
 /* A --flap with this many outages or more over the baseline's makespan gets a note on stderr before the run. */
 #define DT_FAULTCMP_OUTAGES_NOTE 1e5
 
-/* Simulates the baseline: p and t with opts minus its faults, in a child process, into cmp->base; then notes a
- * --flap that will have DT_FAULTCMP_OUTAGES_NOTE outages or more. Returns DT_OK, or DT_ERR with err set when the
+/* Simulates the baseline: p and t with opts minus its faults, in a child process, into cmp->base; gives the faults
+ * its makespan as the run's natural end (dt_faults_set_natural_end); then notes a --flap that will have
+ * DT_FAULTCMP_OUTAGES_NOTE outages or more. Returns DT_OK, or DT_ERR with err set when the
  * child fails (its error is the child's). */
 int dt_faultcmp_baseline(dt_fault_cmp *cmp, const dt_platform *p, const dt_replay_opts *opts, dt_error *err);
 

@@ -82,6 +82,19 @@ START_TEST(test_parse)
   dt_faults_clear(&f);
   ck_assert_uint_eq(f.n, 0);
   ck_assert(!dt_faults_dynamic(&f));
+  /* the natural end (the run without the faults): changes at or after it cannot act */
+  ck_assert_int_eq(parse(&f, DT_FAULT_FAIL, "leaf0-spine3@10ms", NULL), 0);
+  ck_assert_int_eq(parse(&f, DT_FAULT_FLAP, "leaf0-spine2=10ms,1ms,2.5ms", NULL), 0);
+  ck_assert(dt_faults_dynamic(&f));
+  dt_faults_set_natural_end(&f, 0.0025); /* the flap starts at it: neither acts */
+  ck_assert(!dt_faults_dynamic(&f));
+  dt_faults_set_natural_end(&f, 0.005); /* the flap starts before it */
+  ck_assert(dt_faults_dynamic(&f));
+  dt_faults_set_natural_end(&f, 0.001);
+  ck_assert_int_eq(parse(&f, DT_FAULT_DEGRADE, "leaf-spine=0.5", NULL), 0); /* may slow the run past 1 ms */
+  ck_assert(dt_faults_dynamic(&f));
+  dt_faults_clear(&f);
+  ck_assert(!f.has_end);
 }
 END_TEST
 

@@ -131,6 +131,17 @@ for deg in nvswitch-port=0.5 gpu3=0.5; do
 done
 run "$tmp/sc.json" $H $T --degrade nvswitch-port=0.5
 check "degrade nvswitch-port=0.5: still waited in closed form" "js $tmp/sc.json '.notes[]' | grep -q 'waited in closed form'"
+# a failure or a flap that starts at or after the run's natural end (the run without it: 275 us) cannot act: "no
+# effect", and the run keeps its shortcuts (it turned them off and said so); one during the run turns them off
+for f in "--fail gpu0@1s" "--flap gpu0=4ms,1ms,1s"; do
+  run "$tmp/late-end.json" $H $T $f
+  check "$f after the run's end: no effect, the shortcuts stay on (closed form, no 'shortcuts are off' note), same makespan" \
+    "js $tmp/late-end.json '.notes[]' | grep -q 'waited in closed form' && ! js $tmp/late-end.json '.notes[]' | grep -q 'shortcuts are off' &&
+     close \$(js $tmp/late-end.json .makespan_s) \$(js $tmp/sc-base.json .makespan_s) 1e-12 && [ \$(cat $tmp/rc) = 0 ]"
+done
+run "$tmp/mid.json" $H $T --fail gpu0@100us
+check "--fail gpu0@100us, during the run: the shortcuts are off, and it aborts" \
+  "js $tmp/mid.json '.notes[]' | grep -q 'shortcuts are off' && [ \$(cat $tmp/rc) = 1 ]"
 
 # 7b. --fail inside a batch of pairs (it printed ~19 SimGrid backtraces, listed completed pairs as running and, with
 #     a p2p cost, counted on the links the flows of pairs still in that cost: busy 102 %, an invalid report).
