@@ -952,6 +952,35 @@ START_TEST(test_splits_length)
 }
 END_TEST
 
+/* An op built in memory (an importer's product of counts) past the 2^53 bytes one op may move is refused by the
+ * validation every trace goes through (NCCL Inspector's coll_msg_size_bytes 2^64-1 was written as bytes=2^64-1,
+ * a trace the native reader then refuses). 2^53 itself is allowed. */
+START_TEST(test_validate_bytes_limit)
+{
+  for (int k = 0; k < 2; k++) {
+    dt_trace *t = dt_trace_new(2);
+    dt_error e;
+    dt_error_clear(&e);
+    int32_t ranks[2] = {0, 1};
+    ck_assert_int_eq(dt_trace_add_group(t, "g", ranks, 2, 0, 0, &e), 0);
+    for (int32_t r = 0; r < 2; r++) {
+      dt_op *op = dt_trace_append(t, r, 0);
+      op->kind = DT_OP_ALLREDUCE;
+      op->group = 0;
+      op->bytes = ((uint64_t)1 << 53) + (uint64_t)k;
+    }
+    if (k == 0) {
+      ck_assert_msg(dt_trace_validate(t, &e) == DT_OK, "%s", e.msg);
+    } else {
+      ck_assert_int_eq(dt_trace_validate(t, &e), DT_ERR);
+      ck_assert_msg(strstr(e.msg, "allreduce of rank 0 moves 9007199254740993 bytes, more than the 9007199254740992 "
+                               "(2^53) one op may move"), "%s", e.msg);
+    }
+    dt_trace_free(t);
+  }
+}
+END_TEST
+
 START_TEST(test_template_api)
 {
   dt_trace *t = dt_trace_new(4);
@@ -1213,6 +1242,7 @@ int main(void)
       {"parse_errors", test_parse_errors, 1},
       {"id_and_number_ranges", test_id_and_number_ranges, 1},
       {"long_items_in_range", test_long_items_in_range, 1},
+      {"validate_bytes_limit", test_validate_bytes_limit, 1},
       {"validate_collective_mismatch", test_validate_collective_mismatch, 1},
       {"validate_p2p_mismatch", test_validate_p2p_mismatch, 1},
       {"match_ids", test_match_ids, 1},

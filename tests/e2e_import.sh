@@ -137,6 +137,23 @@ check "nccl-inspector: reduce-scatter bytes = per-rank size x ranks, on two 2-ra
 check "nccl-inspector: p2p peer mapped from the communicator rank" 'grep -q "send peer=1 bytes=1048576" "$tmp/tp.dtt" && grep -q "recv peer=0 bytes=1048576" "$tmp/tp.dtt"'
 "$DTSIM" import $D/world4/node1-pid7100.log $D/world4/node1-pid7101.log -o "$tmp/x.dtt" >/dev/null 2>"$tmp/inm.err"; rc=$?
 check "nccl-inspector: a missing process is an error naming the rank" '[ $rc -eq 2 ] && grep -q "rank 2 has no records" "$tmp/inm.err"'
+# a key dtsim reads, twice in one object: exit 2 with both offsets (the second overwrote the first); numbers past
+# their range named with it (coll_sn past 2^63 was clamped to 2^63-1, coll_msg_size_bytes 2^64-1 written as
+# bytes=18446744073709551615, which the native reader refuses). Offsets by hand: '{"coll_perf":{' is 14 bytes, each
+# '"coll_sn"' 9, ':1,' 3.
+printf '{"coll_perf":{"coll_sn":1,"coll_sn":2}}\n' >"$tmp/dupk.log"
+"$DTSIM" import --format nccl-inspector "$tmp/dupk.log" -o "$tmp/x.dtt" >/dev/null 2>"$tmp/e"; rc=$?
+check "nccl-inspector: coll_sn twice in a record: exit 2, ending at bytes 23 and 35" \
+  '[ $rc -eq 2 ] && grep -qF "key '"'coll_sn'"' given twice in '"'coll_perf'"': first ending at byte 23, again ending at byte 35" "$tmp/e"'
+for c in "coll_sn:99999999999999999999:from 0 to 9223372036854775807" \
+         "coll_msg_size_bytes:18446744073709551615:from 0 to 9007199254740992 (2^53"; do
+  IFS=: read -r key val range <<<"$c"
+  printf '{"header":{"id":"a","rank":0,"n_ranks":1},"metadata":{"hostname":"h","pid":1},"coll_perf":{"coll":"AllReduce","coll_sn":1,"coll_msg_size_bytes":8,"coll_exec_time_us":1}}\n' |
+    sed "s/\"$key\":[0-9]*/\"$key\":$val/" >"$tmp/big.log"
+  "$DTSIM" import --format nccl-inspector "$tmp/big.log" -o "$tmp/x.dtt" >/dev/null 2>"$tmp/e"; rc=$?
+  check "nccl-inspector: $key $val: exit 2 naming the range" \
+    '[ $rc -eq 2 ] && grep -qF "$key is '"'$val'"': expected" "$tmp/e" && grep -qF "$range" "$tmp/e"'
+done
 # a directory of Inspector logs (not of .dtt files): exit 2 saying to give the files
 "$DTSIM" import --explain $D/world4 >/dev/null 2>"$tmp/dir.err"; rc=$?
 check "a directory without .dtt files is exit 2 suggesting DIR/*.log" '[ $rc -eq 2 ] && grep -q "world4: is a directory without .\.dtt. files: .*world4/\*\.log" "$tmp/dir.err"'

@@ -69,6 +69,8 @@ typedef struct ins {
   uint64_t rec_offset;
   yajl_handle h;
   char bad[512];
+  uint64_t base;        /* bytes before the chunk being parsed: callbacks add it to yajl's offset */
+  uint64_t key_at[16];  /* byte after each read key of the open record (0-7) and section (8-15), 0: not given */
   uint64_t deep_at; /* nesting past DT_JSON_MAX_DEPTH: 1 + the bracket's offset in the chunk, 0 when not */
   /* results */
   rec *recs;
@@ -286,20 +288,29 @@ static int on_value(ins *x, const char *s, size_t len, int is_string)
     if (strcmp(f, "sn") == 0 || strcmp(f, "msg_size_bytes") == 0 || strcmp(f, "peer") == 0) {
       if (is_string || (v[0] == '-' && strcmp(f, "peer") != 0))
         return snprintf(x->bad, sizeof x->bad, "%s is '%s': expected a non-negative integer", k, v), 0;
-      uint64_t u;
+      uint64_t u = UINT64_MAX;
+      int whole = v[0] == '-' ? 0 : dt_parse_whole_u64(v, UINT64_MAX, &u); /* -2: past 64 bits, u stays the max */
       if (v[0] == '-') {
         x->peer = strtoll(v, NULL, 10);
         x->has_peer = 1;
-      } else if (dt_parse_whole_u64(v, UINT64_MAX, &u) != 0) {
+      } else if (whole == -1) {
         return snprintf(x->bad, sizeof x->bad, "%s is '%s': expected an integer", k, v), 0;
       } else if (f[0] == 's') {
-        x->sn = u > INT64_MAX ? INT64_MAX : (int64_t)u;
+        if (u > INT64_MAX) /* kept whole: two numbers past 2^63 would otherwise become one */
+          return snprintf(x->bad, sizeof x->bad, "%s is '%s': expected a whole number from 0 to %" PRId64, k, v,
+                          INT64_MAX), 0;
+        x->sn = (int64_t)u;
         x->has_sn = 1;
       } else if (f[0] == 'm') {
+        if (u > DT_TRACE_MAX_BYTES)
+          return snprintf(x->bad, sizeof x->bad, "%s is '%s': expected a byte count from 0 to %" PRIu64 " (2^53, the "
+                          "most one op may move)", k, v, DT_TRACE_MAX_BYTES), 0;
         x->bytes = u;
         x->has_bytes = 1;
       } else {
-        x->peer = u > INT32_MAX ? INT32_MAX : (int64_t)u;
+        if (u > INT32_MAX)
+          return snprintf(x->bad, sizeof x->bad, "%s is '%s': expected a rank from 0 to %d", k, v, INT32_MAX), 0;
+        x->peer = (int64_t)u;
         x->has_peer = 1;
       }
     } else if (strcmp(f, "exec_time_us") == 0 && !is_string) {
@@ -335,12 +346,40 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
 {
   return on_value(ctx, (const char *)s, len, 1);
 }
+/* The keys dtsim reads: a record's sections (depth 1) and each section's fields (depth 2, by section). */
+static const char *const read_keys[][7] = {
+    [SEC_NONE] = {"header", "metadata", "coll_perf", "p2p_perf"},
+    [SEC_HEADER] = {"id", "comm_name", "rank", "n_ranks"},
+    [SEC_META] = {"hostname", "pid", "inspector_output_format_version"},
+    [SEC_COLL] = {"coll", "coll_sn", "coll_msg_size_bytes", "coll_exec_time_us", "coll_timing_source"},
+    [SEC_P2P] = {"p2p", "p2p_sn", "p2p_peer", "p2p_msg_size_bytes", "p2p_exec_time_us", "p2p_timing_source"},
+};
+
+/* A key dtsim reads given twice in one object is refused, with both byte offsets: which one is meant is unknown
+ * (the second overwrote the first). Sections are told apart at depth 1; their fields at depth 2. */
 static int cb_key(void *ctx, const unsigned char *s, size_t len)
 {
   ins *x = ctx;
   size_t n = len < sizeof x->key - 1 ? len : sizeof x->key - 1;
   memcpy(x->key, s, n);
   x->key[n] = '\0';
+  if (x->depth != 1 && (x->depth != 2 || x->section == SEC_NONE))
+    return 1;
+  int sec = x->depth == 1 ? SEC_NONE : x->section;
+  for (int i = 0; i < 7 && read_keys[sec][i]; i++)
+    if (strlen(read_keys[sec][i]) == len && memcmp(read_keys[sec][i], s, len) == 0) {
+      int slot = (x->depth - 1) * 8 + i;
+      uint64_t at = x->base + (uint64_t)yajl_get_bytes_consumed(x->h);
+      if (x->key_at[slot]) {
+        snprintf(x->bad, sizeof x->bad, "key '%s' given twice in %s%s%s: first ending at byte %" PRIu64 ", again "
+                 "ending at byte %" PRIu64 " (dtsim reads each key it uses once per object)", read_keys[sec][i],
+                 x->depth == 1 ? "a record" : "'", x->depth == 1 ? "" : read_keys[SEC_NONE][sec - 1],
+                 x->depth == 1 ? "" : "'", x->key_at[slot], at);
+        return 0;
+      }
+      x->key_at[slot] = at;
+      break;
+    }
   return 1;
 }
 /* One more level of nesting, refused past DT_JSON_MAX_DEPTH (the bracket is the byte before the parser's
@@ -360,11 +399,13 @@ static int cb_start_map(void *ctx)
   ins *x = ctx;
   if (x->depth == 0) {
     reset_record(x);
+    memset(x->key_at, 0, sizeof x->key_at);
     x->section = SEC_NONE;
     x->rec_offset = (uint64_t)yajl_get_bytes_consumed(x->h); /* within the current chunk; fixed up by the reader */
   } else if (x->depth == 1) {
     x->section = strcmp(x->key, "header") == 0 ? SEC_HEADER : strcmp(x->key, "metadata") == 0 ? SEC_META
                  : strcmp(x->key, "coll_perf") == 0 ? SEC_COLL : strcmp(x->key, "p2p_perf") == 0 ? SEC_P2P : SEC_NONE;
+    memset(x->key_at + 8, 0, 8 * sizeof x->key_at[0]);
   }
   return open_level(x);
 }
@@ -413,6 +454,7 @@ static int parse_file(ins *x, dt_error *err)
       rc = dt_error_set(err, x->path, 0, 0, "at byte %" PRIu64 ": cannot read: %s", base, gzerror(f, &zerr));
       break;
     }
+    x->base = base;
     yajl_status st = n > 0 ? yajl_parse(x->h, buf, (size_t)n) : yajl_complete_parse(x->h);
     if (st != yajl_status_ok) {
       /* after yajl_complete_parse (the end of the input) nothing more was consumed: the offset is the size */
@@ -641,9 +683,10 @@ int dt_nccl_inspector_import(const char *const *paths, size_t npaths, const dt_i
         op->group = c->group;
         uint64_t b = r->bytes;
         if (r->kind == DT_OP_REDUCESCATTER || r->kind == DT_OP_ALLTOALL) { /* per-rank receive / per-peer count */
-          if (b > UINT64_MAX / (uint64_t)c->nranks) {
+          if (b > DT_TRACE_MAX_BYTES / (uint64_t)c->nranks) {
             rc = dt_error_set(err, paths[r->file], 0, 0, "record near byte %" PRIu64 ": message size %" PRIu64
-                              " overflows", r->offset, b);
+                              " x %d ranks is more than the %" PRIu64 " bytes (2^53) one op may move", r->offset, b,
+                              (int)c->nranks, DT_TRACE_MAX_BYTES);
             break;
           }
           b *= (uint64_t)c->nranks;

@@ -770,6 +770,12 @@ int dt_trace_validate(dt_trace *t, dt_error *err)
         dt_stream *st = &rk->streams[order[i].stream];
         oref o = {&st->ops[order[i].index], r, order[i].stream, order[i].index};
         o.op->match = -1;
+        /* the readers refuse more; an importer's product of counts is checked here once for every format */
+        if (o.op->bytes > DT_TRACE_MAX_BYTES) {
+          rc = fail_at(err, t, &o, "%s of rank %d moves %" PRIu64 " bytes, more than the %" PRIu64 " (2^53) one op "
+                       "may move", dt_op_kind_name(o.op->kind), (int)r, o.op->bytes, DT_TRACE_MAX_BYTES);
+          break;
+        }
         rc = check_deps(&vs, &o);
         if (rc == DT_OK && dt_op_is_collective(o.op->kind))
           rc = collective(&vs, &o);
