@@ -178,8 +178,8 @@ START_TEST(test_quoting_and_escapes)
   ck_assert_str_eq(op_at(t, 0, 0, 2)->dtype, "a=b");
   ck_assert_str_eq(op_at(t, 0, 0, 3)->name, "plain");
   dt_trace_free(t);
-  parse_fails(HDR "rank 0\ns0 mark name=\"open\n", "t.dtt:6: ", WORDS("unterminated"));
-  parse_fails(HDR "rank 0\ns0 mark name=\"a\\qb\"\n", "t.dtt:6: ", WORDS("escape", "\\q"));
+  parse_fails(HDR "rank 0\ns0 mark name=\"open\n", "t.dtt:6:14: ", WORDS("unterminated"));
+  parse_fails(HDR "rank 0\ns0 mark name=\"a\\qb\"\n", "t.dtt:6:16: ", WORDS("escape", "\\q"));
 }
 END_TEST
 

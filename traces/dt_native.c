@@ -239,8 +239,9 @@ static long parse_rank_list(reader *rd, fstate *fs, const char *text)
 /* ---------------------------------------------------------------------------------------------------------
  * Lines. */
 
-/* Splits a line into tokens (unescaped into rd->buf). `#` outside quotes ends the line. */
-static int tokenize(reader *rd, const fstate *fs, const char *line, size_t len)
+/* Splits a line into tokens (unescaped into rd->buf). `#` outside quotes ends the line. An error points at the
+ * opening quote left open or at the backslash of an unknown escape. */
+static int tokenize(reader *rd, fstate *fs, const char *line, size_t len)
 {
   rd->buf = dt_grow(rd->buf, &rd->bufcap, len + 1, 1);
   char *o = rd->buf;
@@ -261,6 +262,7 @@ static int tokenize(reader *rd, const fstate *fs, const char *line, size_t len)
       char c = line[i++];
       if (c == '"') {
         tk->quoted = 1;
+        fs->col = (long)i; /* the opening quote, 1-based */
         for (;;) {
           if (i >= len)
             return ferr(rd, fs, "unterminated quoted value: a '\"' is missing");
@@ -270,6 +272,7 @@ static int tokenize(reader *rd, const fstate *fs, const char *line, size_t len)
           if (c == '\\') {
             if (i >= len)
               return ferr(rd, fs, "unterminated quoted value: a '\"' is missing");
+            long at = (long)i; /* the backslash, 1-based */
             char e = line[i++];
             switch (e) {
             case '"':
@@ -286,6 +289,7 @@ static int tokenize(reader *rd, const fstate *fs, const char *line, size_t len)
               c = '\r';
               break;
             default:
+              fs->col = at;
               return ferr(rd, fs, "unknown escape '\\%c' in a quoted value: use '\\\"' or '\\\\'", e);
             }
           }
