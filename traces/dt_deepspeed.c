@@ -190,7 +190,7 @@ static int on_verbose(ds *d, const char *s, long line, const char *path, dt_erro
   const char *end;
   int src = parse_size(m + 9, &bytes, &end);
   if (src == SIZE_TOO_LARGE) {
-    char what[96];
+    char what[160];
     snprintf(what, sizeof what, "'msg size:' of %s", name);
     return size_too_large(err, path, line, what, m + 9);
   }
@@ -291,7 +291,7 @@ static int parse(ds *d, const char *path, dt_error *err)
     double total_ms;
     int row = p != s ? summary_row(p, &bytes, &count, &total_ms) : DT_ERR;
     if (row == SIZE_TOO_LARGE) { /* a row, not the table's end: refused, never dropped */
-      char what[96];
+      char what[160];
       snprintf(what, sizeof what, "the message size of a summary row of %s", op[0] ? op : "an unnamed op");
       rc = size_too_large(err, path, l.lineno, what, p);
       break;
