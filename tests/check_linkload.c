@@ -23,6 +23,15 @@ static dt_platform two_nodes(void)
   return p;
 }
 
+/* The topology of two_nodes() p (borrowed: p must outlive it). */
+static dt_topology *two_nodes_topology(const dt_platform *p)
+{
+  dt_topology *topo = NULL;
+  dt_error err;
+  ck_assert_int_eq(dt_topology_build(p, &topo, &err), DT_OK);
+  return topo;
+}
+
 static const dt_link_load *find(const dt_linkstats *s, const char *name)
 {
   for (size_t k = 0; k < s->nlinks; k++)
@@ -34,9 +43,8 @@ static const dt_link_load *find(const dt_linkstats *s, const char *name)
 START_TEST(test_hand)
 {
   dt_platform p = two_nodes();
-  dt_topology *topo = NULL;
+  dt_topology *topo = two_nodes_topology(&p);
   dt_error err;
-  ck_assert_int_eq(dt_topology_build(&p, &topo, &err), DT_OK);
   dt_trace *t = dt_trace_new(4);
   int32_t dp[2] = {0, 2}, tp[2] = {0, 1};
   int gdp = dt_trace_add_group(t, "dp.0", dp, 2, 0, 0, &err);
@@ -105,9 +113,7 @@ static int cmp_d(const void *a, const void *b)
 START_TEST(test_fold)
 {
   dt_platform p = two_nodes();
-  dt_topology *topo = NULL;
-  dt_error err;
-  ck_assert_int_eq(dt_topology_build(&p, &topo, &err), DT_OK);
+  dt_topology *topo = two_nodes_topology(&p);
   dt_trace *t = dt_trace_new(4);
   dt_linkload *ll = dt_linkload_new(topo, t);
   dt_linkload_set_watermark(ll, wm, NULL);
@@ -168,9 +174,7 @@ END_TEST
 START_TEST(test_fold_orders)
 {
   dt_platform p = two_nodes();
-  dt_topology *topo = NULL;
-  dt_error err;
-  ck_assert_int_eq(dt_topology_build(&p, &topo, &err), DT_OK);
+  dt_topology *topo = two_nodes_topology(&p);
   dt_trace *t = dt_trace_new(4);
   dt_linkload *ll = dt_linkload_new(topo, t);
   dt_linkload_set_watermark(ll, wm, NULL);
@@ -629,9 +633,7 @@ END_TEST
 START_TEST(test_stop)
 {
   dt_platform p = two_nodes();
-  dt_topology *topo = NULL;
-  dt_error err;
-  ck_assert_int_eq(dt_topology_build(&p, &topo, &err), DT_OK);
+  dt_topology *topo = two_nodes_topology(&p);
   dt_trace *t = dt_trace_new(4);
   dt_linkload *ll = dt_linkload_new(topo, t);
   dt_linkload_add(ll, 0, 2, 1000, 0, 2, DT_OP_SEND, -1);  /* before the stop: whole */
