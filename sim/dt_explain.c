@@ -345,7 +345,7 @@ void dt_explain_p2p_text(FILE *f, const dt_report_input *in, const dt_explain_p2
   if (r->batch_pairs)
     fprintf(f, "send/recv batches: queues of %llu pairs of %s (%llu bytes in all) %s, %d hop%s, %llu queue%s "
                "(first: rank %d on node %d -> rank %d on node %d), %s in all, each timed as a batch is on the send "
-               "row (its pairs' last arrival to its last send's completion)\n",
+               "row (while one of its pairs had both sides posted and was not complete)\n",
             (unsigned long long)r->batch_pairs, dt_format_bytes((double)r->bytes, a, sizeof a),
             (unsigned long long)r->batch_bytes, r->src_node == r->dst_node ? "inside a node" : "between nodes",
             r->nhops, r->nhops == 1 ? "" : "s", (unsigned long long)r->count, r->count == 1 ? "" : "s", (int)r->src,

@@ -187,5 +187,8 @@ check "huge times keep the per-rank columns" 'aligned "^per rank" "^  rank 0 " "
 want=$(awk 'BEGIN { printf "%.12g", 10 * (2e-6 + 1048576 / 100e9) }')
 check "a batch whose peer posts unbatched: the send row counts 10 (alpha + S/B) = $want s (was the last pair's)" \
   'close "$(jq -r .makespan_s "$tmp/seq10.json")" "$want" 1e-9 && close "$(jq -r .by_kind.send.time_s "$tmp/seq10.json")" "$want" 1e-9'
+"$DTSIM" run --json --explain tests/data/node8.yaml "$tmp/seq10.dtt" >"$tmp/seq10x.json" 2>/dev/null
+check "--explain times that batch's queue as the send row does: 10 (alpha + S/B) (was 12.5 us)" \
+  'close "$(jq -r ".explain_p2p[0].mean_s" "$tmp/seq10x.json")" "$want" 1e-9 && [ "$(jq -r ".explain_p2p[0].batch_pairs" "$tmp/seq10x.json")" = 10 ]'
 
 finish
